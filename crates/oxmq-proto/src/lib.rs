@@ -1,1 +1,31 @@
-//! placeholder
+//! ZMTP 3.x (RFC 23 / RFC 37) as pure state machines, wire-compatible with
+//! libzmq 4.3.5: greeting, framing, commands and metadata, the handshake
+//! with its security mechanism, and heartbeat timers.
+//!
+//! No I/O, no threads, no clocks: callers feed bytes in, take bytes out,
+//! and pass `Instant`s to the timer logic. Each stateful type documents its
+//! call-order contract.
+#![forbid(unsafe_code)]
+
+pub mod command;
+pub mod error;
+pub mod frame;
+pub mod greeting;
+pub mod handshake;
+pub mod heartbeat;
+mod mechanism;
+pub mod socket_type;
+
+#[doc(hidden)]
+pub mod fuzzing;
+
+pub use command::{Command, Metadata};
+pub use error::{HandshakeError, ProtocolError, UsageError};
+pub use frame::{
+    encode_frame, encode_frame_header, frame_header_len, Frame, FrameDecoder, FLAG_COMMAND,
+    FLAG_LONG, FLAG_MORE,
+};
+pub use greeting::{Greeting, GREETING_LEN};
+pub use handshake::{Handshake, HandshakeConfig, MechanismConfig, PeerInfo};
+pub use heartbeat::{Heartbeat, HeartbeatAction};
+pub use socket_type::SocketType;

@@ -1,0 +1,270 @@
+//! Error types, split by whose fault the failure is.
+//!
+//! * [`ProtocolError`]: the bytes the peer sent are malformed or break ZMTP.
+//!   The only sane reaction is to close the connection (libzmq does).
+//! * [`HandshakeError`]: the handshake failed. Wraps [`ProtocolError`] and
+//!   adds failures that are not malformed bytes but a refusal: wrong version,
+//!   wrong mechanism, incompatible socket types, or an ERROR from the peer.
+//! * [`UsageError`]: the local caller asked for something that cannot be put
+//!   on the wire. Never caused by the peer.
+
+use std::fmt;
+
+use crate::socket_type::SocketType;
+
+/// libzmq's `ZMQ_PROTOCOL_ERROR_*` codes (from `zmq.h`), as reported in
+/// `ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL` monitor events.
+pub mod zmq_codes {
+    pub const ZMTP_UNSPECIFIED: u32 = 0x1000_0000;
+    pub const ZMTP_UNEXPECTED_COMMAND: u32 = 0x1000_0001;
+    pub const ZMTP_INVALID_SEQUENCE: u32 = 0x1000_0002;
+    pub const ZMTP_KEY_EXCHANGE: u32 = 0x1000_0003;
+    pub const ZMTP_MALFORMED_COMMAND_UNSPECIFIED: u32 = 0x1000_0011;
+    pub const ZMTP_MALFORMED_COMMAND_MESSAGE: u32 = 0x1000_0012;
+    pub const ZMTP_MALFORMED_COMMAND_HELLO: u32 = 0x1000_0013;
+    pub const ZMTP_MALFORMED_COMMAND_INITIATE: u32 = 0x1000_0014;
+    pub const ZMTP_MALFORMED_COMMAND_ERROR: u32 = 0x1000_0015;
+    pub const ZMTP_MALFORMED_COMMAND_READY: u32 = 0x1000_0016;
+    pub const ZMTP_MALFORMED_COMMAND_WELCOME: u32 = 0x1000_0017;
+    pub const ZMTP_INVALID_METADATA: u32 = 0x1000_0018;
+    pub const ZMTP_CRYPTOGRAPHIC: u32 = 0x1100_0001;
+    pub const ZMTP_MECHANISM_MISMATCH: u32 = 0x1100_0002;
+    pub const ZAP_UNSPECIFIED: u32 = 0x2000_0000;
+    pub const ZAP_MALFORMED_REPLY: u32 = 0x2000_0001;
+    pub const ZAP_BAD_REQUEST_ID: u32 = 0x2000_0002;
+    pub const ZAP_BAD_VERSION: u32 = 0x2000_0003;
+    pub const ZAP_INVALID_STATUS_CODE: u32 = 0x2000_0004;
+    pub const ZAP_INVALID_METADATA: u32 = 0x2000_0005;
+}
+
+/// The peer sent bytes that are malformed or violate ZMTP.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProtocolError {
+    /// Greeting octet 0 is not `0xFF` or bit 0 of octet 9 is clear.
+    BadSignature,
+    /// The greeting announces a version below 3. `major` is the ZMTP major
+    /// version as libzmq classifies the peer: 1 or 2.
+    UnsupportedVersion { major: u8 },
+    /// Flag bits 3..7 of a frame header are set; they are reserved.
+    ReservedFlagBits { flags: u8 },
+    /// A command frame had MORE set; commands are always single frames.
+    CommandWithMore,
+    /// A long-form size with the top bit set (or too big for this platform's
+    /// address space).
+    FrameTooLong { size: u64 },
+    /// A frame body is larger than the configured `ZMQ_MAXMSGSIZE`.
+    MessageTooLarge { size: u64, max: u64 },
+    /// A command frame whose body cannot be parsed. `name` is the command
+    /// name if it could be read, else empty.
+    MalformedCommand { name: Vec<u8> },
+    /// Metadata (READY / INITIATE properties) does not parse. `offset` is
+    /// where, relative to the start of the property list, parsing failed.
+    MalformedMetadata { offset: usize },
+    /// A command that is not valid at this point of the handshake.
+    UnexpectedCommand { name: Vec<u8> },
+    /// A message (non-command) frame arrived before the handshake finished.
+    UnexpectedMessage,
+    /// The peer's READY lacks the `Socket-Type` property.
+    MissingSocketType,
+}
+
+impl ProtocolError {
+    /// The libzmq `ZMQ_PROTOCOL_ERROR_*` value libzmq reports for the same
+    /// fault, for `ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL` monitor events.
+    pub fn zmq_protocol_error_code(&self) -> u32 {
+        use zmq_codes::*;
+        match self {
+            ProtocolError::MalformedCommand { name } => match name.as_slice() {
+                b"READY" => ZMTP_MALFORMED_COMMAND_READY,
+                b"ERROR" => ZMTP_MALFORMED_COMMAND_ERROR,
+                b"HELLO" => ZMTP_MALFORMED_COMMAND_HELLO,
+                b"WELCOME" => ZMTP_MALFORMED_COMMAND_WELCOME,
+                b"INITIATE" => ZMTP_MALFORMED_COMMAND_INITIATE,
+                b"MESSAGE" => ZMTP_MALFORMED_COMMAND_MESSAGE,
+                _ => ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
+            },
+            ProtocolError::MalformedMetadata { .. } | ProtocolError::MissingSocketType => {
+                ZMTP_INVALID_METADATA
+            }
+            ProtocolError::UnexpectedCommand { .. } | ProtocolError::UnexpectedMessage => {
+                ZMTP_UNEXPECTED_COMMAND
+            }
+            _ => ZMTP_UNSPECIFIED,
+        }
+    }
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProtocolError::BadSignature => f.write_str("greeting signature is not ZMTP 3.x"),
+            ProtocolError::UnsupportedVersion { major } => {
+                write!(f, "peer speaks ZMTP/{major}.0, which is not supported")
+            }
+            ProtocolError::ReservedFlagBits { flags } => {
+                write!(f, "reserved frame flag bits set (flags {flags:#04x})")
+            }
+            ProtocolError::CommandWithMore => f.write_str("command frame has the MORE flag"),
+            ProtocolError::FrameTooLong { size } => write!(f, "frame size {size} is out of range"),
+            ProtocolError::MessageTooLarge { size, max } => {
+                write!(
+                    f,
+                    "frame of {size} bytes exceeds the maximum message size {max}"
+                )
+            }
+            ProtocolError::MalformedCommand { name } => {
+                write!(f, "malformed command {:?}", String::from_utf8_lossy(name))
+            }
+            ProtocolError::MalformedMetadata { offset } => {
+                write!(f, "malformed metadata at offset {offset}")
+            }
+            ProtocolError::UnexpectedCommand { name } => {
+                write!(f, "unexpected command {:?}", String::from_utf8_lossy(name))
+            }
+            ProtocolError::UnexpectedMessage => {
+                f.write_str("message frame received before the handshake completed")
+            }
+            ProtocolError::MissingSocketType => f.write_str("READY has no Socket-Type property"),
+        }
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+/// Why a handshake failed.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HandshakeError {
+    /// Malformed bytes or a ZMTP violation.
+    Protocol(ProtocolError),
+    /// The peer speaks ZMTP/1.0 (no 3.x signature) or ZMTP/2.0. libzmq would
+    /// downgrade; oxmq does not.
+    UnsupportedVersion { major: u8 },
+    /// The peer's greeting names another mechanism (or the same name with
+    /// different padding; libzmq compares all 20 octets). Names are shown
+    /// with trailing NULs stripped.
+    MechanismMismatch { ours: Vec<u8>, theirs: Vec<u8> },
+    /// The peer's socket type cannot talk to ours (RFC 37 table).
+    IncompatibleSocketType {
+        ours: SocketType,
+        theirs: SocketType,
+    },
+    /// The peer's Socket-Type is not one we know (e.g. a draft type such as
+    /// `CLIENT`); libzmq treats this as incompatible too.
+    UnknownSocketType { ours: SocketType, theirs: Vec<u8> },
+    /// The peer sent ERROR. Fatal: do not retry with the same credentials.
+    PeerError { reason: Vec<u8> },
+}
+
+impl HandshakeError {
+    /// The `ZMQ_PROTOCOL_ERROR_*` code for a `HANDSHAKE_FAILED_PROTOCOL`
+    /// monitor event. Failures libzmq reports without a specific code map
+    /// to `ZMTP_UNSPECIFIED`.
+    pub fn zmq_protocol_error_code(&self) -> u32 {
+        match self {
+            HandshakeError::Protocol(p) => p.zmq_protocol_error_code(),
+            HandshakeError::MechanismMismatch { .. } => zmq_codes::ZMTP_MECHANISM_MISMATCH,
+            _ => zmq_codes::ZMTP_UNSPECIFIED,
+        }
+    }
+
+    /// If the peer's ERROR reason is a ZAP status code (`300`, `400`,
+    /// `500`), return it: libzmq reports those as
+    /// `ZMQ_EVENT_HANDSHAKE_FAILED_AUTH` rather than a protocol failure.
+    pub fn zap_status_code(&self) -> Option<u16> {
+        match self {
+            HandshakeError::PeerError { reason } => match reason.as_slice() {
+                [d @ b'3'..=b'5', b'0', b'0'] => Some(u16::from(d - b'0') * 100),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+impl From<ProtocolError> for HandshakeError {
+    fn from(e: ProtocolError) -> Self {
+        match e {
+            // One variant for one fault, whichever layer noticed it.
+            ProtocolError::UnsupportedVersion { major } => {
+                HandshakeError::UnsupportedVersion { major }
+            }
+            e => HandshakeError::Protocol(e),
+        }
+    }
+}
+
+impl fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HandshakeError::Protocol(e) => write!(f, "protocol error: {e}"),
+            HandshakeError::UnsupportedVersion { major } => {
+                write!(f, "peer speaks ZMTP/{major}.0, which is not supported")
+            }
+            HandshakeError::MechanismMismatch { ours, theirs } => write!(
+                f,
+                "security mechanism mismatch: ours {:?}, peer's {:?}",
+                String::from_utf8_lossy(ours),
+                String::from_utf8_lossy(theirs)
+            ),
+            HandshakeError::IncompatibleSocketType { ours, theirs } => write!(
+                f,
+                "socket type {} cannot connect to {}",
+                ours.wire_name(),
+                theirs.wire_name()
+            ),
+            HandshakeError::UnknownSocketType { ours, theirs } => write!(
+                f,
+                "socket type {} cannot connect to unknown type {:?}",
+                ours.wire_name(),
+                String::from_utf8_lossy(theirs)
+            ),
+            HandshakeError::PeerError { reason } => {
+                write!(f, "peer sent ERROR: {:?}", String::from_utf8_lossy(reason))
+            }
+        }
+    }
+}
+
+impl std::error::Error for HandshakeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HandshakeError::Protocol(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The local caller asked for something ZMTP cannot express.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UsageError {
+    /// Metadata property names are 1..=255 octets.
+    BadPropertyNameLength { len: usize },
+    /// Metadata property values are at most 2^31-1 octets.
+    PropertyValueTooLong { len: usize },
+    /// Mechanism names are 1..=20 octets.
+    BadMechanismNameLength { len: usize },
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UsageError::BadPropertyNameLength { len } => {
+                write!(
+                    f,
+                    "metadata property name of {len} octets (must be 1..=255)"
+                )
+            }
+            UsageError::PropertyValueTooLong { len } => {
+                write!(f, "metadata property value of {len} octets (max 2^31-1)")
+            }
+            UsageError::BadMechanismNameLength { len } => {
+                write!(f, "mechanism name of {len} octets (must be 1..=20)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for UsageError {}

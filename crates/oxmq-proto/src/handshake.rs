@@ -1,0 +1,209 @@
+//! The ZMTP 3.x handshake: greeting exchange, then the security mechanism.
+
+use bytes::{Buf, Bytes, BytesMut};
+
+use crate::command::Metadata;
+use crate::error::{HandshakeError, ProtocolError};
+use crate::frame::FrameDecoder;
+use crate::greeting::{self, Greeting, GREETING_LEN};
+use crate::mechanism::Mechanism;
+use crate::socket_type::SocketType;
+
+/// What the local socket brings to the handshake.
+#[derive(Clone, Debug)]
+pub struct HandshakeConfig {
+    pub socket_type: SocketType,
+    /// `ZMQ_ROUTING_ID`; sent only by REQ, DEALER and ROUTER (as libzmq).
+    pub identity: Vec<u8>,
+    /// `ZMQ_PLAIN_SERVER` / `ZMQ_CURVE_SERVER`. Ignored by NULL, whose
+    /// greeting always says 0.
+    pub as_server: bool,
+    pub mechanism: MechanismConfig,
+}
+
+/// Which security mechanism to run, with its credentials.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MechanismConfig {
+    Null,
+}
+
+/// What we learned about the peer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeerInfo {
+    /// Negotiated version: `(3, 0)` or `(3, 1)`. Peers announcing anything
+    /// newer than 3.0 are spoken to as 3.1.
+    pub version: (u8, u8),
+    pub socket_type: SocketType,
+    /// The `Identity` property, if present and non-empty.
+    pub identity: Option<Bytes>,
+    /// All properties the peer sent, in order, including `Socket-Type`
+    /// and `Identity`.
+    pub metadata: Metadata,
+}
+
+enum State {
+    Greeting,
+    Mechanism(Mechanism),
+    Done,
+    Failed(HandshakeError),
+}
+
+/// The handshake state machine for one connection. It does no I/O.
+///
+/// Call-order contract:
+/// 1. [`new`](Self::new), then [`poll_transmit`](Self::poll_transmit) and
+///    send what it appended (our greeting; we do not wait for the peer's).
+/// 2. Whenever bytes arrive, append them to a `BytesMut` and call
+///    [`handle_input`](Self::handle_input), then `poll_transmit` again and
+///    send what it appended, even if `handle_input` failed or completed:
+///    on completion our READY may still be waiting there, and it must reach
+///    the wire before any traffic frame.
+/// 3. `handle_input` returns `Ok(Some(peer))` exactly once. Bytes left in
+///    the buffer then belong to the traffic phase; hand them to a
+///    [`FrameDecoder`]. Do not call `handle_input` again (it would return
+///    `Ok(None)` and consume nothing).
+/// 4. On `Err`, close the connection. Later calls return the same error.
+///
+/// The caller enforces `ZMQ_HANDSHAKE_IVL`; this type has no clock.
+pub struct Handshake {
+    config: HandshakeConfig,
+    state: State,
+    out: Vec<u8>,
+    peer_greeting: [u8; GREETING_LEN],
+    greeting_read: usize,
+    negotiated: Option<(u8, u8)>,
+    decoder: FrameDecoder,
+}
+
+impl Handshake {
+    pub fn new(config: HandshakeConfig) -> Handshake {
+        let ours = Self::our_greeting(&config);
+        Handshake {
+            config,
+            state: State::Greeting,
+            out: ours.encode().to_vec(),
+            peer_greeting: [0; GREETING_LEN],
+            greeting_read: 0,
+            negotiated: None,
+            decoder: FrameDecoder::new(None),
+        }
+    }
+
+    fn our_greeting(config: &HandshakeConfig) -> Greeting {
+        let as_server = match config.mechanism {
+            MechanismConfig::Null => false,
+        };
+        Greeting::new(Mechanism::wire_name(&config.mechanism), as_server)
+            .expect("built-in mechanism names fit the greeting")
+    }
+
+    /// Applies `ZMQ_MAXMSGSIZE` to handshake commands too, as libzmq does
+    /// (its decoder is the same one used for traffic). Default: no limit.
+    pub fn set_max_msg_size(&mut self, max: Option<u64>) {
+        self.decoder = FrameDecoder::new(max);
+    }
+
+    /// Appends bytes that must be sent to the peer.
+    pub fn poll_transmit(&mut self, out: &mut Vec<u8>) {
+        if let State::Mechanism(m) = &mut self.state {
+            m.poll_transmit(&mut self.out);
+        }
+        out.append(&mut self.out);
+    }
+
+    /// The peer's negotiated minor version (0 for ZMTP 3.0, 1 for 3.1 or
+    /// newer), once its greeting is in. Decides e.g. whether subscriptions
+    /// go out as commands (3.1) or legacy messages (3.0).
+    pub fn peer_minor_version(&self) -> Option<u8> {
+        self.negotiated.map(|(_, minor)| minor)
+    }
+
+    /// Whether `handle_input` has returned the peer info.
+    pub fn is_complete(&self) -> bool {
+        matches!(self.state, State::Done)
+    }
+
+    /// Feeds bytes from the peer; see the type's call-order contract.
+    pub fn handle_input(&mut self, buf: &mut BytesMut) -> Result<Option<PeerInfo>, HandshakeError> {
+        match &self.state {
+            State::Failed(e) => return Err(e.clone()),
+            State::Done => return Ok(None),
+            _ => {}
+        }
+        match self.step(buf) {
+            Ok(peer) => {
+                if peer.is_some() {
+                    self.state = State::Done;
+                }
+                Ok(peer)
+            }
+            Err(e) => {
+                self.state = State::Failed(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    fn step(&mut self, buf: &mut BytesMut) -> Result<Option<PeerInfo>, HandshakeError> {
+        if let State::Greeting = self.state {
+            if !self.read_greeting(buf)? {
+                return Ok(None);
+            }
+        }
+        let State::Mechanism(mech) = &mut self.state else {
+            unreachable!("greeting done implies a mechanism");
+        };
+        // One frame at a time: once the mechanism completes, the rest of
+        // `buf` is traffic and must stay there.
+        while let Some(frame) = self.decoder.decode(buf)? {
+            if !frame.command {
+                return Err(ProtocolError::UnexpectedMessage.into());
+            }
+            mech.process_command(&frame.body)?;
+            mech.poll_transmit(&mut self.out);
+            if let Some(peer) = mech.take_peer() {
+                return Ok(Some(peer));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Returns true once the whole greeting is in and accepted.
+    fn read_greeting(&mut self, buf: &mut BytesMut) -> Result<bool, HandshakeError> {
+        let n = (GREETING_LEN - self.greeting_read).min(buf.len());
+        self.peer_greeting[self.greeting_read..self.greeting_read + n].copy_from_slice(&buf[..n]);
+        buf.advance(n);
+        self.greeting_read += n;
+        let map_version = |e| match e {
+            // libzmq treats a peer without the 3.x signature as ZMTP/1.0.
+            ProtocolError::BadSignature => HandshakeError::UnsupportedVersion { major: 1 },
+            e => HandshakeError::from(e),
+        };
+        greeting::check_prefix(&self.peer_greeting[..self.greeting_read]).map_err(map_version)?;
+        if self.greeting_read < GREETING_LEN {
+            return Ok(false);
+        }
+        let theirs = Greeting::decode(&self.peer_greeting).map_err(map_version)?;
+        let ours = Self::our_greeting(&self.config);
+        // libzmq compares all 20 octets, padding included.
+        if theirs.mechanism != ours.mechanism {
+            return Err(HandshakeError::MechanismMismatch {
+                ours: trim_nuls(&ours.mechanism).to_vec(),
+                theirs: trim_nuls(&theirs.mechanism).to_vec(),
+            });
+        }
+        let version = theirs.negotiated_version();
+        self.negotiated = Some(version);
+        let mut mech = Mechanism::new(&self.config);
+        mech.set_version(version);
+        mech.poll_transmit(&mut self.out);
+        self.state = State::Mechanism(mech);
+        Ok(true)
+    }
+}
+
+fn trim_nuls(s: &[u8]) -> &[u8] {
+    let end = s.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    &s[..end]
+}

@@ -1,0 +1,64 @@
+//! Socket-type names, numbers and the RFC 37 compatibility table.
+
+use oxmq_proto::SocketType::{self, *};
+
+#[test]
+fn raw_numbers_match_libzmq() {
+    for (i, t) in SocketType::ALL.iter().enumerate() {
+        assert_eq!(t.as_raw(), i as i32);
+        assert_eq!(SocketType::from_raw(i as i32), Some(*t));
+    }
+    assert_eq!(
+        SocketType::from_raw(11),
+        None,
+        "ZMQ_STREAM has no ZMTP socket type"
+    );
+    assert_eq!(SocketType::from_raw(-1), None);
+}
+
+#[test]
+fn wire_names_round_trip_case_sensitively() {
+    let names = [
+        "PAIR", "PUB", "SUB", "REQ", "REP", "DEALER", "ROUTER", "PULL", "PUSH", "XPUB", "XSUB",
+    ];
+    for (t, n) in SocketType::ALL.iter().zip(names) {
+        assert_eq!(t.wire_name(), n);
+        assert_eq!(SocketType::from_wire_name(n.as_bytes()), Some(*t));
+    }
+    assert_eq!(SocketType::from_wire_name(b"dealer"), None);
+    assert_eq!(SocketType::from_wire_name(b"CLIENT"), None);
+    assert_eq!(SocketType::from_wire_name(b"DEALER\0"), None);
+}
+
+#[test]
+fn compatibility_table_matches_rfc_37() {
+    let valid = [
+        (Req, Rep),
+        (Req, Router),
+        (Rep, Dealer),
+        (Dealer, Dealer),
+        (Dealer, Router),
+        (Router, Router),
+        (Pub, Sub),
+        (Pub, XSub),
+        (XPub, Sub),
+        (XPub, XSub),
+        (Push, Pull),
+        (Pair, Pair),
+    ];
+    for a in SocketType::ALL {
+        for b in SocketType::ALL {
+            let expected = valid.contains(&(a, b)) || valid.contains(&(b, a));
+            assert_eq!(a.is_compatible_with(b), expected, "{a:?} <-> {b:?}");
+        }
+    }
+}
+
+#[test]
+fn only_req_dealer_router_send_identity() {
+    let senders: Vec<SocketType> = SocketType::ALL
+        .into_iter()
+        .filter(|t| t.sends_identity())
+        .collect();
+    assert_eq!(senders, [Req, Dealer, Router]);
+}
