@@ -1,1 +1,40 @@
-//! placeholder
+//! oxmq: ZeroMQ (ZMTP 3.1) in Rust, with a synchronous socket API.
+//!
+//! ```no_run
+//! use oxmq::{Context, SocketType};
+//! let ctx = Context::new();
+//! let push = ctx.socket(SocketType::Push).unwrap();
+//! push.bind("tcp://127.0.0.1:5555").unwrap();
+//! push.send("hello", 0).unwrap();
+//! ```
+//!
+//! Layout: `socket` (the public socket and its mailbox), `patterns` (routing
+//! per socket type), `pipe` (lock-free queues between a socket and its
+//! peers), `io` (I/O thread, engines, sessions), `transport` (endpoint syntax,
+//! tcp, ipc, inproc), `poll`.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod ctx;
+mod error;
+mod io;
+mod msg;
+pub mod options;
+mod patterns;
+mod pipe;
+mod poll;
+mod signaler;
+mod socket;
+mod transport;
+
+pub use ctx::{ctxopt, Context};
+pub use error::{errno, Error, Result};
+pub use msg::{Msg, INLINE_CAPACITY};
+pub use options::{opt, POLLERR, POLLIN, POLLOUT};
+pub use oxmq_proto::SocketType;
+pub use poll::{poll, PollItem};
+pub use socket::options_codec::OptionValue;
+pub use socket::{Socket, DONTWAIT, SNDMORE};
+
+/// The libzmq version this library is compatible with.
+pub const ZMQ_VERSION: (i32, i32, i32) = (4, 3, 5);

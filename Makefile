@@ -1,0 +1,112 @@
+# oxmq developer and CI entry points.
+#
+#   make test    set up what is missing (Debian packages, Rust components, Python
+#                venv), then fmt check, clippy, cargo tests, and the interop suite
+#                against real libzmq (pyzmq); prints the interop matrix at the end.
+#   make bench   run the throughput example.
+#   make fmt | lint | interop | setup | clean
+#
+# Every set-up step is idempotent and cheap when already done.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+# Debian packages the build/tests need (checked with dpkg -s, installed only if missing).
+DEB_PKGS := libzmq3-dev pkg-config
+
+CARGO ?= cargo
+PYTHON ?= python3
+VENV := .venv
+VENV_PY := $(VENV)/bin/python
+REQUIREMENTS := tests/requirements.txt
+# Copy of the requirements the venv was last populated from.
+PIP_STAMP := $(VENV)/.requirements.stamp
+
+INTEROP_PEER := target/release/examples/interop_peer
+PYTEST_ARGS ?= -p no:cacheprovider --timeout 60
+
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: test setup deb-deps rust-tools venv fmt fmt-check lint cargo-test \
+        interop-peer interop bench clean
+
+test: setup fmt-check lint cargo-test interop
+	@echo "==> make test: all steps passed"
+
+setup: deb-deps rust-tools venv
+
+deb-deps:
+	@missing=""; \
+	for p in $(DEB_PKGS); do \
+	  dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then \
+	  echo "==> Debian packages present: $(DEB_PKGS)"; \
+	else \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  echo "==> apt-get update"; \
+	  $$SUDO apt-get update -qq; \
+	  echo "==> apt-get install -y$$missing"; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+rust-tools:
+	@if ! $(CARGO) fmt --version >/dev/null 2>&1; then \
+	  echo "==> rustup component add rustfmt"; rustup component add rustfmt; \
+	fi; \
+	if ! $(CARGO) clippy --version >/dev/null 2>&1; then \
+	  echo "==> rustup component add clippy"; rustup component add clippy; \
+	fi; \
+	echo "==> Rust tools: $$($(CARGO) --version), $$($(CARGO) fmt --version), $$($(CARGO) clippy --version)"
+
+venv:
+	@if ! $(VENV_PY) -c 'import sys' >/dev/null 2>&1; then \
+	  echo "==> creating Python venv at $(VENV)"; \
+	  rm -rf $(VENV); \
+	  $(PYTHON) -m venv $(VENV); \
+	fi; \
+	if cmp -s $(REQUIREMENTS) $(PIP_STAMP); then \
+	  echo "==> Python venv up to date ($(REQUIREMENTS) unchanged)"; \
+	else \
+	  echo "==> pip install -r $(REQUIREMENTS)"; \
+	  $(VENV_PY) -m pip install -q --disable-pip-version-check -r $(REQUIREMENTS); \
+	  cp $(REQUIREMENTS) $(PIP_STAMP); \
+	fi; \
+	echo "==> $$($(VENV_PY) -c 'import zmq, pytest; print("pyzmq", zmq.__version__, "libzmq", zmq.zmq_version(), "pytest", pytest.__version__)')"
+
+fmt:
+	@echo "==> cargo fmt --all"
+	@$(CARGO) fmt --all
+
+fmt-check:
+	@echo "==> cargo fmt --all -- --check"
+	@$(CARGO) fmt --all -- --check
+
+lint:
+	@echo "==> cargo clippy --workspace --all-targets -- -D warnings"
+	@$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+cargo-test:
+	@echo "==> cargo test --workspace --release"
+	@$(CARGO) test --workspace --release
+
+interop-peer:
+	@echo "==> cargo build --release --example interop_peer -p oxmq"
+	@$(CARGO) build --release --example interop_peer -p oxmq
+
+# The matrix table is printed by tests/interop/conftest.py at the end of the run
+# (and saved to target/interop-matrix.txt).
+interop: venv interop-peer
+	@echo "==> $(VENV_PY) -m pytest tests/interop -v $(PYTEST_ARGS)"
+	@$(VENV_PY) -m pytest tests/interop -v $(PYTEST_ARGS)
+
+bench:
+	@echo "==> cargo run --release --example throughput -p oxmq"
+	@$(CARGO) run --release --example throughput -p oxmq
+
+clean:
+	@echo "==> cargo clean"
+	@$(CARGO) clean
+	@echo "==> rm -rf $(VENV) tests/interop/__pycache__"
+	@rm -rf $(VENV) tests/interop/__pycache__

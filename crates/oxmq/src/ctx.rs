@@ -1,0 +1,211 @@
+//! The context: owns the I/O thread, the inproc name registry, and the set of
+//! live sockets that termination waits for.
+
+use crate::error::{Error, Result};
+use crate::io::IoThread;
+use crate::options::Options;
+use crate::socket::mailbox::Mailbox;
+use crate::socket::Socket;
+use crate::transport::inproc::InprocRegistry;
+use oxmq_proto::SocketType;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+
+/// libzmq context option numbers (`zmq_ctx_set`).
+#[allow(missing_docs)]
+pub mod ctxopt {
+    pub const IO_THREADS: i32 = 1;
+    pub const MAX_SOCKETS: i32 = 2;
+    pub const SOCKET_LIMIT: i32 = 3;
+    pub const THREAD_PRIORITY: i32 = 3;
+    pub const THREAD_SCHED_POLICY: i32 = 4;
+    pub const MAX_MSGSZ: i32 = 5;
+    pub const MSG_T_SIZE: i32 = 6;
+    pub const THREAD_AFFINITY_CPU_ADD: i32 = 7;
+    pub const THREAD_AFFINITY_CPU_REMOVE: i32 = 8;
+    pub const THREAD_NAME_PREFIX: i32 = 9;
+    pub const IPV6: i32 = 42;
+    pub const BLOCKY: i32 = 70;
+}
+
+/// A ZeroMQ context. Cheap to clone; shared between threads.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) inner: Arc<CtxInner>,
+}
+
+pub(crate) struct CtxState {
+    sockets: HashMap<u64, Arc<Mailbox>>,
+    pub(crate) inproc: InprocRegistry,
+    io_threads: i32,
+    max_sockets: i32,
+    ipv6: bool,
+    blocky: bool,
+}
+
+pub(crate) struct CtxInner {
+    state: Mutex<CtxState>,
+    sockets_gone: Condvar,
+    terminated: AtomicBool,
+    io: OnceLock<IoThread>,
+    next_socket_id: AtomicU64,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context::new()
+    }
+}
+
+impl Context {
+    /// A new context. Its I/O thread starts with the first tcp/ipc endpoint.
+    pub fn new() -> Context {
+        Context {
+            inner: Arc::new(CtxInner {
+                state: Mutex::new(CtxState {
+                    sockets: HashMap::new(),
+                    inproc: InprocRegistry::default(),
+                    io_threads: 1,
+                    max_sockets: 1023,
+                    ipv6: false,
+                    blocky: true,
+                }),
+                sockets_gone: Condvar::new(),
+                terminated: AtomicBool::new(false),
+                io: OnceLock::new(),
+                next_socket_id: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// Create a socket.
+    pub fn socket(&self, kind: SocketType) -> Result<Socket> {
+        let mut st = self.inner.lock();
+        if self.inner.is_terminated() {
+            return Err(Error::Terminated);
+        }
+        if st.sockets.len() >= st.max_sockets.max(0) as usize {
+            return Err(Error::Io(std::io::Error::from_raw_os_error(libc::EMFILE)));
+        }
+        let id = self.inner.next_socket_id.fetch_add(1, Ordering::Relaxed);
+        let mailbox = Mailbox::new()?;
+        st.sockets.insert(id, mailbox.clone());
+        let mut options = Options::default();
+        options.ipv6 = st.ipv6;
+        if !st.blocky {
+            options.linger = Some(std::time::Duration::ZERO);
+        }
+        drop(st);
+        Ok(Socket::new(self, kind, id, mailbox, options))
+    }
+
+    /// Terminate: blocking calls in other threads fail with ETERM; then wait
+    /// until every socket is closed and every lingering message is sent or
+    /// its linger has expired (libzmq `zmq_ctx_term`).
+    pub fn term(&self) {
+        self.shutdown();
+        let mut st = self.inner.lock();
+        while !st.sockets.is_empty() {
+            st = self.inner.sockets_gone.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        drop(st);
+        if let Some(io) = self.inner.io.get() {
+            io.wait_idle();
+            io.shutdown();
+        }
+    }
+
+    /// Make every blocking and later call on this context's sockets fail with
+    /// ETERM, without waiting (libzmq `zmq_ctx_shutdown`).
+    pub fn shutdown(&self) {
+        self.inner.terminated.store(true, Ordering::SeqCst);
+        let st = self.inner.lock();
+        for mb in st.sockets.values() {
+            mb.poke();
+        }
+    }
+
+    /// Set a context option (`zmq_ctx_set`).
+    pub fn set(&self, option: i32, value: i32) -> Result<()> {
+        let mut st = self.inner.lock();
+        match option {
+            ctxopt::IO_THREADS if value >= 0 => st.io_threads = value,
+            ctxopt::MAX_SOCKETS if value >= 1 => st.max_sockets = value,
+            ctxopt::IPV6 => st.ipv6 = value != 0,
+            ctxopt::BLOCKY => st.blocky = value != 0,
+            ctxopt::THREAD_PRIORITY | ctxopt::THREAD_SCHED_POLICY | ctxopt::MAX_MSGSZ => {}
+            _ => return Err(Error::Invalid("unknown context option or bad value")),
+        }
+        Ok(())
+    }
+
+    /// Read a context option (`zmq_ctx_get`).
+    pub fn get(&self, option: i32) -> Result<i32> {
+        let st = self.inner.lock();
+        Ok(match option {
+            ctxopt::IO_THREADS => st.io_threads,
+            ctxopt::MAX_SOCKETS => st.max_sockets,
+            ctxopt::SOCKET_LIMIT => 65535,
+            ctxopt::IPV6 => st.ipv6 as i32,
+            ctxopt::BLOCKY => st.blocky as i32,
+            ctxopt::MAX_MSGSZ => i32::MAX,
+            ctxopt::MSG_T_SIZE => 64,
+            _ => return Err(Error::Invalid("unknown context option")),
+        })
+    }
+
+    /// Whether `term` or `shutdown` has been called.
+    pub fn is_terminated(&self) -> bool {
+        self.inner.is_terminated()
+    }
+}
+
+impl CtxInner {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, CtxState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    #[inline]
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.terminated.load(Ordering::Relaxed)
+    }
+
+    /// The I/O thread, started on first use.
+    pub(crate) fn io(&self) -> Result<&IoThread> {
+        if let Some(io) = self.io.get() {
+            return Ok(io);
+        }
+        // Serialise the first start so that two racing sockets share one thread.
+        let _guard = self.lock();
+        if let Some(io) = self.io.get() {
+            return Ok(io);
+        }
+        let started = IoThread::start("oxmq-io")?;
+        let _ = self.io.set(started);
+        Ok(self.io.get().expect("io thread just set"))
+    }
+
+    pub(crate) fn io_if_started(&self) -> Option<&IoThread> {
+        self.io.get()
+    }
+
+    pub(crate) fn socket_closed(&self, id: u64) {
+        let mut st = self.lock();
+        st.sockets.remove(&id);
+        if st.sockets.is_empty() {
+            self.sockets_gone.notify_all();
+        }
+    }
+}
+
+impl Drop for CtxInner {
+    fn drop(&mut self) {
+        // Every socket holds the context, so none is left: only lingering
+        // connections may remain.
+        if let Some(io) = self.io.get() {
+            io.wait_idle();
+            io.shutdown();
+        }
+    }
+}

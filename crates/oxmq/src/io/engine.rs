@@ -1,0 +1,579 @@
+//! The stream engine: one per tcp/ipc connection, driven by the I/O thread.
+//!
+//! Call-order contract (the owner is a listener's accepted connection or a
+//! connect-side session):
+//! 1. [`Engine::new`] queues our greeting; register the stream, then call
+//!    [`Engine::run`] on every readiness event ([`Engine::set_ready`] first),
+//!    pipe wake-up and timer ([`Engine::deadline`]).
+//! 2. `run` returns [`Step::Handshaken`] once; the owner then calls
+//!    [`Engine::attach`] with the pipe pair and calls `run` again (bytes
+//!    after the handshake may already be buffered).
+//! 3. [`Step::Again`] asks to be run again soon (a fairness budget ran out);
+//!    [`Step::Closed`] means the connection is over: deregister the stream
+//!    and take the pipe back with [`Engine::take_pipe`] if it outlives the
+//!    connection.
+//!
+//! Data path: reads land in a large `BytesMut` and frames are split off it
+//! without copying; frames of a multipart message are held back until the
+//! last one arrives, so the pipe only ever holds whole messages and one
+//! flush per read batch suffices. Before the first frame of each message the
+//! inbound pipe's HWM is checked; at the HWM the engine stops reading from
+//! the socket (keeping the undelivered frame) until the pipe wakes it.
+//! Writes gather many messages into one buffer and one `sendmsg`; large
+//! bodies are referenced, not copied.
+
+use crate::io::stream::Stream;
+use crate::io::EnginePipe;
+use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
+use crate::options::Options;
+use bytes::{Buf, Bytes, BytesMut};
+use oxmq_proto::{
+    encode_frame_header, Command, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, Heartbeat,
+    HeartbeatAction, MechanismConfig, PeerInfo, ProtocolError, SocketType,
+};
+use std::collections::VecDeque;
+use std::io::{self, IoSlice};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Smallest free space kept in the receive buffer before a read.
+const RX_CHUNK: usize = 64 * 1024;
+/// Bytes read per `run` before yielding to other connections.
+const READ_BUDGET: usize = 1024 * 1024;
+/// Bytes gathered from the pipe into one write batch.
+const OUT_BATCH: usize = 256 * 1024;
+/// Bytes written per `run` before yielding to other connections.
+const WRITE_BUDGET: usize = 4 * 1024 * 1024;
+/// Bodies at least this large are written from the message itself.
+const ZERO_COPY_MIN: usize = 8 * 1024;
+/// Upper bound on iovecs per `sendmsg`.
+const MAX_IOV: usize = 64;
+
+/// Why a connection was closed (kept for debugging; never reported to the
+/// socket, which only sees its pipe go away).
+#[derive(Debug)]
+#[allow(dead_code)]
+pub(crate) enum Fault {
+    Io(io::Error),
+    PeerClosed,
+    Handshake(HandshakeError),
+    Protocol(ProtocolError),
+    HandshakeTimeout,
+    HeartbeatDead,
+    PeerError,
+    Linger,
+}
+
+impl From<ProtocolError> for Fault {
+    fn from(e: ProtocolError) -> Self {
+        Fault::Protocol(e)
+    }
+}
+
+/// What the owner must do after [`Engine::run`].
+#[derive(Debug)]
+pub(crate) enum Step {
+    Idle,
+    Again,
+    Handshaken(Box<PeerInfo>),
+    Closed(#[allow(dead_code)] Fault),
+}
+
+enum Seg {
+    Buf { start: usize, end: usize },
+    Big(Bytes),
+}
+
+enum Phase {
+    Handshake(Box<Handshake>),
+    Active,
+}
+
+/// Socket-side facts an engine needs.
+#[derive(Clone)]
+pub(crate) struct EngineConfig {
+    pub(crate) socket_type: SocketType,
+    pub(crate) options: Arc<Options>,
+    pub(crate) linger_ms: Arc<AtomicI64>,
+}
+
+pub(crate) struct Engine {
+    pub(crate) stream: Stream,
+    cfg: EngineConfig,
+    phase: Phase,
+    hs_deadline: Option<Instant>,
+    rx: BytesMut,
+    decoder: FrameDecoder,
+    tx_buf: Vec<u8>,
+    segs: VecDeque<Seg>,
+    readable: bool,
+    writable: bool,
+    pipe: Option<EnginePipe>,
+    /// A frame that starts a message, held while the inbound pipe is full.
+    stalled: Option<Frame>,
+    /// Frames of an inbound multipart message not yet complete.
+    parts: Vec<Msg>,
+    in_dirty: bool,
+    /// The last outbound frame taken from the pipe had MORE (or frames are
+    /// being skipped up to the end of a message begun on an earlier connection).
+    out_mid: bool,
+    out_skip: bool,
+    peer_minor: u8,
+    heartbeat: Option<Heartbeat>,
+    /// Set when the socket went away: `Some(None)` = wait forever.
+    linger: Option<Option<Instant>>,
+    is_pub: bool,
+}
+
+impl Engine {
+    pub(crate) fn new(stream: Stream, cfg: EngineConfig, now: Instant) -> Engine {
+        let opts = &cfg.options;
+        let mut hs = Handshake::new(HandshakeConfig {
+            socket_type: cfg.socket_type,
+            identity: opts.routing_id.clone(),
+            as_server: false,
+            mechanism: MechanismConfig::Null,
+        });
+        hs.set_max_msg_size(opts.maxmsgsize);
+        let is_pub = matches!(cfg.socket_type, SocketType::Pub | SocketType::XPub);
+        let mut e = Engine {
+            stream,
+            hs_deadline: opts.handshake_ivl.filter(|d| !d.is_zero()).map(|d| now + d),
+            decoder: FrameDecoder::new(opts.maxmsgsize),
+            cfg,
+            phase: Phase::Active,
+            rx: BytesMut::with_capacity(RX_CHUNK),
+            tx_buf: Vec::with_capacity(16 * 1024),
+            segs: VecDeque::new(),
+            readable: true,
+            writable: true,
+            pipe: None,
+            stalled: None,
+            parts: Vec::new(),
+            in_dirty: false,
+            out_mid: false,
+            out_skip: false,
+            peer_minor: 1,
+            heartbeat: None,
+            linger: None,
+            is_pub,
+        };
+        let start = e.tx_buf.len();
+        hs.poll_transmit(&mut e.tx_buf);
+        e.note_buf(start);
+        e.phase = Phase::Handshake(Box::new(hs));
+        e
+    }
+
+    /// Record readiness reported by the poller (edge-triggered).
+    pub(crate) fn set_ready(&mut self, readable: bool, writable: bool) {
+        self.readable |= readable;
+        self.writable |= writable;
+    }
+
+    pub(crate) fn is_handshaking(&self) -> bool {
+        matches!(self.phase, Phase::Handshake(_))
+    }
+
+    /// Hand the engine its pipe after [`Step::Handshaken`]. `skip_partial`:
+    /// the out pipe starts in the middle of a message whose head went to an
+    /// earlier connection; its remaining frames are discarded.
+    pub(crate) fn attach(&mut self, pipe: EnginePipe, skip_partial: bool) {
+        self.pipe = Some(pipe);
+        self.out_skip = skip_partial;
+        self.out_mid = skip_partial;
+    }
+
+    /// Take the pipe back after the connection closed. The bool says whether
+    /// the out pipe is in the middle of a message (see [`Engine::attach`]).
+    /// Complete inbound messages have been flushed; a partial one is dropped.
+    pub(crate) fn take_pipe(&mut self) -> Option<(EnginePipe, bool)> {
+        let mut pipe = self.pipe.take()?;
+        if self.in_dirty {
+            pipe.inn.flush();
+            self.in_dirty = false;
+        }
+        self.parts.clear();
+        self.stalled = None;
+        Some((pipe, self.out_mid))
+    }
+
+    /// LINGER state: `None` = the socket has not gone; `Some(None)` = wait
+    /// forever; `Some(Some(t))` = give up at `t`.
+    pub(crate) fn linger(&self) -> Option<Option<Instant>> {
+        self.linger
+    }
+
+    /// The earliest time [`Engine::run`] must be called again.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        let hb = match self.phase {
+            Phase::Active => self.heartbeat.as_ref().and_then(|h| h.next_deadline()),
+            Phase::Handshake(_) => None,
+        };
+        let linger = self.linger.flatten();
+        [self.hs_deadline, hb, linger].into_iter().flatten().min()
+    }
+
+    /// Do all pending work; see the type's contract.
+    pub(crate) fn run(&mut self, now: Instant) -> Step {
+        match self.run_inner(now) {
+            Ok(step) => step,
+            Err(fault) => Step::Closed(fault),
+        }
+    }
+
+    fn run_inner(&mut self, now: Instant) -> Result<Step, Fault> {
+        if let Phase::Handshake(_) = self.phase {
+            if self.hs_deadline.is_some_and(|d| now >= d) {
+                return Err(Fault::HandshakeTimeout);
+            }
+            let step = self.handshake_step(now);
+            // Our greeting/READY (or an ERROR) must reach the wire either way.
+            let written = self.write_out();
+            let step = step?;
+            written?;
+            return Ok(step);
+        }
+        if let Some(hb) = &mut self.heartbeat {
+            match hb.handle_timeout(now) {
+                HeartbeatAction::None => {}
+                HeartbeatAction::SendPing(cmd) => {
+                    let start = self.tx_buf.len();
+                    cmd.encode(&mut self.tx_buf);
+                    self.note_buf(start);
+                }
+                HeartbeatAction::Dead => return Err(Fault::HeartbeatDead),
+            }
+        }
+        self.check_linger(now)?;
+        let read_again = self.read_active(now)?;
+        let write_again = self.write_out()?;
+        if let Some(p) = &self.pipe {
+            if p.out.is_terminated() && self.segs.is_empty() {
+                // The socket is gone and everything it sent is on the wire.
+                return Err(Fault::Linger);
+            }
+        }
+        Ok(if read_again || write_again { Step::Again } else { Step::Idle })
+    }
+
+    fn check_linger(&mut self, now: Instant) -> Result<(), Fault> {
+        let Some(p) = &self.pipe else { return Ok(()) };
+        if self.linger.is_none() && p.out.is_writer_gone() {
+            let ms = self.cfg.linger_ms.load(Ordering::Relaxed);
+            self.linger = Some(if ms < 0 { None } else { Some(now + Duration::from_millis(ms as u64)) });
+        }
+        if let Some(Some(deadline)) = self.linger {
+            if now >= deadline {
+                return Err(Fault::Linger);
+            }
+        }
+        Ok(())
+    }
+
+    fn handshake_step(&mut self, now: Instant) -> Result<Step, Fault> {
+        loop {
+            if !self.rx.is_empty() {
+                let Phase::Handshake(hs) = &mut self.phase else { unreachable!() };
+                let res = hs.handle_input(&mut self.rx);
+                let start = self.tx_buf.len();
+                hs.poll_transmit(&mut self.tx_buf);
+                self.note_buf(start);
+                match res {
+                    Ok(Some(peer)) => {
+                        self.peer_minor = peer.version.1;
+                        self.phase = Phase::Active;
+                        self.hs_deadline = None;
+                        let o = &self.cfg.options;
+                        self.heartbeat = Some(Heartbeat::new(o.heartbeat_ivl, o.heartbeat_ttl, o.heartbeat_timeout, now));
+                        return Ok(Step::Handshaken(Box::new(peer)));
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Err(Fault::Handshake(e)),
+                }
+            }
+            if !self.readable {
+                return Ok(Step::Idle);
+            }
+            self.rx.reserve(4096);
+            match self.stream.read_into(&mut self.rx) {
+                Ok(0) => return Err(Fault::PeerClosed),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
+                Err(e) => return Err(Fault::Io(e)),
+            }
+        }
+    }
+
+    /// Reads and decodes until WouldBlock, the HWM, or the budget. Returns
+    /// whether it stopped because of the budget.
+    fn read_active(&mut self, now: Instant) -> Result<bool, Fault> {
+        let Some(pipe) = &self.pipe else { return Ok(false) };
+        if pipe.inn.is_reader_gone() {
+            return Ok(false);
+        }
+        let res = self.read_loop(now);
+        if self.in_dirty {
+            if let Some(p) = &mut self.pipe {
+                p.inn.flush();
+            }
+            self.in_dirty = false;
+        }
+        res
+    }
+
+    fn read_loop(&mut self, now: Instant) -> Result<bool, Fault> {
+        let mut budget = READ_BUDGET;
+        loop {
+            if !self.decode_frames(now)? {
+                return Ok(false); // at the HWM: wait for the pipe to wake us
+            }
+            if !self.readable {
+                return Ok(false);
+            }
+            if budget == 0 {
+                return Ok(true);
+            }
+            // Reserve the whole of a large frame at once, so it arrives in
+            // as few reads as possible and splits off without copying.
+            let want = match self.decoder.pending_frame_len(&self.rx) {
+                Some(n) if n > self.rx.len() => (n - self.rx.len()).max(RX_CHUNK),
+                _ => RX_CHUNK,
+            };
+            if self.rx.capacity() - self.rx.len() < want.min(RX_CHUNK) || want > RX_CHUNK {
+                self.rx.reserve(want);
+            }
+            let room = self.rx.capacity() - self.rx.len();
+            match self.stream.read_into(&mut self.rx) {
+                Ok(0) => return Err(Fault::PeerClosed),
+                Ok(n) => {
+                    budget = budget.saturating_sub(n);
+                    if n < room {
+                        // A short read drained the socket: skip the
+                        // WouldBlock round trip; the next arrival is a new edge.
+                        self.readable = false;
+                    }
+                    if let Some(hb) = &mut self.heartbeat {
+                        hb.on_traffic(now);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
+                Err(e) => return Err(Fault::Io(e)),
+            }
+        }
+    }
+
+    /// Decodes buffered frames into the inbound pipe. Returns false when
+    /// stopped by the HWM.
+    fn decode_frames(&mut self, now: Instant) -> Result<bool, Fault> {
+        loop {
+            let frame = match self.stalled.take() {
+                Some(f) => f,
+                None => match self.decoder.decode(&mut self.rx)? {
+                    Some(f) => f,
+                    None => return Ok(true),
+                },
+            };
+            if frame.command {
+                self.on_command(&frame.body, now)?;
+                continue;
+            }
+            let Some(pipe) = &mut self.pipe else { return Ok(true) };
+            if self.parts.is_empty() {
+                // First frame of a message: respect the socket's RCVHWM.
+                if !pipe.inn.check_write() {
+                    self.stalled = Some(frame);
+                    return Ok(false);
+                }
+                if !frame.more {
+                    let body = frame.body;
+                    let msg = if self.is_pub && !body.is_empty() && body[0] <= 1 {
+                        // Legacy (ZMTP 3.0) subscription message.
+                        let flag = if body[0] == 1 { FLAG_SUBSCRIBE } else { FLAG_CANCEL };
+                        Msg::from_bytes(body.slice(1..)).with_flags(flag)
+                    } else {
+                        Msg::from_bytes(body)
+                    };
+                    pipe.inn.write(msg);
+                    self.in_dirty = true;
+                    continue;
+                }
+            }
+            let mut msg = Msg::from_bytes(frame.body);
+            msg.set_more(frame.more);
+            self.parts.push(msg);
+            if !frame.more {
+                for m in self.parts.drain(..) {
+                    pipe.inn.write(m);
+                }
+                self.in_dirty = true;
+            }
+        }
+    }
+
+    fn on_command(&mut self, body: &Bytes, now: Instant) -> Result<(), Fault> {
+        match Command::parse(body)? {
+            Command::Ping { ttl_deciseconds, context } => {
+                let start = self.tx_buf.len();
+                Command::pong_for(&context).encode(&mut self.tx_buf);
+                self.note_buf(start);
+                if let Some(hb) = &mut self.heartbeat {
+                    hb.on_ping(ttl_deciseconds, now);
+                }
+            }
+            Command::Subscribe(topic) if self.is_pub => self.push_subscription(topic, FLAG_SUBSCRIBE),
+            Command::Cancel(topic) if self.is_pub => self.push_subscription(topic, FLAG_CANCEL),
+            Command::Error { .. } => return Err(Fault::PeerError),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Subscriptions bypass the HWM: losing one would silently change
+    /// what the peer receives.
+    fn push_subscription(&mut self, topic: Bytes, flag: u8) {
+        if let Some(p) = &mut self.pipe {
+            p.inn.write(Msg::from_bytes(topic).with_flags(flag));
+            self.in_dirty = true;
+        }
+    }
+
+    /// Extend the last buffer segment (or start one) with `tx_buf[start..]`.
+    fn note_buf(&mut self, start: usize) {
+        note_seg(&mut self.segs, start, self.tx_buf.len());
+    }
+
+    /// Moves messages from the out pipe into the (empty) write buffer.
+    fn pull(&mut self) {
+        let Some(pipe) = &mut self.pipe else { return };
+        let mut total = 0;
+        while total < OUT_BATCH && self.segs.len() < MAX_IOV - 2 {
+            let Some(msg) = pipe.out.read() else { break };
+            if self.out_skip {
+                self.out_skip = msg.more();
+                self.out_mid = msg.more();
+                continue;
+            }
+            self.out_mid = msg.more();
+            let start = self.tx_buf.len();
+            let body = msg.as_slice();
+            if msg.is_subscribe() || msg.is_cancel() {
+                let sub = msg.is_subscribe();
+                if self.peer_minor >= 1 {
+                    let name: &[u8] = if sub { b"SUBSCRIBE" } else { b"CANCEL" };
+                    encode_frame_header(&mut self.tx_buf, false, true, 1 + name.len() + body.len());
+                    self.tx_buf.push(name.len() as u8);
+                    self.tx_buf.extend_from_slice(name);
+                } else {
+                    encode_frame_header(&mut self.tx_buf, false, false, 1 + body.len());
+                    self.tx_buf.push(u8::from(sub));
+                }
+                self.tx_buf.extend_from_slice(body);
+            } else if msg.is_routing_id() {
+                continue;
+            } else if body.len() >= ZERO_COPY_MIN && msg.shared().is_some() {
+                encode_frame_header(&mut self.tx_buf, msg.more(), false, body.len());
+                let end = self.tx_buf.len();
+                note_seg(&mut self.segs, start, end);
+                let big = msg.shared().cloned().unwrap_or_default();
+                total += end - start + big.len();
+                self.segs.push_back(Seg::Big(big));
+                continue;
+            } else {
+                encode_frame_header(&mut self.tx_buf, msg.more(), false, body.len());
+                self.tx_buf.extend_from_slice(body);
+            }
+            total += self.tx_buf.len() - start;
+            note_seg(&mut self.segs, start, self.tx_buf.len());
+        }
+    }
+
+    /// Writes buffered output, refilling from the pipe whenever the buffer
+    /// drains. Returns whether it stopped because of the budget.
+    fn write_out(&mut self) -> Result<bool, Fault> {
+        let mut budget = WRITE_BUDGET;
+        loop {
+            if self.segs.is_empty() {
+                self.tx_buf.clear();
+                if matches!(self.phase, Phase::Active) {
+                    self.pull();
+                }
+                if self.segs.is_empty() {
+                    return Ok(false);
+                }
+            }
+            if !self.writable {
+                return Ok(false);
+            }
+            if budget == 0 {
+                return Ok(true);
+            }
+            let mut iov: [IoSlice<'_>; MAX_IOV] = [IoSlice::new(&[]); MAX_IOV];
+            let mut n_iov = 0;
+            for seg in self.segs.iter().take(MAX_IOV) {
+                iov[n_iov] = match seg {
+                    Seg::Buf { start, end } => IoSlice::new(&self.tx_buf[*start..*end]),
+                    Seg::Big(b) => IoSlice::new(b),
+                };
+                n_iov += 1;
+            }
+            let offered: usize = iov[..n_iov].iter().map(|b| b.len()).sum();
+            match self.stream.writev(&iov[..n_iov]) {
+                Ok(n) => {
+                    budget = budget.saturating_sub(n);
+                    self.advance(n);
+                    if n < offered {
+                        // The kernel buffer is full: wait for a writable edge.
+                        self.writable = false;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.writable = false;
+                    return Ok(false);
+                }
+                Err(e) => return Err(Fault::Io(e)),
+            }
+        }
+    }
+
+    fn advance(&mut self, mut n: usize) {
+        while n > 0 {
+            let Some(front) = self.segs.front_mut() else { return };
+            match front {
+                Seg::Buf { start, end } => {
+                    let len = *end - *start;
+                    if n >= len {
+                        n -= len;
+                        self.segs.pop_front();
+                    } else {
+                        *start += n;
+                        n = 0;
+                    }
+                }
+                Seg::Big(b) => {
+                    if n >= b.len() {
+                        n -= b.len();
+                        self.segs.pop_front();
+                    } else {
+                        b.advance(n);
+                        n = 0;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn note_seg(segs: &mut VecDeque<Seg>, start: usize, end: usize) {
+    if end == start {
+        return;
+    }
+    if let Some(Seg::Buf { end: e, .. }) = segs.back_mut() {
+        if *e == start {
+            *e = end;
+            return;
+        }
+    }
+    segs.push_back(Seg::Buf { start, end });
+}

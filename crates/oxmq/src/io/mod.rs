@@ -1,0 +1,137 @@
+//! I/O threads: one `mio` poll loop per thread, owning listeners, connect-side
+//! sessions and one stream engine per tcp/ipc connection.
+//!
+//! Other threads talk to an I/O thread in two ways, both cheap:
+//! - commands (bind, connect, close...) are queued under a mutex and the
+//!   loop is woken through a `mio::Waker`;
+//! - pipe activity wakes an engine through [`TokenWaker`], which queues the
+//!   engine's token and wakes the loop only if it is asleep in `poll`, so a
+//!   busy I/O thread takes no syscall per wake-up.
+//!
+//! Nothing about a connection's failure is reported to the socket except
+//! through its pipe going away.
+
+mod engine;
+mod stream;
+mod thread;
+#[cfg(test)]
+mod tests;
+
+use crate::error::Error;
+use crate::options::Options;
+use crate::pipe::{PipeReader, PipeWriter};
+use crate::socket::mailbox::Mailbox;
+use crate::socket::pipes::EndpointId;
+use crate::transport::endpoint::Endpoint;
+use crate::transport::{ipc, tcp};
+use oxmq_proto::SocketType;
+use std::io;
+use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use thread::{Cmd, ListenSock, Shared};
+
+/// What an I/O thread needs to know about the socket a listener or connecter serves.
+#[derive(Clone)]
+pub(crate) struct SocketLink {
+    pub(crate) socket_id: u64,
+    pub(crate) socket_type: SocketType,
+    pub(crate) mailbox: Arc<Mailbox>,
+    /// Snapshot of the socket's options at bind/connect time.
+    pub(crate) options: Arc<Options>,
+    /// The socket's current LINGER in ms (-1 infinite), read when the socket closes.
+    pub(crate) linger_ms: Arc<AtomicI64>,
+    pub(crate) endpoint_id: EndpointId,
+}
+
+/// The I/O thread's ends of a pipe pair.
+pub(crate) struct EnginePipe {
+    /// Frames from the socket, to be written to the peer.
+    pub(crate) out: PipeReader,
+    /// Frames from the peer, to the socket.
+    pub(crate) inn: PipeWriter,
+    pub(crate) key: u64,
+}
+
+/// Handle to one I/O thread. Dropping it stops the thread.
+pub(crate) struct IoThread {
+    shared: Arc<Shared>,
+    handle: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl IoThread {
+    pub(crate) fn start(name: &str) -> io::Result<IoThread> {
+        let (poller, shared) = thread::Poller::new()?;
+        let handle = std::thread::Builder::new().name(name.to_string()).spawn(move || poller.run())?;
+        Ok(IoThread { shared, handle: Mutex::new(Some(handle)) })
+    }
+
+    /// Creates the listener now, in the caller's thread (so bind errors are
+    /// returned at once), then hands it to the I/O thread. Returns the
+    /// resolved endpoint for `ZMQ_LAST_ENDPOINT`.
+    pub(crate) fn bind(&self, endpoint: &Endpoint, link: SocketLink) -> Result<String, Error> {
+        let (sock, resolved, cleanup) = match endpoint {
+            Endpoint::Tcp(addr) => {
+                let (l, s) = tcp::bind(addr, &link.options)?;
+                (ListenSock::Tcp(l), s, None)
+            }
+            Endpoint::Ipc(addr) => {
+                let (l, s, c) = ipc::bind(addr, &link.options)?;
+                (ListenSock::Unix(l), s, c)
+            }
+            Endpoint::Inproc(_) => return Err(Error::Invalid("inproc endpoints do not use an I/O thread")),
+        };
+        self.shared.command(Cmd::Listen { sock, link, cleanup });
+        Ok(resolved)
+    }
+
+    /// Validates `endpoint` and starts a session that connects (and
+    /// reconnects) to it. `pipe` is the socket's queue when IMMEDIATE is off.
+    pub(crate) fn connect(&self, endpoint: &Endpoint, link: SocketLink, pipe: Option<EnginePipe>) -> Result<(), Error> {
+        if let Endpoint::Inproc(_) = endpoint {
+            return Err(Error::Invalid("inproc endpoints do not use an I/O thread"));
+        }
+        endpoint.check_connectable()?;
+        if let Endpoint::Tcp(a) = endpoint {
+            if let crate::transport::endpoint::TcpHost::Ip(ip) = a.host {
+                if ip.is_ipv6() && !link.options.ipv6 {
+                    return Err(Error::Invalid("IPv6 addresses need the IPV6 socket option"));
+                }
+            }
+        }
+        self.shared.command(Cmd::Connect { endpoint: endpoint.clone(), link, pipe });
+        Ok(())
+    }
+
+    /// unbind/disconnect: close that listener or session and its connections.
+    pub(crate) fn close_endpoint(&self, socket_id: u64, endpoint: EndpointId) {
+        self.shared.command(Cmd::CloseEndpoint { socket_id, endpoint_id: endpoint });
+    }
+
+    /// The socket is closing: stop its listeners and reconnects; its
+    /// connections finish (LINGER) once it drops its pipe ends.
+    pub(crate) fn socket_closed(&self, socket_id: u64) {
+        self.shared.command(Cmd::SocketClosed { socket_id });
+    }
+
+    /// Block until the thread has no listeners, sessions or connections left.
+    pub(crate) fn wait_idle(&self) {
+        self.shared.wait_idle();
+    }
+
+    /// Stop and join the thread (idempotent).
+    pub(crate) fn shutdown(&self) {
+        let handle = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = handle {
+            self.shared.command(Cmd::Stop);
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for IoThread {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

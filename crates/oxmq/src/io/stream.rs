@@ -1,0 +1,82 @@
+//! A connected byte stream (tcp or ipc) as the engine sees it: non-blocking
+//! reads straight into a `BytesMut`'s spare capacity, and vectored writes
+//! that never raise SIGPIPE (we may live inside a C or Python process that
+//! did not ignore it).
+
+use bytes::BytesMut;
+use mio::{Interest, Registry, Token};
+use std::io::{self, IoSlice};
+use std::os::fd::{AsRawFd, RawFd};
+
+pub(crate) enum Stream {
+    Tcp(mio::net::TcpStream),
+    Unix(mio::net::UnixStream),
+}
+
+impl Stream {
+    fn fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
+    pub(crate) fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        match self {
+            Stream::Tcp(s) => registry.register(s, token, interest),
+            Stream::Unix(s) => registry.register(s, token, interest),
+        }
+    }
+
+    pub(crate) fn deregister(&mut self, registry: &Registry) {
+        let _ = match self {
+            Stream::Tcp(s) => registry.deregister(s),
+            Stream::Unix(s) => registry.deregister(s),
+        };
+    }
+
+    /// Reads into `buf`'s spare capacity (the caller reserves). `Ok(0)` is EOF.
+    pub(crate) fn read_into(&self, buf: &mut BytesMut) -> io::Result<usize> {
+        let spare = buf.spare_capacity_mut();
+        if spare.is_empty() {
+            return Err(io::Error::from_raw_os_error(libc::ENOBUFS));
+        }
+        loop {
+            // SAFETY: `spare` is writable memory of `spare.len()` bytes owned
+            // by `buf`; the kernel writes at most that many bytes into it.
+            let n = unsafe { libc::recv(self.fd(), spare.as_mut_ptr().cast(), spare.len(), 0) };
+            if n >= 0 {
+                let n = n as usize;
+                // SAFETY: the kernel initialised the first `n` spare bytes.
+                unsafe { buf.set_len(buf.len() + n) };
+                return Ok(n);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    /// One `sendmsg` of all `bufs` (MSG_NOSIGNAL).
+    pub(crate) fn writev(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        // SAFETY: a zeroed msghdr is a valid "no address, no control" header.
+        let mut hdr: libc::msghdr = unsafe { std::mem::zeroed() };
+        // IoSlice is ABI-compatible with iovec on Unix (documented guarantee).
+        hdr.msg_iov = bufs.as_ptr() as *mut libc::iovec;
+        hdr.msg_iovlen = bufs.len() as _;
+        loop {
+            // SAFETY: `hdr` points at `bufs`, which outlive the call and are
+            // only read by the kernel.
+            let n = unsafe { libc::sendmsg(self.fd(), &hdr, libc::MSG_NOSIGNAL) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}

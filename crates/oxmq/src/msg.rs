@@ -1,0 +1,304 @@
+//! Messages: one frame of a ZeroMQ message.
+//!
+//! Small bodies live inline in the `Msg` (no allocation, like libzmq's VSM);
+//! larger ones are a refcounted [`Bytes`], so cloning, fan-out to many PUB
+//! peers, and the hand-over to an I/O thread never copy the payload again.
+//! [`Msg::from_owner`] wraps a caller-owned buffer without copying; dropping
+//! the last reference runs the owner's `Drop`, which is the release callback.
+
+use bytes::Bytes;
+use std::fmt;
+
+/// Bodies up to this many bytes are stored inline.
+pub const INLINE_CAPACITY: usize = 38;
+
+/// More frames of the same message follow this one.
+pub(crate) const FLAG_MORE: u8 = 0x01;
+/// Internal: a subscription travelling from SUB/XSUB to PUB/XPUB (body = topic).
+pub(crate) const FLAG_SUBSCRIBE: u8 = 0x02;
+/// Internal: a cancelled subscription (body = topic).
+pub(crate) const FLAG_CANCEL: u8 = 0x04;
+/// Internal: the peer's routing id, written first into a pipe after each handshake.
+pub(crate) const FLAG_ROUTING_ID: u8 = 0x08;
+
+#[derive(Clone)]
+enum Body {
+    Inline { len: u8, buf: [u8; INLINE_CAPACITY] },
+    Shared(Bytes),
+}
+
+/// One frame. Cheap to move; cheap to clone when large.
+#[derive(Clone)]
+pub struct Msg {
+    body: Body,
+    flags: u8,
+}
+
+impl Default for Msg {
+    fn default() -> Self {
+        Msg::new()
+    }
+}
+
+impl Msg {
+    /// An empty frame.
+    #[inline]
+    pub const fn new() -> Msg {
+        Msg { body: Body::Inline { len: 0, buf: [0; INLINE_CAPACITY] }, flags: 0 }
+    }
+
+    /// A frame holding a copy of `data`.
+    #[inline]
+    pub fn from_slice(data: &[u8]) -> Msg {
+        if data.len() <= INLINE_CAPACITY {
+            let mut buf = [0u8; INLINE_CAPACITY];
+            buf[..data.len()].copy_from_slice(data);
+            Msg { body: Body::Inline { len: data.len() as u8, buf }, flags: 0 }
+        } else {
+            Msg { body: Body::Shared(Bytes::copy_from_slice(data)), flags: 0 }
+        }
+    }
+
+    /// A frame that takes ownership of `data` (no copy unless it is small enough to inline).
+    pub fn from_vec(data: Vec<u8>) -> Msg {
+        if data.len() <= INLINE_CAPACITY {
+            Msg::from_slice(&data)
+        } else {
+            Msg { body: Body::Shared(Bytes::from(data)), flags: 0 }
+        }
+    }
+
+    /// A frame sharing `data` (refcounted; small bodies are inlined so that the
+    /// large buffer they may point into is not kept alive by them).
+    #[inline]
+    pub fn from_bytes(data: Bytes) -> Msg {
+        if data.len() <= INLINE_CAPACITY {
+            Msg::from_slice(&data)
+        } else {
+            Msg { body: Body::Shared(data), flags: 0 }
+        }
+    }
+
+    /// Zero-copy: the frame borrows `owner`'s bytes for as long as any copy of
+    /// the frame lives; `owner` is dropped (on whichever thread drops the last
+    /// reference, possibly an I/O thread) once the core is done with it.
+    pub fn from_owner<T>(owner: T) -> Msg
+    where
+        T: AsRef<[u8]> + Send + 'static,
+    {
+        Msg { body: Body::Shared(Bytes::from_owner(owner)), flags: 0 }
+    }
+
+    /// A frame over static data (libzmq's `zmq_send_const`).
+    pub fn from_static(data: &'static [u8]) -> Msg {
+        Msg { body: Body::Shared(Bytes::from_static(data)), flags: 0 }
+    }
+
+    /// The body.
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        match &self.body {
+            Body::Inline { len, buf } => &buf[..*len as usize],
+            Body::Shared(b) => b,
+        }
+    }
+
+    /// Body length in bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        match &self.body {
+            Body::Inline { len, .. } => *len as usize,
+            Body::Shared(b) => b.len(),
+        }
+    }
+
+    /// True when the body is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether more frames of this message follow.
+    #[inline]
+    pub fn more(&self) -> bool {
+        self.flags & FLAG_MORE != 0
+    }
+
+    /// Mark whether more frames follow.
+    #[inline]
+    pub fn set_more(&mut self, more: bool) {
+        if more {
+            self.flags |= FLAG_MORE;
+        } else {
+            self.flags &= !FLAG_MORE;
+        }
+    }
+
+    /// Builder form of [`Msg::set_more`].
+    #[inline]
+    pub fn with_more(mut self, more: bool) -> Msg {
+        self.set_more(more);
+        self
+    }
+
+    /// The body as shared bytes (copies only inline bodies).
+    pub fn into_bytes(self) -> Bytes {
+        match self.body {
+            Body::Inline { len, buf } => Bytes::copy_from_slice(&buf[..len as usize]),
+            Body::Shared(b) => b,
+        }
+    }
+
+    /// The body as a vector (copies).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.as_slice().to_vec()
+    }
+
+    /// Whether the body is stored inline (no heap allocation).
+    pub fn is_inline(&self) -> bool {
+        matches!(self.body, Body::Inline { .. })
+    }
+
+    /// The shared buffer behind a large body, if any (lets writers avoid copying).
+    #[inline]
+    pub(crate) fn shared(&self) -> Option<&Bytes> {
+        match &self.body {
+            Body::Shared(b) => Some(b),
+            Body::Inline { .. } => None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn flags(&self) -> u8 {
+        self.flags
+    }
+
+    #[inline]
+    pub(crate) fn with_flags(mut self, flags: u8) -> Msg {
+        self.flags = flags;
+        self
+    }
+
+    #[inline]
+    pub(crate) fn is_subscribe(&self) -> bool {
+        self.flags & FLAG_SUBSCRIBE != 0
+    }
+
+    #[inline]
+    pub(crate) fn is_cancel(&self) -> bool {
+        self.flags & FLAG_CANCEL != 0
+    }
+
+    #[inline]
+    pub(crate) fn is_routing_id(&self) -> bool {
+        self.flags & FLAG_ROUTING_ID != 0
+    }
+
+    /// Internal messages (subscriptions, routing ids) never reach the user as data.
+    #[inline]
+    pub(crate) fn is_internal(&self) -> bool {
+        self.flags & (FLAG_SUBSCRIBE | FLAG_CANCEL | FLAG_ROUTING_ID) != 0
+    }
+}
+
+impl fmt::Debug for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let body = self.as_slice();
+        let shown = &body[..body.len().min(32)];
+        f.debug_struct("Msg")
+            .field("len", &body.len())
+            .field("more", &self.more())
+            .field("flags", &self.flags)
+            .field("body", &String::from_utf8_lossy(shown))
+            .finish()
+    }
+}
+
+impl PartialEq for Msg {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice() && self.more() == other.more()
+    }
+}
+
+impl From<&[u8]> for Msg {
+    fn from(d: &[u8]) -> Msg {
+        Msg::from_slice(d)
+    }
+}
+impl<const N: usize> From<&[u8; N]> for Msg {
+    fn from(d: &[u8; N]) -> Msg {
+        Msg::from_slice(d)
+    }
+}
+impl From<&str> for Msg {
+    fn from(d: &str) -> Msg {
+        Msg::from_slice(d.as_bytes())
+    }
+}
+impl From<Vec<u8>> for Msg {
+    fn from(d: Vec<u8>) -> Msg {
+        Msg::from_vec(d)
+    }
+}
+impl From<String> for Msg {
+    fn from(d: String) -> Msg {
+        Msg::from_vec(d.into_bytes())
+    }
+}
+impl From<Bytes> for Msg {
+    fn from(d: Bytes) -> Msg {
+        Msg::from_bytes(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    #[test]
+    fn small_bodies_are_inline_and_large_are_shared() {
+        assert!(Msg::from_slice(&[7; INLINE_CAPACITY]).is_inline());
+        assert!(!Msg::from_slice(&[7; INLINE_CAPACITY + 1]).is_inline());
+        assert_eq!(Msg::from_slice(b"hello").as_slice(), b"hello");
+    }
+
+    #[test]
+    fn msg_is_at_most_48_bytes() {
+        assert!(std::mem::size_of::<Msg>() <= 48, "{}", std::mem::size_of::<Msg>());
+    }
+
+    #[test]
+    fn owner_is_released_when_last_clone_drops() {
+        struct Owner(Vec<u8>, Arc<AtomicUsize>);
+        impl AsRef<[u8]> for Owner {
+            fn as_ref(&self) -> &[u8] {
+                &self.0
+            }
+        }
+        impl Drop for Owner {
+            fn drop(&mut self) {
+                self.1.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let released = Arc::new(AtomicUsize::new(0));
+        let m = Msg::from_owner(Owner(vec![1; 1000], released.clone()));
+        let c = m.clone();
+        drop(m);
+        assert_eq!(released.load(Ordering::SeqCst), 0);
+        assert_eq!(c.len(), 1000);
+        drop(c);
+        assert_eq!(released.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn more_flag_round_trips() {
+        let mut m = Msg::from("a");
+        assert!(!m.more());
+        m.set_more(true);
+        assert!(m.more());
+        m.set_more(false);
+        assert!(!m.more());
+    }
+}

@@ -1,0 +1,199 @@
+//! Socket options: libzmq's option numbers and the values a socket carries.
+//!
+//! `Options` is plain data. A socket owns one; each connection (engine) gets an
+//! `Arc` snapshot taken when it was created, as libzmq does, so changing an
+//! option affects later binds and connects only.
+
+use std::time::Duration;
+
+/// libzmq option numbers (`zmq.h`), used by the generic get/set API, the C ABI and Python.
+#[allow(missing_docs)]
+pub mod opt {
+    pub const AFFINITY: i32 = 4;
+    pub const ROUTING_ID: i32 = 5;
+    pub const SUBSCRIBE: i32 = 6;
+    pub const UNSUBSCRIBE: i32 = 7;
+    pub const RATE: i32 = 8;
+    pub const RECOVERY_IVL: i32 = 9;
+    pub const SNDBUF: i32 = 11;
+    pub const RCVBUF: i32 = 12;
+    pub const RCVMORE: i32 = 13;
+    pub const FD: i32 = 14;
+    pub const EVENTS: i32 = 15;
+    pub const TYPE: i32 = 16;
+    pub const LINGER: i32 = 17;
+    pub const RECONNECT_IVL: i32 = 18;
+    pub const BACKLOG: i32 = 19;
+    pub const RECONNECT_IVL_MAX: i32 = 21;
+    pub const MAXMSGSIZE: i32 = 22;
+    pub const SNDHWM: i32 = 23;
+    pub const RCVHWM: i32 = 24;
+    pub const MULTICAST_HOPS: i32 = 25;
+    pub const RCVTIMEO: i32 = 27;
+    pub const SNDTIMEO: i32 = 28;
+    pub const LAST_ENDPOINT: i32 = 32;
+    pub const ROUTER_MANDATORY: i32 = 33;
+    pub const TCP_KEEPALIVE: i32 = 34;
+    pub const TCP_KEEPALIVE_CNT: i32 = 35;
+    pub const TCP_KEEPALIVE_IDLE: i32 = 36;
+    pub const TCP_KEEPALIVE_INTVL: i32 = 37;
+    pub const IMMEDIATE: i32 = 39;
+    pub const XPUB_VERBOSE: i32 = 40;
+    pub const ROUTER_RAW: i32 = 41;
+    pub const IPV6: i32 = 42;
+    pub const MECHANISM: i32 = 43;
+    pub const PLAIN_SERVER: i32 = 44;
+    pub const PLAIN_USERNAME: i32 = 45;
+    pub const PLAIN_PASSWORD: i32 = 46;
+    pub const CURVE_SERVER: i32 = 47;
+    pub const CURVE_PUBLICKEY: i32 = 48;
+    pub const CURVE_SECRETKEY: i32 = 49;
+    pub const CURVE_SERVERKEY: i32 = 50;
+    pub const PROBE_ROUTER: i32 = 51;
+    pub const REQ_CORRELATE: i32 = 52;
+    pub const REQ_RELAXED: i32 = 53;
+    pub const CONFLATE: i32 = 54;
+    pub const ZAP_DOMAIN: i32 = 55;
+    pub const ROUTER_HANDOVER: i32 = 56;
+    pub const TOS: i32 = 57;
+    pub const CONNECT_ROUTING_ID: i32 = 61;
+    pub const GSSAPI_SERVER: i32 = 62;
+    pub const HANDSHAKE_IVL: i32 = 66;
+    pub const SOCKS_PROXY: i32 = 68;
+    pub const XPUB_NODROP: i32 = 69;
+    pub const BLOCKY: i32 = 70;
+    pub const XPUB_MANUAL: i32 = 71;
+    pub const XPUB_WELCOME_MSG: i32 = 72;
+    pub const STREAM_NOTIFY: i32 = 73;
+    pub const INVERT_MATCHING: i32 = 74;
+    pub const HEARTBEAT_IVL: i32 = 75;
+    pub const HEARTBEAT_TTL: i32 = 76;
+    pub const HEARTBEAT_TIMEOUT: i32 = 77;
+    pub const XPUB_VERBOSER: i32 = 78;
+    pub const CONNECT_TIMEOUT: i32 = 79;
+    pub const TCP_MAXRT: i32 = 80;
+    pub const THREAD_SAFE: i32 = 81;
+    pub const MULTICAST_MAXTPDU: i32 = 84;
+    pub const BINDTODEVICE: i32 = 92;
+}
+
+/// Whether a socket is about to send or receive (`ZMQ_POLLIN`/`ZMQ_POLLOUT` bits of `EVENTS`).
+pub const POLLIN: i16 = 1;
+/// See [`POLLIN`].
+pub const POLLOUT: i16 = 2;
+/// See [`POLLIN`].
+pub const POLLERR: i16 = 4;
+
+/// Everything a socket and its connections are configured with (libzmq defaults).
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub(crate) sndhwm: i32,
+    pub(crate) rcvhwm: i32,
+    /// None = infinite.
+    pub(crate) linger: Option<Duration>,
+    pub(crate) sndtimeo: Option<Duration>,
+    pub(crate) rcvtimeo: Option<Duration>,
+    pub(crate) routing_id: Vec<u8>,
+    pub(crate) connect_routing_id: Option<Vec<u8>>,
+    pub(crate) immediate: bool,
+    pub(crate) reconnect_ivl: Option<Duration>,
+    pub(crate) reconnect_ivl_max: Option<Duration>,
+    pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) handshake_ivl: Option<Duration>,
+    pub(crate) heartbeat_ivl: Option<Duration>,
+    pub(crate) heartbeat_ttl: Option<Duration>,
+    pub(crate) heartbeat_timeout: Option<Duration>,
+    /// None = no limit.
+    pub(crate) maxmsgsize: Option<u64>,
+    pub(crate) tcp_keepalive: i32,
+    pub(crate) tcp_keepalive_cnt: i32,
+    pub(crate) tcp_keepalive_idle: i32,
+    pub(crate) tcp_keepalive_intvl: i32,
+    pub(crate) sndbuf: i32,
+    pub(crate) rcvbuf: i32,
+    pub(crate) backlog: i32,
+    pub(crate) ipv6: bool,
+    pub(crate) tos: i32,
+    pub(crate) conflate: bool,
+    pub(crate) affinity: u64,
+    pub(crate) rate: i32,
+    pub(crate) recovery_ivl: i32,
+    pub(crate) multicast_hops: i32,
+    pub(crate) tcp_maxrt: i32,
+    pub(crate) zap_domain: Vec<u8>,
+    pub(crate) bindtodevice: Vec<u8>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sndhwm: 1000,
+            rcvhwm: 1000,
+            linger: None,
+            sndtimeo: None,
+            rcvtimeo: None,
+            routing_id: Vec::new(),
+            connect_routing_id: None,
+            immediate: false,
+            reconnect_ivl: Some(Duration::from_millis(100)),
+            reconnect_ivl_max: None,
+            connect_timeout: None,
+            handshake_ivl: Some(Duration::from_millis(30_000)),
+            heartbeat_ivl: None,
+            heartbeat_ttl: None,
+            heartbeat_timeout: None,
+            maxmsgsize: None,
+            tcp_keepalive: -1,
+            tcp_keepalive_cnt: -1,
+            tcp_keepalive_idle: -1,
+            tcp_keepalive_intvl: -1,
+            sndbuf: -1,
+            rcvbuf: -1,
+            backlog: 100,
+            ipv6: false,
+            tos: 0,
+            conflate: false,
+            affinity: 0,
+            rate: 100,
+            recovery_ivl: 10_000,
+            multicast_hops: 1,
+            tcp_maxrt: 0,
+            zap_domain: Vec::new(),
+            bindtodevice: Vec::new(),
+        }
+    }
+}
+
+impl Options {
+    /// Send HWM as a pipe limit (0 = unlimited).
+    pub(crate) fn sndhwm_limit(&self) -> usize {
+        self.sndhwm.max(0) as usize
+    }
+    /// Receive HWM as a pipe limit (0 = unlimited).
+    pub(crate) fn rcvhwm_limit(&self) -> usize {
+        self.rcvhwm.max(0) as usize
+    }
+}
+
+/// Milliseconds as libzmq encodes durations: -1 means none/infinite, 0 means zero.
+pub(crate) fn ms_to_opt(ms: i64) -> Option<Duration> {
+    if ms < 0 {
+        None
+    } else {
+        Some(Duration::from_millis(ms as u64))
+    }
+}
+
+/// Inverse of [`ms_to_opt`].
+pub(crate) fn opt_to_ms(d: Option<Duration>) -> i64 {
+    d.map(|d| d.as_millis() as i64).unwrap_or(-1)
+}
+
+/// Like [`ms_to_opt`] but for options where 0 means "off" (heartbeats, reconnect max).
+pub(crate) fn ms_to_opt_zero_off(ms: i64) -> Option<Duration> {
+    if ms <= 0 {
+        None
+    } else {
+        Some(Duration::from_millis(ms as u64))
+    }
+}

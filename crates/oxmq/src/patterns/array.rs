@@ -1,0 +1,94 @@
+//! An ordered array of pipes with O(1) position lookup, the building block of
+//! the load balancer, fair queue and distributor. Those keep their pipes
+//! partitioned into prefixes ("active first") and move a pipe between
+//! partitions by swapping it with the pipe at a partition boundary.
+
+use crate::socket::pipes::PipeId;
+
+const ABSENT: u32 = u32::MAX;
+
+#[derive(Default)]
+pub(crate) struct PipeArray {
+    items: Vec<PipeId>,
+    /// Position of each pipe in `items`, indexed by `PipeId.0`.
+    pos: Vec<u32>,
+}
+
+impl PipeArray {
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    #[inline]
+    pub(crate) fn at(&self, i: usize) -> PipeId {
+        self.items[i]
+    }
+
+    /// Position of `id`, if present.
+    #[inline]
+    pub(crate) fn index(&self, id: PipeId) -> Option<usize> {
+        match self.pos.get(id.0 as usize) {
+            Some(&p) if p != ABSENT => Some(p as usize),
+            _ => None,
+        }
+    }
+
+    /// Append `id` at the end (no-op if already present).
+    pub(crate) fn push(&mut self, id: PipeId) {
+        if self.index(id).is_some() {
+            return;
+        }
+        let slot = id.0 as usize;
+        if self.pos.len() <= slot {
+            self.pos.resize(slot + 1, ABSENT);
+        }
+        self.pos[slot] = self.items.len() as u32;
+        self.items.push(id);
+    }
+
+    #[inline]
+    pub(crate) fn swap(&mut self, i: usize, j: usize) {
+        if i == j {
+            return;
+        }
+        self.items.swap(i, j);
+        self.pos[self.items[i].0 as usize] = i as u32;
+        self.pos[self.items[j].0 as usize] = j as u32;
+    }
+
+    /// Remove `id`, which must be in the last position's partition or the
+    /// caller must have moved it there: it is swapped with the last item.
+    pub(crate) fn remove(&mut self, id: PipeId) {
+        let Some(i) = self.index(id) else { return };
+        let last = self.items.len() - 1;
+        self.swap(i, last);
+        self.items.pop();
+        self.pos[id.0 as usize] = ABSENT;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_swap_remove_keep_positions() {
+        let mut a = PipeArray::default();
+        for i in [3, 0, 7] {
+            a.push(PipeId(i));
+        }
+        a.push(PipeId(0));
+        assert_eq!(a.len(), 3);
+        assert_eq!(a.index(PipeId(7)), Some(2));
+        a.swap(0, 2);
+        assert_eq!(a.at(0), PipeId(7));
+        assert_eq!(a.index(PipeId(3)), Some(2));
+        a.remove(PipeId(7));
+        assert_eq!(a.len(), 2);
+        assert_eq!(a.index(PipeId(7)), None);
+        assert_eq!(a.index(PipeId(3)), Some(0));
+        assert_eq!(a.index(PipeId(0)), Some(1));
+        assert_eq!(a.index(PipeId(100)), None);
+    }
+}

@@ -1,0 +1,114 @@
+//! Routing patterns: how each socket type chooses pipes for sending and receiving.
+//!
+//! A pattern owns no I/O. It holds `PipeId`s into the socket's [`Pipes`] slab
+//! and keeps libzmq's active/inactive discipline:
+//! - a pipe leaves a pattern's *readable* set only after a read on it came back
+//!   empty (which marks its reader asleep, so the next flush from the peer
+//!   produces `read_activated`);
+//! - a pipe leaves the *writable* set only after `check_write` failed (which
+//!   marks its writer waiting, so the peer's next drain produces `write_activated`).
+//!
+//! Hence a pattern never polls idle pipes, and no wake-up is lost.
+//! Pipes found terminated (peer gone, nothing left to read) are reported with
+//! `Pipes::mark_dead`; the socket then calls `detach`.
+
+use crate::error::Error;
+use crate::msg::Msg;
+use crate::options::Options;
+use crate::socket::pipes::{PipeId, Pipes};
+use oxmq_proto::SocketType;
+
+mod array;
+mod dealer_router;
+mod dist;
+mod fq;
+mod lb;
+mod pair;
+mod pipeline;
+mod pubsub;
+mod reqrep;
+mod trie;
+
+#[cfg(test)]
+mod testutil;
+
+/// Socket-type behaviour. All methods run on the socket's own thread.
+pub(crate) trait Pattern: Send {
+    /// A pipe has joined. Its `SocketPipe` is already in `pipes`.
+    fn attach(&mut self, id: PipeId, pipes: &mut Pipes);
+    /// A pipe is leaving; forget every reference to `id` (it is still in `pipes` during the call).
+    fn detach(&mut self, id: PipeId, pipes: &mut Pipes);
+    /// The peer flushed frames into a pipe whose reader was asleep (or it terminated).
+    fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes);
+    /// Room appeared in a pipe whose writer waited at the HWM (or its reader left).
+    fn write_activated(&mut self, id: PipeId, pipes: &mut Pipes);
+    /// A connecting pipe got a fresh connection (reconnect): SUB/XSUB resend their subscriptions.
+    fn hiccuped(&mut self, _id: PipeId, _pipes: &mut Pipes) {}
+
+    /// Send one frame. `Err((msg, Error::Again))` hands the frame back when the
+    /// socket must wait (the caller blocks and retries, or reports EAGAIN).
+    fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)>;
+    /// Receive one frame; `Error::Again` when none is available now.
+    fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error>;
+    /// Could a `recv` succeed now?
+    fn has_in(&mut self, pipes: &mut Pipes) -> bool;
+    /// Could a `send` succeed now?
+    fn has_out(&mut self, pipes: &mut Pipes) -> bool;
+
+    /// Pattern-specific option (SUBSCRIBE, ROUTER_MANDATORY, XPUB_VERBOSE...).
+    /// `Ok(true)` when handled; `Ok(false)` lets the socket treat it as generic.
+    /// The integer form of the value is `value` as a native-endian i32 when 4 bytes long.
+    fn set_option(&mut self, _opt: i32, _value: &[u8], _pipes: &mut Pipes) -> Result<bool, Error> {
+        Ok(false)
+    }
+    /// Pattern-specific readable option, as an integer.
+    fn get_option_int(&self, _opt: i32) -> Option<i64> {
+        None
+    }
+}
+
+/// Decode a libzmq integer option value (4-byte native-endian int).
+pub(crate) fn int_value(value: &[u8]) -> Result<i32, Error> {
+    let bytes: [u8; 4] = value
+        .try_into()
+        .map_err(|_| Error::Invalid("option value must be a 4-byte integer"))?;
+    Ok(i32::from_ne_bytes(bytes))
+}
+
+/// Decode a libzmq boolean option: a 4-byte integer that must not be negative.
+pub(crate) fn bool_value(value: &[u8]) -> Result<bool, Error> {
+    let v = int_value(value)?;
+    if v < 0 {
+        return Err(Error::Invalid("option value must not be negative"));
+    }
+    Ok(v != 0)
+}
+
+/// Called from `read_activated` of patterns that read only on demand: a peer
+/// that left without sending data still has its routing-id frame queued;
+/// absorbing it lets the pipe read as terminated, so the socket detaches it.
+#[inline]
+pub(crate) fn notice_departure(id: PipeId, pipes: &mut Pipes) {
+    let p = pipes.get_mut(id);
+    if p.inn.is_writer_gone() {
+        p.check_read();
+    }
+}
+
+/// Build the pattern for a socket type.
+pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Pattern> {
+    let _ = options;
+    match kind {
+        SocketType::Pair => Box::new(pair::Pair::new()),
+        SocketType::Pub => Box::new(pubsub::XPub::new(true)),
+        SocketType::XPub => Box::new(pubsub::XPub::new(false)),
+        SocketType::Sub => Box::new(pubsub::XSub::new(true)),
+        SocketType::XSub => Box::new(pubsub::XSub::new(false)),
+        SocketType::Push => Box::new(pipeline::Push::new()),
+        SocketType::Pull => Box::new(pipeline::Pull::new()),
+        SocketType::Req => Box::new(reqrep::Req::new()),
+        SocketType::Rep => Box::new(reqrep::Rep::new()),
+        SocketType::Dealer => Box::new(dealer_router::Dealer::new()),
+        SocketType::Router => Box::new(dealer_router::Router::new()),
+    }
+}

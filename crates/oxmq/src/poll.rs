@@ -1,0 +1,137 @@
+//! `poll` over sockets and raw descriptors (libzmq `zmq_poll`).
+//!
+//! A socket is ready when its pattern says so; while none is, we sleep in
+//! `poll(2)` on the sockets' readiness descriptors and the raw ones. Reading a
+//! socket's readiness drains its descriptor first, so a wake-up that races
+//! with the check re-arms it and is never lost.
+
+use crate::error::{Error, Result};
+use crate::options::{POLLERR, POLLIN, POLLOUT};
+use crate::socket::Socket;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+/// One entry of a [`poll`] set.
+pub struct PollItem<'a> {
+    socket: Option<&'a Socket>,
+    fd: RawFd,
+    events: i16,
+    revents: i16,
+}
+
+impl<'a> PollItem<'a> {
+    /// Watch a socket for `events` ([`POLLIN`] | [`POLLOUT`]).
+    pub fn from_socket(socket: &'a Socket, events: i16) -> PollItem<'a> {
+        PollItem { socket: Some(socket), fd: -1, events, revents: 0 }
+    }
+
+    /// Watch a raw file descriptor for `events`.
+    pub fn from_fd(fd: RawFd, events: i16) -> PollItem<'a> {
+        PollItem { socket: None, fd, events, revents: 0 }
+    }
+
+    /// The events that were ready.
+    pub fn revents(&self) -> i16 {
+        self.revents
+    }
+
+    /// Ready for reading.
+    pub fn is_readable(&self) -> bool {
+        self.revents & POLLIN != 0
+    }
+
+    /// Ready for writing.
+    pub fn is_writable(&self) -> bool {
+        self.revents & POLLOUT != 0
+    }
+}
+
+fn to_os_events(ev: i16) -> libc::c_short {
+    let mut os = 0;
+    if ev & POLLIN != 0 {
+        os |= libc::POLLIN;
+    }
+    if ev & POLLOUT != 0 {
+        os |= libc::POLLOUT;
+    }
+    os
+}
+
+fn from_os_events(os: libc::c_short) -> i16 {
+    let mut ev = 0;
+    if os & libc::POLLIN != 0 {
+        ev |= POLLIN;
+    }
+    if os & libc::POLLOUT != 0 {
+        ev |= POLLOUT;
+    }
+    if os & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
+        ev |= POLLERR;
+    }
+    ev
+}
+
+/// Wait until at least one item is ready or `timeout_ms` passes (-1: forever,
+/// 0: just check). Returns how many items are ready; see [`PollItem::revents`].
+pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
+    let deadline = if timeout_ms < 0 { None } else { Some(Instant::now() + Duration::from_millis(timeout_ms as u64)) };
+    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(items.len());
+    loop {
+        let mut ready = 0;
+        fds.clear();
+        for item in items.iter_mut() {
+            item.revents = 0;
+            match item.socket {
+                Some(s) => {
+                    let ev = s.with_core(|c| c.poll_events())?;
+                    item.revents = ev & item.events;
+                    fds.push(libc::pollfd { fd: s.fd()?, events: libc::POLLIN, revents: 0 });
+                }
+                None => fds.push(libc::pollfd { fd: item.fd, events: to_os_events(item.events), revents: 0 }),
+            }
+            if item.revents != 0 {
+                ready += 1;
+            }
+        }
+        let wait_ms: libc::c_int = if ready > 0 {
+            0
+        } else {
+            match deadline {
+                None => -1,
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    left.as_millis().min(i32::MAX as u128) as libc::c_int + (left.subsec_nanos() % 1_000_000 != 0) as libc::c_int
+                }
+            }
+        };
+        // SAFETY: `fds` is a valid, initialised array of `fds.len()` pollfd structs
+        // that lives across the call.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
+        if rc < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                return Err(Error::Interrupted);
+            }
+            return Err(Error::Io(e));
+        }
+        let mut woke_socket = false;
+        for (item, pfd) in items.iter_mut().zip(fds.iter()) {
+            if item.socket.is_none() {
+                let ev = from_os_events(pfd.revents) & (item.events | POLLERR);
+                if ev != 0 && item.revents == 0 {
+                    ready += 1;
+                }
+                item.revents |= ev;
+            } else if pfd.revents != 0 {
+                woke_socket = true;
+            }
+        }
+        if ready > 0 {
+            return Ok(ready);
+        }
+        if !woke_socket && deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(0);
+        }
+        // A socket's descriptor fired, or poll(2) woke early: look again.
+    }
+}

@@ -1,0 +1,100 @@
+//! How other threads reach a socket: commands and pipe activations queued
+//! under a mutex (rare, slow path) plus an eventfd that wakes the socket's
+//! thread. The eventfd doubles as the socket's readiness descriptor (`FD`).
+
+use crate::pipe::Wake;
+use crate::signaler::Signaler;
+use crate::socket::pipes::{EndpointId, PipeId, SocketPipe};
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Commands from I/O threads, inproc peers and the context.
+pub(crate) enum SocketCommand {
+    /// A new peer: adopt this pipe (bind side after a handshake; inproc; immediate connects).
+    Attach(SocketPipe),
+    /// The connecting pipe with this key got a fresh connection after a reconnect.
+    Hiccup { key: u64 },
+    /// The pipe with this key must go (its connection failed with IMMEDIATE, or was refused).
+    Detach { key: u64 },
+    /// A bound/connected endpoint finished: report (for LAST_ENDPOINT updates, monitors later).
+    EndpointClosed { endpoint: EndpointId },
+}
+
+#[derive(Default)]
+pub(crate) struct Inbox {
+    pub(crate) commands: Vec<SocketCommand>,
+    pub(crate) read_activated: Vec<PipeId>,
+    pub(crate) write_activated: Vec<PipeId>,
+}
+
+/// One per socket, shared with everything that must wake it.
+pub(crate) struct Mailbox {
+    signaler: Signaler,
+    /// Set whenever `inbox` gains something; lets the hot path skip the mutex.
+    pending: AtomicBool,
+    inbox: Mutex<Inbox>,
+}
+
+impl Mailbox {
+    pub(crate) fn new() -> io::Result<Arc<Mailbox>> {
+        Ok(Arc::new(Mailbox { signaler: Signaler::new()?, pending: AtomicBool::new(false), inbox: Mutex::new(Inbox::default()) }))
+    }
+
+    pub(crate) fn send(&self, cmd: SocketCommand) {
+        self.inbox.lock().unwrap_or_else(|e| e.into_inner()).commands.push(cmd);
+        self.pending.store(true, Ordering::Release);
+        self.signaler.signal();
+    }
+
+    fn activate(&self, id: PipeId, write: bool) {
+        {
+            let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
+            if write {
+                inbox.write_activated.push(id);
+            } else {
+                inbox.read_activated.push(id);
+            }
+        }
+        self.pending.store(true, Ordering::Release);
+        self.signaler.signal();
+    }
+
+    /// Wake the socket without a command (context termination).
+    pub(crate) fn poke(&self) {
+        self.pending.store(true, Ordering::Release);
+        self.signaler.signal();
+    }
+
+    #[inline]
+    pub(crate) fn has_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
+    }
+
+    /// Take everything queued. Drains the eventfd first so that a wake-up
+    /// racing with this call is never lost: it either lands in what we take,
+    /// or re-signals the fd afterwards.
+    pub(crate) fn take(&self, into: &mut Inbox) {
+        self.signaler.drain();
+        self.pending.store(false, Ordering::Release);
+        let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::swap(&mut *inbox, into);
+    }
+
+    pub(crate) fn signaler(&self) -> &Signaler {
+        &self.signaler
+    }
+}
+
+/// Installed in a socket-side pipe end: turns a pipe wake-up into an activation.
+pub(crate) struct PipeActivator {
+    pub(crate) mailbox: Arc<Mailbox>,
+    pub(crate) id: PipeId,
+    pub(crate) write: bool,
+}
+
+impl Wake for PipeActivator {
+    fn wake(&self) {
+        self.mailbox.activate(self.id, self.write);
+    }
+}

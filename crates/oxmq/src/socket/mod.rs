@@ -1,0 +1,679 @@
+//! The public `Socket`: the caller's thread drives its pattern directly; other
+//! threads reach it only through its [`mailbox::Mailbox`].
+//!
+//! Hot path of a send or receive: one `RefCell` borrow, one relaxed check of
+//! the mailbox flag, the pattern's pipe operation. The mailbox (a mutex and an
+//! eventfd) is visited only when the pattern cannot proceed, or when another
+//! thread has queued something.
+
+pub(crate) mod mailbox;
+pub(crate) mod options_codec;
+pub(crate) mod pipes;
+
+use crate::ctx::{Context, CtxInner};
+use crate::error::{Error, Result};
+use crate::io::{EnginePipe, SocketLink};
+use crate::msg::Msg;
+use crate::options::{opt, Options, POLLIN, POLLOUT};
+use crate::patterns::{new_pattern, Pattern};
+use crate::pipe::{pipe, WakeSlot};
+use crate::transport::endpoint::{parse_endpoint, Endpoint};
+use crate::transport::inproc;
+use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
+use options_codec::{decode_int, encode_int, get_generic, is_bytes_option, set_generic, OptionValue};
+use oxmq_proto::SocketType;
+use pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Send/receive flag: do not block (libzmq `ZMQ_DONTWAIT`).
+pub const DONTWAIT: i32 = 1;
+/// Send flag: more frames of this message follow (libzmq `ZMQ_SNDMORE`).
+pub const SNDMORE: i32 = 2;
+
+/// How an endpoint came to be.
+enum EndpointKind {
+    Bound,
+    Connected,
+}
+
+struct EndpointRecord {
+    id: EndpointId,
+    kind: EndpointKind,
+    /// What the caller passed, and the resolved form (LAST_ENDPOINT).
+    given: String,
+    resolved: String,
+    inproc_name: Option<String>,
+}
+
+/// A ZeroMQ socket. Not `Sync`: like libzmq, one thread uses it at a time;
+/// it may move between threads. Dropping it closes it (honouring LINGER).
+pub struct Socket {
+    core: RefCell<Core>,
+}
+
+pub(crate) struct Core {
+    pub(crate) id: u64,
+    kind: SocketType,
+    ctx: Arc<CtxInner>,
+    mailbox: Arc<Mailbox>,
+    pattern: Box<dyn Pattern>,
+    pipes: Pipes,
+    options: Options,
+    linger_ms: Arc<AtomicI64>,
+    inbox: Inbox,
+    key_to_pipe: HashMap<u64, PipeId>,
+    endpoints: Vec<EndpointRecord>,
+    next_endpoint: EndpointId,
+    last_endpoint: String,
+    rcvmore: bool,
+    closed: bool,
+}
+
+impl Socket {
+    pub(crate) fn new(ctx: &Context, kind: SocketType, id: u64, mailbox: Arc<Mailbox>, options: Options) -> Socket {
+        let pattern = new_pattern(kind, &options);
+        let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
+        Socket {
+            core: RefCell::new(Core {
+                id,
+                kind,
+                ctx: ctx.inner.clone(),
+                mailbox,
+                pattern,
+                pipes: Pipes::default(),
+                options,
+                linger_ms,
+                inbox: Inbox::default(),
+                key_to_pipe: HashMap::new(),
+                endpoints: Vec::new(),
+                next_endpoint: 1,
+                last_endpoint: String::new(),
+                rcvmore: false,
+                closed: false,
+            }),
+        }
+    }
+
+    fn core(&self) -> Result<std::cell::RefMut<'_, Core>> {
+        let core = self.core.try_borrow_mut().map_err(|_| Error::Invalid("socket used re-entrantly"))?;
+        if core.closed {
+            return Err(Error::NotSocket);
+        }
+        Ok(core)
+    }
+
+    /// The socket type.
+    pub fn socket_type(&self) -> SocketType {
+        self.core.borrow().kind
+    }
+
+    /// Accept connections on `endpoint` (`tcp://`, `ipc://`, `inproc://`).
+    pub fn bind(&self, endpoint: &str) -> Result<()> {
+        self.core()?.bind(endpoint)
+    }
+
+    /// Connect to `endpoint`; the connection is made (and remade) in the background.
+    pub fn connect(&self, endpoint: &str) -> Result<()> {
+        self.core()?.connect(endpoint)
+    }
+
+    /// Stop accepting on an endpoint given to `bind` (or its resolved LAST_ENDPOINT form).
+    pub fn unbind(&self, endpoint: &str) -> Result<()> {
+        self.core()?.remove_endpoint(endpoint, true)
+    }
+
+    /// Drop the connection made by `connect(endpoint)`.
+    pub fn disconnect(&self, endpoint: &str) -> Result<()> {
+        self.core()?.remove_endpoint(endpoint, false)
+    }
+
+    /// Send one frame; `flags` may hold [`DONTWAIT`] and [`SNDMORE`].
+    #[inline]
+    pub fn send(&self, msg: impl Into<Msg>, flags: i32) -> Result<()> {
+        self.core()?.send(msg.into(), flags)
+    }
+
+    /// Send all frames of a message.
+    pub fn send_multipart<I, M>(&self, parts: I, flags: i32) -> Result<()>
+    where
+        I: IntoIterator<Item = M>,
+        M: Into<Msg>,
+    {
+        let mut core = self.core()?;
+        let mut iter = parts.into_iter().peekable();
+        while let Some(part) = iter.next() {
+            let more = if iter.peek().is_some() { SNDMORE } else { 0 };
+            core.send(part.into(), (flags & DONTWAIT) | more)?;
+        }
+        Ok(())
+    }
+
+    /// Receive one frame.
+    #[inline]
+    pub fn recv(&self, flags: i32) -> Result<Msg> {
+        self.core()?.recv(flags)
+    }
+
+    /// Receive one frame as a vector.
+    pub fn recv_bytes(&self, flags: i32) -> Result<Vec<u8>> {
+        Ok(self.recv(flags)?.to_vec())
+    }
+
+    /// Receive all frames of one message.
+    pub fn recv_multipart(&self, flags: i32) -> Result<Vec<Msg>> {
+        let mut core = self.core()?;
+        let first = core.recv(flags)?;
+        let mut more = first.more();
+        let mut parts = vec![first];
+        while more {
+            // The rest of a message is already queued: it arrived atomically.
+            let m = core.recv(flags & !DONTWAIT)?;
+            more = m.more();
+            parts.push(m);
+        }
+        Ok(parts)
+    }
+
+    /// Set an integer option by libzmq number.
+    pub fn set_option_int(&self, option: i32, value: i64) -> Result<()> {
+        if is_bytes_option(option) {
+            return Err(Error::Invalid("this option takes a byte string"));
+        }
+        let bytes = encode_int(option, value)?;
+        self.core()?.set_option(option, &bytes)
+    }
+
+    /// Set an option by libzmq number from its raw bytes (as `zmq_setsockopt`).
+    pub fn set_option_bytes(&self, option: i32, value: &[u8]) -> Result<()> {
+        self.core()?.set_option(option, value)
+    }
+
+    /// Read an integer option.
+    pub fn get_option_int(&self, option: i32) -> Result<i64> {
+        match self.get_option(option)? {
+            OptionValue::Int(v) => Ok(v),
+            OptionValue::Bytes(_) => Err(Error::Invalid("this option is a byte string")),
+        }
+    }
+
+    /// Read a byte-string option (integer options come back as native-endian bytes).
+    pub fn get_option_bytes(&self, option: i32) -> Result<Vec<u8>> {
+        match self.get_option(option)? {
+            OptionValue::Bytes(b) => Ok(b),
+            OptionValue::Int(v) => encode_int(option, v),
+        }
+    }
+
+    /// Read an option by libzmq number.
+    pub fn get_option(&self, option: i32) -> Result<OptionValue> {
+        self.core()?.get_option(option)
+    }
+
+    /// The endpoint last bound or connected, resolved (e.g. the ephemeral port).
+    pub fn last_endpoint(&self) -> Result<String> {
+        Ok(self.core()?.last_endpoint.clone())
+    }
+
+    /// Whether the last frame received has more frames after it.
+    pub fn rcvmore(&self) -> bool {
+        self.core.borrow().rcvmore
+    }
+
+    /// `POLLIN | POLLOUT` readiness now (libzmq `ZMQ_EVENTS`).
+    pub fn events(&self) -> Result<i16> {
+        Ok(self.core()?.events())
+    }
+
+    /// The readiness descriptor (libzmq `ZMQ_FD`).
+    ///
+    /// Contract (the same as libzmq's): the descriptor becomes readable when
+    /// the socket's state *may* have changed since the socket last ran out of
+    /// work: a message arrived on a connection it had drained, room appeared
+    /// after a send hit the HWM, or a peer came or went. It is edge-like: it
+    /// is cleared by any `events()`, `send`, `recv` or `poll` that finds no
+    /// work. So after the descriptor fires, read `events()` and receive until
+    /// EAGAIN (or send until EAGAIN) before waiting on it again. Wake-ups may
+    /// be spurious; none is lost if the caller follows the rule above.
+    pub fn fd(&self) -> Result<RawFd> {
+        Ok(self.core()?.mailbox.signaler().raw_fd())
+    }
+
+    /// Close the socket (the same as dropping it): queued messages are
+    /// handed to the I/O thread, which keeps sending them for up to LINGER.
+    pub fn close(self) {}
+
+    pub(crate) fn with_core<R>(&self, f: impl FnOnce(&mut Core) -> R) -> Result<R> {
+        let mut core = self.core()?;
+        Ok(f(&mut core))
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        let core = self.core.get_mut();
+        core.close();
+    }
+}
+
+impl Core {
+    #[inline]
+    fn check_term(&self) -> Result<()> {
+        if self.ctx.is_terminated() {
+            Err(Error::Terminated)
+        } else {
+            Ok(())
+        }
+    }
+
+    #[inline]
+    fn send(&mut self, mut msg: Msg, flags: i32) -> Result<()> {
+        msg.set_more(flags & SNDMORE != 0);
+        if self.mailbox.has_pending() {
+            self.process_commands()?;
+        }
+        let msg = match self.pattern.send(msg, &mut self.pipes) {
+            Ok(()) => {
+                if !self.pipes.dead.is_empty() {
+                    self.reap();
+                }
+                return Ok(());
+            }
+            Err((m, Error::Again)) => m,
+            Err((_, e)) => {
+                self.reap();
+                return Err(e);
+            }
+        };
+        self.send_slow(msg, flags)
+    }
+
+    #[cold]
+    fn send_slow(&mut self, mut msg: Msg, flags: i32) -> Result<()> {
+        let timeout = if flags & DONTWAIT != 0 { Some(Duration::ZERO) } else { self.options.sndtimeo };
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            self.check_term()?;
+            self.process_commands()?;
+            match self.pattern.send(msg, &mut self.pipes) {
+                Ok(()) => {
+                    self.reap();
+                    return Ok(());
+                }
+                Err((m, Error::Again)) => msg = m,
+                Err((_, e)) => {
+                    self.reap();
+                    return Err(e);
+                }
+            }
+            self.reap();
+            self.wait(deadline)?;
+        }
+    }
+
+    #[inline]
+    fn recv(&mut self, flags: i32) -> Result<Msg> {
+        if self.mailbox.has_pending() {
+            self.process_commands()?;
+        }
+        if self.options.conflate {
+            return self.recv_conflated(flags);
+        }
+        match self.pattern.recv(&mut self.pipes) {
+            Ok(m) => {
+                self.rcvmore = m.more();
+                if !self.pipes.dead.is_empty() {
+                    self.reap();
+                }
+                Ok(m)
+            }
+            Err(Error::Again) => self.recv_slow(flags),
+            Err(e) => Err(e),
+        }
+    }
+
+    #[cold]
+    fn recv_slow(&mut self, flags: i32) -> Result<Msg> {
+        let timeout = if flags & DONTWAIT != 0 { Some(Duration::ZERO) } else { self.options.rcvtimeo };
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            self.check_term()?;
+            self.process_commands()?;
+            match self.pattern.recv(&mut self.pipes) {
+                Ok(m) => {
+                    self.rcvmore = m.more();
+                    self.reap();
+                    return Ok(m);
+                }
+                Err(Error::Again) => {}
+                Err(e) => return Err(e),
+            }
+            self.reap();
+            self.wait(deadline)?;
+        }
+    }
+
+    /// CONFLATE: keep only the newest complete single-frame message.
+    fn recv_conflated(&mut self, flags: i32) -> Result<Msg> {
+        let mut newest = match self.pattern.recv(&mut self.pipes) {
+            Ok(m) => m,
+            Err(Error::Again) => self.recv_slow(flags)?,
+            Err(e) => return Err(e),
+        };
+        loop {
+            self.process_commands()?;
+            match self.pattern.recv(&mut self.pipes) {
+                Ok(m) => newest = m,
+                Err(_) => break,
+            }
+        }
+        self.reap();
+        self.rcvmore = newest.more();
+        Ok(newest)
+    }
+
+    /// Sleep until something may have changed, or the deadline.
+    fn wait(&mut self, deadline: Option<Instant>) -> Result<()> {
+        let timeout = match deadline {
+            None => None,
+            Some(d) => {
+                let now = Instant::now();
+                if now >= d {
+                    return Err(Error::Again);
+                }
+                Some(d - now)
+            }
+        };
+        match self.mailbox.signaler().wait(timeout) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Err(Error::Interrupted),
+            Err(e) => Err(Error::Io(e)),
+        }
+    }
+
+    /// Handle everything other threads queued for this socket.
+    pub(crate) fn process_commands(&mut self) -> Result<()> {
+        let mut inbox = std::mem::take(&mut self.inbox);
+        self.mailbox.take(&mut inbox);
+        for cmd in inbox.commands.drain(..) {
+            match cmd {
+                SocketCommand::Attach(pipe) => self.attach(pipe),
+                SocketCommand::Hiccup { key } => {
+                    if let Some(&id) = self.key_to_pipe.get(&key) {
+                        self.pattern.hiccuped(id, &mut self.pipes);
+                    }
+                }
+                SocketCommand::Detach { key } => {
+                    if let Some(&id) = self.key_to_pipe.get(&key) {
+                        self.pipes.mark_dead(id);
+                    }
+                }
+                SocketCommand::EndpointClosed { .. } => {}
+            }
+        }
+        for id in inbox.read_activated.drain(..) {
+            if self.pipes.contains(id) {
+                self.pattern.read_activated(id, &mut self.pipes);
+                if self.pipes.get(id).is_terminated() {
+                    self.pipes.mark_dead(id);
+                }
+            }
+        }
+        for id in inbox.write_activated.drain(..) {
+            if self.pipes.contains(id) {
+                self.pattern.write_activated(id, &mut self.pipes);
+                let p = self.pipes.get(id);
+                if p.out.is_reader_gone() && p.is_terminated() {
+                    self.pipes.mark_dead(id);
+                }
+            }
+        }
+        self.inbox = inbox;
+        self.reap();
+        self.check_term()
+    }
+
+    pub(crate) fn attach(&mut self, pipe: SocketPipe) {
+        let key = pipe.key;
+        let id = self.pipes.insert(pipe);
+        let p = self.pipes.get(id);
+        p.inn.reader_wake().set(Arc::new(PipeActivator { mailbox: self.mailbox.clone(), id, write: false }));
+        p.out.writer_wake().set(Arc::new(PipeActivator { mailbox: self.mailbox.clone(), id, write: true }));
+        self.key_to_pipe.insert(key, id);
+        self.pattern.attach(id, &mut self.pipes);
+        self.reap();
+    }
+
+    /// Detach the pipes patterns (or commands) found dead.
+    fn reap(&mut self) {
+        while let Some(id) = self.pipes.dead.pop() {
+            if !self.pipes.contains(id) {
+                continue;
+            }
+            self.pattern.detach(id, &mut self.pipes);
+            if let Some(p) = self.pipes.remove(id) {
+                self.forget(p);
+            }
+        }
+    }
+
+    fn forget(&mut self, p: SocketPipe) {
+        p.inn.reader_wake().clear();
+        p.out.writer_wake().clear();
+        self.key_to_pipe.remove(&p.key);
+        // Dropping our ends tells the peer (engine or inproc socket).
+    }
+
+    fn events(&mut self) -> i16 {
+        let _ = self.process_commands();
+        let mut ev = 0;
+        if self.pattern.has_in(&mut self.pipes) {
+            ev |= POLLIN;
+        }
+        if self.pattern.has_out(&mut self.pipes) {
+            ev |= POLLOUT;
+        }
+        self.reap();
+        ev
+    }
+
+    pub(crate) fn poll_events(&mut self) -> i16 {
+        self.events()
+    }
+
+    pub(crate) fn mailbox(&self) -> &Arc<Mailbox> {
+        &self.mailbox
+    }
+
+    fn link(&self, endpoint_id: EndpointId) -> SocketLink {
+        SocketLink {
+            socket_id: self.id,
+            socket_type: self.kind,
+            mailbox: self.mailbox.clone(),
+            options: Arc::new(self.options.clone()),
+            linger_ms: self.linger_ms.clone(),
+            endpoint_id,
+        }
+    }
+
+    fn new_endpoint_id(&mut self) -> EndpointId {
+        let id = self.next_endpoint;
+        self.next_endpoint += 1;
+        id
+    }
+
+    fn bind(&mut self, endpoint: &str) -> Result<()> {
+        self.check_term()?;
+        let parsed = parse_endpoint(endpoint)?;
+        let id = self.new_endpoint_id();
+        let (resolved, inproc_name) = match &parsed {
+            Endpoint::Inproc(name) => {
+                let pending = inproc::bind(&self.ctx, name, self.inproc_peer(id))?;
+                for p in pending {
+                    self.attach(p);
+                }
+                (endpoint.to_string(), Some(name.clone()))
+            }
+            _ => {
+                let link = self.link(id);
+                (self.ctx.io()?.bind(&parsed, link)?, None)
+            }
+        };
+        self.last_endpoint = resolved.clone();
+        self.endpoints.push(EndpointRecord { id, kind: EndpointKind::Bound, given: endpoint.to_string(), resolved, inproc_name });
+        Ok(())
+    }
+
+    fn connect(&mut self, endpoint: &str) -> Result<()> {
+        self.check_term()?;
+        let parsed = parse_endpoint(endpoint)?;
+        let id = self.new_endpoint_id();
+        match &parsed {
+            Endpoint::Inproc(name) => {
+                let pipe = inproc::connect(&self.ctx, name, self.inproc_peer(id))?;
+                self.attach(pipe);
+            }
+            _ => {
+                let link = self.link(id);
+                let engine_pipe = if self.options.immediate {
+                    None
+                } else {
+                    // Queue messages before the connection exists, as libzmq does.
+                    let (socket_side, engine_side) = self.pipe_pair(id);
+                    self.attach(socket_side);
+                    Some(engine_side)
+                };
+                let key = engine_pipe.as_ref().map(|p| p.key);
+                if let Err(e) = self.ctx.io()?.connect(&parsed, link, engine_pipe) {
+                    if let Some(&pid) = key.as_ref().and_then(|k| self.key_to_pipe.get(k)) {
+                        self.pipes.mark_dead(pid);
+                        self.reap();
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        self.last_endpoint = endpoint.to_string();
+        self.endpoints.push(EndpointRecord {
+            id,
+            kind: EndpointKind::Connected,
+            given: endpoint.to_string(),
+            resolved: endpoint.to_string(),
+            inproc_name: None,
+        });
+        Ok(())
+    }
+
+    /// A pipe pair between this socket and an I/O-thread engine.
+    fn pipe_pair(&self, endpoint: EndpointId) -> (SocketPipe, EnginePipe) {
+        let key = new_pipe_key();
+        let socket_reader_wake = WakeSlot::new();
+        let socket_writer_wake = WakeSlot::new();
+        let engine_reader_wake = WakeSlot::new();
+        let engine_writer_wake = WakeSlot::new();
+        let (out_w, out_r) = pipe(self.options.sndhwm_limit(), engine_reader_wake, socket_writer_wake);
+        let (in_w, in_r) = pipe(self.options.rcvhwm_limit(), socket_reader_wake, engine_writer_wake);
+        (SocketPipe::new(out_w, in_r, endpoint, key), EnginePipe { out: out_r, inn: in_w, key })
+    }
+
+    fn inproc_peer(&self, endpoint: EndpointId) -> inproc::InprocPeer {
+        inproc::InprocPeer {
+            socket_id: self.id,
+            mailbox: self.mailbox.clone(),
+            sndhwm: self.options.sndhwm_limit(),
+            rcvhwm: self.options.rcvhwm_limit(),
+            routing_id: self.options.routing_id.clone(),
+            endpoint,
+        }
+    }
+
+    fn remove_endpoint(&mut self, endpoint: &str, bound: bool) -> Result<()> {
+        self.check_term()?;
+        let pos = self
+            .endpoints
+            .iter()
+            .position(|e| matches!(e.kind, EndpointKind::Bound) == bound && (e.given == endpoint || e.resolved == endpoint))
+            .ok_or(Error::NoSuchEndpoint)?;
+        let rec = self.endpoints.remove(pos);
+        if let Some(name) = &rec.inproc_name {
+            inproc::unbind(&self.ctx, name, self.id);
+        } else if let Ok(io) = self.ctx.io() {
+            io.close_endpoint(self.id, rec.id);
+        }
+        for id in self.pipes.ids() {
+            if self.pipes.get(id).endpoint == rec.id {
+                self.pipes.mark_dead(id);
+            }
+        }
+        self.reap();
+        Ok(())
+    }
+
+    fn set_option(&mut self, option: i32, value: &[u8]) -> Result<()> {
+        self.check_term()?;
+        if self.pattern.set_option(option, value, &mut self.pipes)? {
+            self.reap();
+            return Ok(());
+        }
+        if set_generic(&mut self.options, option, value)? {
+            if option == opt::LINGER {
+                self.linger_ms.store(decode_int(option, value)?, Ordering::Relaxed);
+            }
+            return Ok(());
+        }
+        Err(Error::Invalid("unknown or read-only option"))
+    }
+
+    fn get_option(&mut self, option: i32) -> Result<OptionValue> {
+        self.check_term()?;
+        match option {
+            opt::TYPE => return Ok(OptionValue::Int(self.kind.as_raw() as i64)),
+            opt::RCVMORE => return Ok(OptionValue::Int(self.rcvmore as i64)),
+            opt::EVENTS => return Ok(OptionValue::Int(self.events() as i64)),
+            opt::FD => return Ok(OptionValue::Int(self.mailbox.signaler().raw_fd() as i64)),
+            opt::LAST_ENDPOINT => return Ok(OptionValue::Bytes(self.last_endpoint.as_bytes().to_vec())),
+            _ => {}
+        }
+        if let Some(v) = self.pattern.get_option_int(option) {
+            return Ok(OptionValue::Int(v));
+        }
+        get_generic(&self.options, option).ok_or(Error::Invalid("unknown or write-only option"))
+    }
+
+    /// Close: stop accepting and reconnecting, hand queued messages to the
+    /// engines (which linger), and leave the context.
+    fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        // Adopt pipes that are already on their way, so their peers see them close.
+        let mut inbox = std::mem::take(&mut self.inbox);
+        self.mailbox.take(&mut inbox);
+        for cmd in inbox.commands.drain(..) {
+            if let SocketCommand::Attach(p) = cmd {
+                drop(p);
+            }
+        }
+        for rec in self.endpoints.drain(..) {
+            if let Some(name) = &rec.inproc_name {
+                inproc::unbind(&self.ctx, name, self.id);
+            }
+        }
+        if let Some(io) = self.ctx.io_if_started() {
+            io.socket_closed(self.id);
+        }
+        for id in self.pipes.ids() {
+            self.pattern.detach(id, &mut self.pipes);
+            if let Some(p) = self.pipes.remove(id) {
+                p.inn.reader_wake().clear();
+                p.out.writer_wake().clear();
+            }
+        }
+        self.ctx.socket_closed(self.id);
+    }
+}

@@ -1,0 +1,197 @@
+//! Generic get/set of socket options by libzmq number, as the C ABI and Python
+//! see them: integer options are 4-byte native ints, except the 8-byte ones.
+
+use crate::error::{Error, Result};
+use crate::options::{ms_to_opt, ms_to_opt_zero_off, opt, opt_to_ms, Options};
+
+/// libzmq options whose value is a 64-bit integer.
+pub(crate) fn is_int64_option(o: i32) -> bool {
+    matches!(o, opt::AFFINITY | opt::MAXMSGSIZE)
+}
+
+/// libzmq options whose value is a byte string.
+pub(crate) fn is_bytes_option(o: i32) -> bool {
+    matches!(
+        o,
+        opt::ROUTING_ID
+            | opt::SUBSCRIBE
+            | opt::UNSUBSCRIBE
+            | opt::LAST_ENDPOINT
+            | opt::CONNECT_ROUTING_ID
+            | opt::ZAP_DOMAIN
+            | opt::BINDTODEVICE
+            | opt::PLAIN_USERNAME
+            | opt::PLAIN_PASSWORD
+            | opt::CURVE_PUBLICKEY
+            | opt::CURVE_SECRETKEY
+            | opt::CURVE_SERVERKEY
+            | opt::SOCKS_PROXY
+            | opt::XPUB_WELCOME_MSG
+    )
+}
+
+/// Encode an integer the way `zmq_setsockopt` expects it for `o`.
+pub(crate) fn encode_int(o: i32, v: i64) -> Result<Vec<u8>> {
+    if is_int64_option(o) {
+        Ok(v.to_ne_bytes().to_vec())
+    } else {
+        let v: i32 = v.try_into().map_err(|_| Error::Invalid("option value out of range"))?;
+        Ok(v.to_ne_bytes().to_vec())
+    }
+}
+
+/// Decode an integer option value (4 or 8 bytes).
+pub(crate) fn decode_int(o: i32, value: &[u8]) -> Result<i64> {
+    if is_int64_option(o) {
+        let b: [u8; 8] = value.try_into().map_err(|_| Error::Invalid("option needs an 8-byte integer"))?;
+        Ok(i64::from_ne_bytes(b))
+    } else {
+        let b: [u8; 4] = value.try_into().map_err(|_| Error::Invalid("option needs a 4-byte integer"))?;
+        Ok(i32::from_ne_bytes(b) as i64)
+    }
+}
+
+fn bool_of(v: i64) -> Result<bool> {
+    match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(Error::Invalid("option value must be 0 or 1")),
+    }
+}
+
+fn nonneg(v: i64) -> Result<i32> {
+    if (0..=i32::MAX as i64).contains(&v) {
+        Ok(v as i32)
+    } else {
+        Err(Error::Invalid("option value must be >= 0"))
+    }
+}
+
+fn ms_or_minus1(v: i64) -> Result<i64> {
+    if v < -1 {
+        Err(Error::Invalid("option value must be >= -1"))
+    } else {
+        Ok(v)
+    }
+}
+
+/// Apply a generic option to `o`. `Ok(false)` when the option is not generic.
+pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<bool> {
+    if is_bytes_option(option) {
+        match option {
+            opt::ROUTING_ID => {
+                if value.is_empty() || value.len() > 255 {
+                    return Err(Error::Invalid("ROUTING_ID must be 1 to 255 bytes"));
+                }
+                o.routing_id = value.to_vec();
+            }
+            opt::CONNECT_ROUTING_ID => {
+                if value.is_empty() || value.len() > 255 {
+                    return Err(Error::Invalid("CONNECT_ROUTING_ID must be 1 to 255 bytes"));
+                }
+                o.connect_routing_id = Some(value.to_vec());
+            }
+            opt::ZAP_DOMAIN => o.zap_domain = value.to_vec(),
+            opt::BINDTODEVICE => o.bindtodevice = value.to_vec(),
+            _ => return Ok(false),
+        }
+        return Ok(true);
+    }
+    let v = decode_int(option, value)?;
+    match option {
+        opt::SNDHWM => o.sndhwm = nonneg(v)?,
+        opt::RCVHWM => o.rcvhwm = nonneg(v)?,
+        opt::LINGER => o.linger = ms_to_opt(ms_or_minus1(v)?),
+        opt::SNDTIMEO => o.sndtimeo = ms_to_opt(ms_or_minus1(v)?),
+        opt::RCVTIMEO => o.rcvtimeo = ms_to_opt(ms_or_minus1(v)?),
+        opt::IMMEDIATE => o.immediate = bool_of(v)?,
+        opt::RECONNECT_IVL => o.reconnect_ivl = ms_to_opt(ms_or_minus1(v)?),
+        opt::RECONNECT_IVL_MAX => o.reconnect_ivl_max = ms_to_opt_zero_off(nonneg(v)? as i64),
+        opt::CONNECT_TIMEOUT => o.connect_timeout = ms_to_opt_zero_off(nonneg(v)? as i64),
+        opt::HANDSHAKE_IVL => o.handshake_ivl = ms_to_opt_zero_off(nonneg(v)? as i64),
+        opt::HEARTBEAT_IVL => o.heartbeat_ivl = ms_to_opt_zero_off(nonneg(v)? as i64),
+        opt::HEARTBEAT_TTL => {
+            let ms = nonneg(v)?;
+            if ms > 6_553_599 {
+                return Err(Error::Invalid("HEARTBEAT_TTL must be at most 6553599 ms"));
+            }
+            o.heartbeat_ttl = ms_to_opt_zero_off(ms as i64)
+        }
+        opt::HEARTBEAT_TIMEOUT => o.heartbeat_timeout = ms_to_opt_zero_off(nonneg(v)? as i64),
+        opt::MAXMSGSIZE => o.maxmsgsize = if v < 0 { None } else { Some(v as u64) },
+        opt::TCP_KEEPALIVE => {
+            if !(-1..=1).contains(&v) {
+                return Err(Error::Invalid("TCP_KEEPALIVE must be -1, 0 or 1"));
+            }
+            o.tcp_keepalive = v as i32
+        }
+        opt::TCP_KEEPALIVE_CNT => o.tcp_keepalive_cnt = ms_or_minus1(v)? as i32,
+        opt::TCP_KEEPALIVE_IDLE => o.tcp_keepalive_idle = ms_or_minus1(v)? as i32,
+        opt::TCP_KEEPALIVE_INTVL => o.tcp_keepalive_intvl = ms_or_minus1(v)? as i32,
+        opt::SNDBUF => o.sndbuf = ms_or_minus1(v)? as i32,
+        opt::RCVBUF => o.rcvbuf = ms_or_minus1(v)? as i32,
+        opt::BACKLOG => o.backlog = nonneg(v)?,
+        opt::IPV6 => o.ipv6 = bool_of(v)?,
+        opt::TOS => o.tos = nonneg(v)?,
+        opt::CONFLATE => o.conflate = bool_of(v)?,
+        opt::AFFINITY => o.affinity = v as u64,
+        opt::RATE => o.rate = nonneg(v)?,
+        opt::RECOVERY_IVL => o.recovery_ivl = nonneg(v)?,
+        opt::MULTICAST_HOPS => o.multicast_hops = nonneg(v)?,
+        opt::TCP_MAXRT => o.tcp_maxrt = nonneg(v)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Read a generic option. `None` when the option is not generic.
+pub(crate) fn get_generic(o: &Options, option: i32) -> Option<OptionValue> {
+    use OptionValue::{Bytes, Int};
+    Some(match option {
+        opt::SNDHWM => Int(o.sndhwm as i64),
+        opt::RCVHWM => Int(o.rcvhwm as i64),
+        opt::LINGER => Int(opt_to_ms(o.linger)),
+        opt::SNDTIMEO => Int(opt_to_ms(o.sndtimeo)),
+        opt::RCVTIMEO => Int(opt_to_ms(o.rcvtimeo)),
+        opt::IMMEDIATE => Int(o.immediate as i64),
+        opt::RECONNECT_IVL => Int(opt_to_ms(o.reconnect_ivl)),
+        opt::RECONNECT_IVL_MAX => Int(o.reconnect_ivl_max.map(|d| d.as_millis() as i64).unwrap_or(0)),
+        opt::CONNECT_TIMEOUT => Int(o.connect_timeout.map(|d| d.as_millis() as i64).unwrap_or(0)),
+        opt::HANDSHAKE_IVL => Int(o.handshake_ivl.map(|d| d.as_millis() as i64).unwrap_or(0)),
+        opt::HEARTBEAT_IVL => Int(o.heartbeat_ivl.map(|d| d.as_millis() as i64).unwrap_or(0)),
+        opt::HEARTBEAT_TTL => Int(o.heartbeat_ttl.map(|d| d.as_millis() as i64 / 100 * 100).unwrap_or(0)),
+        opt::HEARTBEAT_TIMEOUT => Int(o.heartbeat_timeout.map(|d| d.as_millis() as i64).unwrap_or(-1)),
+        opt::MAXMSGSIZE => Int(o.maxmsgsize.map(|v| v as i64).unwrap_or(-1)),
+        opt::TCP_KEEPALIVE => Int(o.tcp_keepalive as i64),
+        opt::TCP_KEEPALIVE_CNT => Int(o.tcp_keepalive_cnt as i64),
+        opt::TCP_KEEPALIVE_IDLE => Int(o.tcp_keepalive_idle as i64),
+        opt::TCP_KEEPALIVE_INTVL => Int(o.tcp_keepalive_intvl as i64),
+        opt::SNDBUF => Int(o.sndbuf as i64),
+        opt::RCVBUF => Int(o.rcvbuf as i64),
+        opt::BACKLOG => Int(o.backlog as i64),
+        opt::IPV6 => Int(o.ipv6 as i64),
+        opt::TOS => Int(o.tos as i64),
+        opt::CONFLATE => Int(o.conflate as i64),
+        opt::AFFINITY => Int(o.affinity as i64),
+        opt::RATE => Int(o.rate as i64),
+        opt::RECOVERY_IVL => Int(o.recovery_ivl as i64),
+        opt::MULTICAST_HOPS => Int(o.multicast_hops as i64),
+        opt::TCP_MAXRT => Int(o.tcp_maxrt as i64),
+        opt::MECHANISM => Int(0),
+        opt::THREAD_SAFE => Int(0),
+        opt::PLAIN_SERVER | opt::CURVE_SERVER | opt::GSSAPI_SERVER => Int(0),
+        opt::ROUTING_ID => Bytes(o.routing_id.clone()),
+        opt::ZAP_DOMAIN => Bytes(o.zap_domain.clone()),
+        opt::BINDTODEVICE => Bytes(o.bindtodevice.clone()),
+        _ => return None,
+    })
+}
+
+/// An option's value as read back.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptionValue {
+    /// Integer options.
+    Int(i64),
+    /// Byte-string options.
+    Bytes(Vec<u8>),
+}

@@ -1,0 +1,157 @@
+//! The socket's side of its connections: one `SocketPipe` per peer.
+
+use crate::msg::Msg;
+use crate::pipe::{PipeReader, PipeWriter};
+use bytes::Bytes;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Index of a pipe in a socket's [`Pipes`] slab. Valid from `Pattern::attach`
+/// until `Pattern::detach` returns; then it may be reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct PipeId(pub(crate) u32);
+
+/// Identifies the bind/connect call a connection came from, so that
+/// `unbind`/`disconnect` can close exactly its connections.
+pub(crate) type EndpointId = u64;
+
+static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+
+/// A process-wide unique key for a pipe pair, used by I/O-thread commands
+/// (hiccup) that must name a pipe without knowing the socket's slab layout.
+pub(crate) fn new_pipe_key() -> u64 {
+    NEXT_KEY.fetch_add(1, Ordering::Relaxed)
+}
+
+/// One peer as the socket sees it: frames out, frames in.
+pub(crate) struct SocketPipe {
+    pub(crate) out: PipeWriter,
+    pub(crate) inn: PipeReader,
+    /// The peer's routing id, learnt from the ROUTING_ID frame at the head of `inn`.
+    pub(crate) peer_routing_id: Option<Bytes>,
+    /// ZMQ_CONNECT_ROUTING_ID: for a pipe made by `connect`, the id a ROUTER
+    /// socket uses for this peer instead of the one the peer announces.
+    pub(crate) connect_routing_id: Option<Bytes>,
+    pub(crate) endpoint: EndpointId,
+    pub(crate) key: u64,
+    /// A frame taken off `inn` by `check_read` and not yet handed out.
+    head: Option<Msg>,
+}
+
+impl SocketPipe {
+    pub(crate) fn new(out: PipeWriter, inn: PipeReader, endpoint: EndpointId, key: u64) -> SocketPipe {
+        SocketPipe { out, inn, peer_routing_id: None, connect_routing_id: None, endpoint, key, head: None }
+    }
+
+    /// Read the next user-visible frame, absorbing routing-id frames on the way.
+    /// Subscription frames are returned (PUB/XPUB consume them).
+    #[inline]
+    pub(crate) fn read(&mut self) -> Option<Msg> {
+        if let Some(msg) = self.head.take() {
+            return Some(msg);
+        }
+        loop {
+            let msg = self.inn.read()?;
+            if msg.is_routing_id() {
+                self.peer_routing_id = Some(msg.into_bytes());
+                continue;
+            }
+            return Some(msg);
+        }
+    }
+
+    /// Whether a frame can be read now (marks the reader asleep when not).
+    /// Absorbs a routing-id frame at the head, so ROUTER can learn a peer's id
+    /// before any data from it arrives.
+    pub(crate) fn check_read(&mut self) -> bool {
+        if self.head.is_some() {
+            return true;
+        }
+        loop {
+            if !self.inn.check_read() {
+                return false;
+            }
+            // A routing-id frame is only ever at the head of a message.
+            match self.inn.read() {
+                Some(msg) if msg.is_routing_id() => {
+                    self.peer_routing_id = Some(msg.into_bytes());
+                }
+                Some(msg) => {
+                    self.head = Some(msg);
+                    return true;
+                }
+                None => return false,
+            }
+        }
+    }
+
+    /// The peer has gone and everything it sent has been read.
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.head.is_none() && self.inn.is_terminated()
+    }
+}
+
+/// The pipes of one socket, in a slab so patterns can hold cheap `PipeId`s.
+#[derive(Default)]
+pub(crate) struct Pipes {
+    slots: Vec<Option<SocketPipe>>,
+    free: Vec<u32>,
+    /// Pipes a pattern found terminated; the socket detaches them after the call.
+    pub(crate) dead: Vec<PipeId>,
+}
+
+impl Pipes {
+    pub(crate) fn insert(&mut self, pipe: SocketPipe) -> PipeId {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(pipe);
+                PipeId(i)
+            }
+            None => {
+                self.slots.push(Some(pipe));
+                PipeId(self.slots.len() as u32 - 1)
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, id: PipeId) -> Option<SocketPipe> {
+        let p = self.slots.get_mut(id.0 as usize)?.take();
+        if p.is_some() {
+            self.free.push(id.0);
+        }
+        p
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, id: PipeId) -> &SocketPipe {
+        self.slots[id.0 as usize].as_ref().expect("pattern used a detached pipe")
+    }
+
+    #[inline]
+    pub(crate) fn get_mut(&mut self, id: PipeId) -> &mut SocketPipe {
+        self.slots[id.0 as usize].as_mut().expect("pattern used a detached pipe")
+    }
+
+    pub(crate) fn contains(&self, id: PipeId) -> bool {
+        matches!(self.slots.get(id.0 as usize), Some(Some(_)))
+    }
+
+    pub(crate) fn ids(&self) -> Vec<PipeId> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.is_some())
+            .map(|(i, _)| PipeId(i as u32))
+            .collect()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Record that a pattern saw `id` terminate (deduplicated).
+    pub(crate) fn mark_dead(&mut self, id: PipeId) {
+        if !self.dead.contains(&id) {
+            self.dead.push(id);
+        }
+    }
+}

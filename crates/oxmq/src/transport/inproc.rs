@@ -1,0 +1,118 @@
+//! inproc: two sockets in one context joined directly by a pipe pair. No I/O
+//! thread and no copy: a message moves from one socket's thread to the other's
+//! through the lock-free pipes. Bind and connect may come in either order; a
+//! connect before the bind gets its pipes at once (so it can queue), and the
+//! binder adopts the other ends when it binds.
+
+use crate::ctx::CtxInner;
+use crate::error::{Error, Result};
+use crate::msg::{Msg, FLAG_ROUTING_ID};
+use crate::pipe::{pipe, WakeSlot};
+use crate::socket::mailbox::{Mailbox, SocketCommand};
+use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What one side of an inproc connection contributes.
+#[derive(Clone)]
+pub(crate) struct InprocPeer {
+    pub(crate) socket_id: u64,
+    pub(crate) mailbox: Arc<Mailbox>,
+    pub(crate) sndhwm: usize,
+    pub(crate) rcvhwm: usize,
+    pub(crate) routing_id: Vec<u8>,
+    pub(crate) endpoint: EndpointId,
+}
+
+struct Pending {
+    connector: InprocPeer,
+    /// The binder's ends, waiting for a binder.
+    binder_side: SocketPipe,
+}
+
+/// Names bound in one context, and connects waiting for a name.
+#[derive(Default)]
+pub(crate) struct InprocRegistry {
+    bound: HashMap<String, InprocPeer>,
+    pending: HashMap<String, Vec<Pending>>,
+}
+
+/// libzmq adds the two sides' HWMs for inproc; 0 on either side means unlimited.
+fn combined_hwm(snd: usize, rcv: usize) -> usize {
+    if snd == 0 || rcv == 0 {
+        0
+    } else {
+        snd + rcv
+    }
+}
+
+fn routing_id_frame(id: &[u8]) -> Msg {
+    Msg::from_slice(id).with_flags(FLAG_ROUTING_ID)
+}
+
+/// Make the pipes between `a` and `b`; returns (a's side, b's side).
+/// `b` may be a binder not known yet, in which case its HWMs are libzmq's defaults.
+fn join(a: &InprocPeer, b_rcvhwm: usize, b_sndhwm: usize, b_routing_id: Option<&[u8]>, b_endpoint: EndpointId) -> (SocketPipe, SocketPipe) {
+    let key = new_pipe_key();
+    let a_reader = WakeSlot::new();
+    let a_writer = WakeSlot::new();
+    let b_reader = WakeSlot::new();
+    let b_writer = WakeSlot::new();
+    let (mut a_to_b, b_from_a) = pipe(combined_hwm(a.sndhwm, b_rcvhwm), b_reader, a_writer);
+    let (mut b_to_a, a_from_b) = pipe(combined_hwm(b_sndhwm, a.rcvhwm), a_reader, b_writer);
+    // Each side learns the other's routing id from the head of its inbound pipe,
+    // as it would from a ZMTP handshake.
+    a_to_b.write(routing_id_frame(&a.routing_id));
+    a_to_b.flush();
+    if let Some(id) = b_routing_id {
+        b_to_a.write(routing_id_frame(id));
+        b_to_a.flush();
+    }
+    (SocketPipe::new(a_to_b, a_from_b, a.endpoint, key), SocketPipe::new(b_to_a, b_from_a, b_endpoint, key))
+}
+
+/// Connect to `name`; returns the connector's side to attach now.
+pub(crate) fn connect(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<SocketPipe> {
+    let mut st = ctx.lock();
+    if let Some(binder) = st.inproc.bound.get(name) {
+        let (mine, theirs) = join(&me, binder.rcvhwm, binder.sndhwm, Some(&binder.routing_id), binder.endpoint);
+        binder.mailbox.send(SocketCommand::Attach(theirs));
+        return Ok(mine);
+    }
+    let defaults = crate::options::Options::default();
+    let (mine, theirs) = join(&me, defaults.rcvhwm_limit(), defaults.sndhwm_limit(), None, 0);
+    st.inproc.pending.entry(name.to_string()).or_default().push(Pending { connector: me, binder_side: theirs });
+    Ok(mine)
+}
+
+/// Bind `name`; returns the pipes of connects that were waiting for it.
+pub(crate) fn bind(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Vec<SocketPipe>> {
+    if name.is_empty() {
+        return Err(Error::Invalid("inproc endpoint needs a name"));
+    }
+    let mut st = ctx.lock();
+    if st.inproc.bound.contains_key(name) {
+        return Err(Error::Io(std::io::Error::from_raw_os_error(libc::EADDRINUSE)));
+    }
+    let waiting = st.inproc.pending.remove(name).unwrap_or_default();
+    st.inproc.bound.insert(name.to_string(), me.clone());
+    drop(st);
+    let mut adopted = Vec::with_capacity(waiting.len());
+    for Pending { connector, mut binder_side } in waiting {
+        // The binder's routing id was unknown when the connector made the pipes.
+        binder_side.out.write(routing_id_frame(&me.routing_id));
+        binder_side.out.flush();
+        binder_side.endpoint = me.endpoint;
+        let _ = connector;
+        adopted.push(binder_side);
+    }
+    Ok(adopted)
+}
+
+/// Forget a name this socket bound (existing connections stay).
+pub(crate) fn unbind(ctx: &CtxInner, name: &str, socket_id: u64) {
+    let mut st = ctx.lock();
+    if st.inproc.bound.get(name).map(|b| b.socket_id) == Some(socket_id) {
+        st.inproc.bound.remove(name);
+    }
+}

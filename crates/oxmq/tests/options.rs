@@ -1,0 +1,436 @@
+//! Socket options (defaults, round trips, bad values) and endpoint syntax.
+
+mod common;
+
+use common::*;
+use oxmq::{errno, opt, Context, OptionValue, SocketType};
+
+const ALL_TYPES: &[SocketType] = &[
+    SocketType::Pair,
+    SocketType::Pub,
+    SocketType::Sub,
+    SocketType::Req,
+    SocketType::Rep,
+    SocketType::Dealer,
+    SocketType::Router,
+    SocketType::Pull,
+    SocketType::Push,
+    SocketType::XPub,
+    SocketType::XSub,
+];
+
+#[test]
+fn defaults_match_libzmq() {
+    let _g = guard();
+    let ctx = Context::new();
+    for &kind in ALL_TYPES {
+        let s = ctx.socket(kind).unwrap();
+        let int = |o: i32| s.get_option_int(o).unwrap_or_else(|e| panic!("{kind:?} get option {o}: {e:?}"));
+        let expect = [
+            (opt::SNDHWM, 1000, "SNDHWM"),
+            (opt::RCVHWM, 1000, "RCVHWM"),
+            (opt::LINGER, -1, "LINGER"),
+            (opt::RCVTIMEO, -1, "RCVTIMEO"),
+            (opt::SNDTIMEO, -1, "SNDTIMEO"),
+            (opt::RECONNECT_IVL, 100, "RECONNECT_IVL"),
+            (opt::RECONNECT_IVL_MAX, 0, "RECONNECT_IVL_MAX"),
+            (opt::HANDSHAKE_IVL, 30000, "HANDSHAKE_IVL"),
+            (opt::BACKLOG, 100, "BACKLOG"),
+            (opt::MAXMSGSIZE, -1, "MAXMSGSIZE"),
+            (opt::RCVMORE, 0, "RCVMORE"),
+            (opt::IMMEDIATE, 0, "IMMEDIATE"),
+            (opt::SNDBUF, -1, "SNDBUF"),
+            (opt::RCVBUF, -1, "RCVBUF"),
+            (opt::TCP_KEEPALIVE, -1, "TCP_KEEPALIVE"),
+            (opt::TCP_KEEPALIVE_CNT, -1, "TCP_KEEPALIVE_CNT"),
+            (opt::TCP_KEEPALIVE_IDLE, -1, "TCP_KEEPALIVE_IDLE"),
+            (opt::TCP_KEEPALIVE_INTVL, -1, "TCP_KEEPALIVE_INTVL"),
+            (opt::HEARTBEAT_IVL, 0, "HEARTBEAT_IVL"),
+            (opt::HEARTBEAT_TTL, 0, "HEARTBEAT_TTL"),
+            (opt::HEARTBEAT_TIMEOUT, -1, "HEARTBEAT_TIMEOUT"),
+            (opt::CONNECT_TIMEOUT, 0, "CONNECT_TIMEOUT"),
+            (opt::IPV6, 0, "IPV6"),
+            (opt::TOS, 0, "TOS"),
+            (opt::AFFINITY, 0, "AFFINITY"),
+            (opt::RATE, 100, "RATE"),
+            (opt::RECOVERY_IVL, 10000, "RECOVERY_IVL"),
+            (opt::MULTICAST_HOPS, 1, "MULTICAST_HOPS"),
+            (opt::TCP_MAXRT, 0, "TCP_MAXRT"),
+            (opt::MECHANISM, 0, "MECHANISM"),
+            (opt::THREAD_SAFE, 0, "THREAD_SAFE"),
+            (opt::PLAIN_SERVER, 0, "PLAIN_SERVER"),
+            (opt::CURVE_SERVER, 0, "CURVE_SERVER"),
+        ];
+        for (o, want, name) in expect {
+            assert_eq!(int(o), want, "{kind:?} default {name}");
+        }
+        assert_eq!(int(opt::TYPE), kind.as_raw() as i64, "TYPE");
+        assert_eq!(s.get_option_bytes(opt::LAST_ENDPOINT).unwrap(), b"", "LAST_ENDPOINT before bind");
+        assert_eq!(s.last_endpoint().unwrap(), "");
+        assert_eq!(s.get_option_bytes(opt::ROUTING_ID).unwrap(), b"", "ROUTING_ID default");
+        // EVENTS and FD are readable.
+        let _ = int(opt::EVENTS);
+        assert!(int(opt::FD) >= 0);
+        assert_eq!(int(opt::FD), s.fd().unwrap() as i64);
+    }
+}
+
+#[test]
+fn type_values_are_libzmqs() {
+    let _g = guard();
+    let ctx = Context::new();
+    for (kind, raw) in ALL_TYPES.iter().zip([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]) {
+        let s = ctx.socket(*kind).unwrap();
+        assert_eq!(s.get_option_int(opt::TYPE).unwrap(), raw, "{kind:?}");
+        assert_eq!(s.socket_type(), *kind);
+    }
+}
+
+#[test]
+fn int_options_round_trip() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = ctx.socket(SocketType::Dealer).unwrap();
+    let cases: &[(i32, &[i64], &str)] = &[
+        (opt::SNDHWM, &[0, 1, 5000], "SNDHWM"),
+        (opt::RCVHWM, &[0, 1, 5000], "RCVHWM"),
+        (opt::LINGER, &[-1, 0, 1234], "LINGER"),
+        (opt::SNDTIMEO, &[-1, 0, 250], "SNDTIMEO"),
+        (opt::RCVTIMEO, &[-1, 0, 250], "RCVTIMEO"),
+        (opt::IMMEDIATE, &[1, 0], "IMMEDIATE"),
+        (opt::RECONNECT_IVL, &[-1, 0, 500], "RECONNECT_IVL"),
+        (opt::RECONNECT_IVL_MAX, &[0, 10000], "RECONNECT_IVL_MAX"),
+        (opt::CONNECT_TIMEOUT, &[0, 777], "CONNECT_TIMEOUT"),
+        (opt::HANDSHAKE_IVL, &[0, 200, 30000], "HANDSHAKE_IVL"),
+        (opt::HEARTBEAT_IVL, &[0, 100], "HEARTBEAT_IVL"),
+        (opt::HEARTBEAT_TTL, &[0, 100, 2000], "HEARTBEAT_TTL"),
+        (opt::HEARTBEAT_TIMEOUT, &[300, 5000], "HEARTBEAT_TIMEOUT"),
+        (opt::MAXMSGSIZE, &[-1, 0, 1000, 1 << 40], "MAXMSGSIZE"),
+        (opt::TCP_KEEPALIVE, &[-1, 0, 1], "TCP_KEEPALIVE"),
+        (opt::TCP_KEEPALIVE_CNT, &[-1, 5], "TCP_KEEPALIVE_CNT"),
+        (opt::TCP_KEEPALIVE_IDLE, &[-1, 60], "TCP_KEEPALIVE_IDLE"),
+        (opt::TCP_KEEPALIVE_INTVL, &[-1, 10], "TCP_KEEPALIVE_INTVL"),
+        (opt::SNDBUF, &[-1, 0, 65536], "SNDBUF"),
+        (opt::RCVBUF, &[-1, 0, 65536], "RCVBUF"),
+        (opt::BACKLOG, &[0, 10, 1000], "BACKLOG"),
+        (opt::IPV6, &[1, 0], "IPV6"),
+        (opt::TOS, &[0, 0x28], "TOS"),
+        (opt::AFFINITY, &[0, 3], "AFFINITY"),
+        (opt::RATE, &[1, 1000], "RATE"),
+        (opt::RECOVERY_IVL, &[0, 20000], "RECOVERY_IVL"),
+        (opt::MULTICAST_HOPS, &[1, 16], "MULTICAST_HOPS"),
+        (opt::TCP_MAXRT, &[0, 1000], "TCP_MAXRT"),
+        (opt::CONFLATE, &[1, 0], "CONFLATE"),
+    ];
+    for (o, values, name) in cases {
+        for &v in *values {
+            s.set_option_int(*o, v).unwrap_or_else(|e| panic!("set {name}={v}: {e:?}"));
+            assert_eq!(s.get_option_int(*o).unwrap_or_else(|e| panic!("get {name}: {e:?}")), v, "{name} round trip");
+        }
+    }
+}
+
+#[test]
+fn int_options_via_bytes_are_native_ints() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = ctx.socket(SocketType::Push).unwrap();
+    s.set_option_bytes(opt::SNDHWM, &77i32.to_ne_bytes()).unwrap();
+    assert_eq!(s.get_option_int(opt::SNDHWM).unwrap(), 77);
+    assert_eq!(s.get_option_bytes(opt::SNDHWM).unwrap(), 77i32.to_ne_bytes());
+    s.set_option_bytes(opt::MAXMSGSIZE, &4096i64.to_ne_bytes()).unwrap();
+    assert_eq!(s.get_option_bytes(opt::MAXMSGSIZE).unwrap(), 4096i64.to_ne_bytes());
+    assert_eq!(s.get_option(opt::MAXMSGSIZE).unwrap(), OptionValue::Int(4096));
+    // Wrong sizes.
+    assert_errno(s.set_option_bytes(opt::SNDHWM, &[1, 2, 3]), errno::EINVAL);
+    assert_errno(s.set_option_bytes(opt::MAXMSGSIZE, &4096i32.to_ne_bytes()), errno::EINVAL);
+    assert_errno(s.set_option_bytes(opt::LINGER, &[]), errno::EINVAL);
+}
+
+#[test]
+fn bytes_options_round_trip() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = ctx.socket(SocketType::Dealer).unwrap();
+    s.set_option_bytes(opt::ROUTING_ID, b"my-id").unwrap();
+    assert_eq!(s.get_option_bytes(opt::ROUTING_ID).unwrap(), b"my-id");
+    let max = vec![b'x'; 255];
+    s.set_option_bytes(opt::ROUTING_ID, &max).unwrap();
+    assert_eq!(s.get_option_bytes(opt::ROUTING_ID).unwrap(), max);
+    s.set_option_bytes(opt::ZAP_DOMAIN, b"global").unwrap();
+    assert_eq!(s.get_option_bytes(opt::ZAP_DOMAIN).unwrap(), b"global");
+}
+
+#[test]
+fn bad_values_einval() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = ctx.socket(SocketType::Dealer).unwrap();
+    let bad: &[(i32, i64, &str)] = &[
+        (opt::SNDHWM, -1, "SNDHWM"),
+        (opt::RCVHWM, -1, "RCVHWM"),
+        (opt::LINGER, -2, "LINGER"),
+        (opt::RCVTIMEO, -2, "RCVTIMEO"),
+        (opt::SNDTIMEO, -5, "SNDTIMEO"),
+        (opt::IMMEDIATE, 2, "IMMEDIATE"),
+        (opt::IPV6, 7, "IPV6"),
+        (opt::RECONNECT_IVL, -2, "RECONNECT_IVL"),
+        (opt::RECONNECT_IVL_MAX, -1, "RECONNECT_IVL_MAX"),
+        (opt::HANDSHAKE_IVL, -1, "HANDSHAKE_IVL"),
+        (opt::HEARTBEAT_IVL, -1, "HEARTBEAT_IVL"),
+        (opt::HEARTBEAT_TTL, -1, "HEARTBEAT_TTL"),
+        (opt::HEARTBEAT_TTL, 6_553_600, "HEARTBEAT_TTL too large"),
+        (opt::TCP_KEEPALIVE, 2, "TCP_KEEPALIVE"),
+        (opt::BACKLOG, -1, "BACKLOG"),
+        (opt::SNDHWM, 1 << 40, "SNDHWM out of i32 range"),
+    ];
+    for (o, v, name) in bad {
+        assert_errno(s.set_option_int(*o, *v), errno::EINVAL);
+        let _ = name;
+    }
+    // Values are unchanged after a rejected set.
+    assert_eq!(s.get_option_int(opt::SNDHWM).unwrap(), 1000);
+    assert_eq!(s.get_option_int(opt::LINGER).unwrap(), -1);
+    // ROUTING_ID: 1..=255 bytes.
+    assert_errno(s.set_option_bytes(opt::ROUTING_ID, b""), errno::EINVAL);
+    assert_errno(s.set_option_bytes(opt::ROUTING_ID, &[b'x'; 256]), errno::EINVAL);
+    // Byte option given as int, int option given as bytes of the wrong size.
+    assert_errno(s.set_option_int(opt::ROUTING_ID, 5), errno::EINVAL);
+}
+
+#[test]
+fn unknown_and_read_only_options_einval() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = ctx.socket(SocketType::Pair).unwrap();
+    assert_errno(s.set_option_int(9999, 1), errno::EINVAL);
+    assert_errno(s.get_option_int(9999), errno::EINVAL);
+    assert_errno(s.set_option_int(-1, 1), errno::EINVAL);
+    for ro in [opt::TYPE, opt::RCVMORE, opt::EVENTS, opt::FD, opt::MECHANISM, opt::THREAD_SAFE] {
+        assert_errno(s.set_option_int(ro, 1), errno::EINVAL);
+    }
+    assert_errno(s.set_option_bytes(opt::LAST_ENDPOINT, b"tcp://x:1"), errno::EINVAL);
+}
+
+#[test]
+fn per_type_options() {
+    let _g = guard();
+    let ctx = Context::new();
+    // Accepted on the right type.
+    let sub = ctx.socket(SocketType::Sub).unwrap();
+    sub.set_option_bytes(opt::SUBSCRIBE, b"a").unwrap();
+    sub.set_option_bytes(opt::SUBSCRIBE, b"").unwrap();
+    sub.set_option_bytes(opt::UNSUBSCRIBE, b"a").unwrap();
+    let xpub = ctx.socket(SocketType::XPub).unwrap();
+    xpub.set_option_int(opt::XPUB_VERBOSE, 1).unwrap();
+    let router = ctx.socket(SocketType::Router).unwrap();
+    router.set_option_int(opt::ROUTER_MANDATORY, 1).unwrap();
+    router.set_option_int(opt::ROUTER_HANDOVER, 1).unwrap();
+    let req = ctx.socket(SocketType::Req).unwrap();
+    req.set_option_int(opt::REQ_RELAXED, 1).unwrap();
+    req.set_option_int(opt::REQ_CORRELATE, 1).unwrap();
+    // Rejected on the wrong type (libzmq: EINVAL).
+    let push = ctx.socket(SocketType::Push).unwrap();
+    assert_errno(push.set_option_bytes(opt::SUBSCRIBE, b"a"), errno::EINVAL);
+    assert_errno(push.set_option_int(opt::XPUB_VERBOSE, 1), errno::EINVAL);
+    assert_errno(push.set_option_int(opt::ROUTER_MANDATORY, 1), errno::EINVAL);
+    assert_errno(push.set_option_int(opt::REQ_RELAXED, 1), errno::EINVAL);
+    let rep = ctx.socket(SocketType::Rep).unwrap();
+    assert_errno(rep.set_option_int(opt::REQ_CORRELATE, 1), errno::EINVAL);
+    let dealer = ctx.socket(SocketType::Dealer).unwrap();
+    assert_errno(dealer.set_option_int(opt::ROUTER_MANDATORY, 1), errno::EINVAL);
+}
+
+#[test]
+fn malformed_endpoints_einval() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = ctx.socket(SocketType::Pull).unwrap();
+    s.set_option_int(opt::LINGER, 0).unwrap();
+    for ep in ["tcp://", "tcp://127.0.0.1", "tcp://127.0.0.1:notaport", "nonsense", "", "tcp://127.0.0.1:99999", "inproc://", "tcp://:5555"] {
+        assert_errno(s.bind(ep), errno::EINVAL);
+        assert_errno(s.connect(ep), errno::EINVAL);
+    }
+}
+
+#[test]
+fn unknown_transport_eprotonosupport() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = ctx.socket(SocketType::Push).unwrap();
+    s.set_option_int(opt::LINGER, 0).unwrap();
+    for ep in ["udp://x:1", "foo://x", "pgm://eth0;239.1.1.1:5555"] {
+        assert_errno(s.bind(ep), errno::EPROTONOSUPPORT);
+        assert_errno(s.connect(ep), errno::EPROTONOSUPPORT);
+    }
+}
+
+#[test]
+fn tcp_port_in_use() {
+    let _g = guard();
+    let ctx = Context::new();
+    let a = sock(&ctx, SocketType::Pull);
+    let b = sock(&ctx, SocketType::Pull);
+    let ep = bind_fresh(Transport::Tcp, &a);
+    assert_errno(b.bind(&ep), errno::EADDRINUSE);
+    assert_errno(a.bind(&ep), errno::EADDRINUSE);
+    // inproc names too.
+    let name = inproc_endpoint();
+    a.bind(&name).unwrap();
+    assert_errno(b.bind(&name), errno::EADDRINUSE);
+}
+
+#[test]
+fn unbind_disconnect_unknown_endpoint() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = sock(&ctx, SocketType::Pull);
+    assert_errno(s.unbind("tcp://127.0.0.1:5999"), errno::ENOENT);
+    assert_errno(s.disconnect("tcp://127.0.0.1:5999"), errno::ENOENT);
+    assert_errno(s.unbind("inproc://nope"), errno::ENOENT);
+    let ep = bind_fresh(Transport::Tcp, &s);
+    // A bound endpoint is not "connected", and vice versa.
+    assert_errno(s.disconnect(&ep), errno::ENOENT);
+    s.unbind(&ep).unwrap();
+    assert_errno(s.unbind(&ep), errno::ENOENT);
+}
+
+#[test]
+fn last_endpoint_resolves_ephemeral_port() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = sock(&ctx, SocketType::Pull);
+    s.bind("tcp://127.0.0.1:*").unwrap();
+    let ep = s.last_endpoint().unwrap();
+    assert!(ep.starts_with("tcp://127.0.0.1:"), "{ep}");
+    let port = tcp_port(&ep);
+    assert_ne!(port, 0);
+    assert_eq!(s.get_option_bytes(opt::LAST_ENDPOINT).unwrap(), ep.as_bytes());
+    // The port is really in use.
+    assert!(std::net::TcpListener::bind(("127.0.0.1", port)).is_err());
+    // Port 0 works like *.
+    let s2 = sock(&ctx, SocketType::Pull);
+    s2.bind("tcp://127.0.0.1:0").unwrap();
+    assert_ne!(tcp_port(&s2.last_endpoint().unwrap()), 0);
+    // Wildcard host.
+    let s3 = sock(&ctx, SocketType::Pull);
+    s3.bind("tcp://*:*").unwrap();
+    let e3 = s3.last_endpoint().unwrap();
+    assert!(e3.starts_with("tcp://0.0.0.0:"), "{e3}");
+    // ipc and inproc report what was given.
+    let s4 = sock(&ctx, SocketType::Pull);
+    let ipc = ipc_path_endpoint();
+    s4.bind(&ipc).unwrap();
+    assert_eq!(s4.last_endpoint().unwrap(), ipc);
+    let ab = ipc_abstract_endpoint();
+    s4.bind(&ab).unwrap();
+    assert_eq!(s4.last_endpoint().unwrap(), ab);
+    // Unbind by the resolved name frees the port.
+    s.unbind(&ep).unwrap();
+    let s5 = sock(&ctx, SocketType::Pull);
+    assert!(eventually(BOUND, || s5.bind(&ep).is_ok()), "port freed by unbind");
+    // connect also records LAST_ENDPOINT.
+    let c = sock(&ctx, SocketType::Push);
+    c.connect(&ep).unwrap();
+    assert_eq!(c.last_endpoint().unwrap(), ep);
+}
+
+#[test]
+fn ipc_wildcard_bind() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    pull.bind("ipc://*").unwrap();
+    let ep = pull.last_endpoint().unwrap();
+    assert!(ep.starts_with("ipc://") && ep != "ipc://*", "{ep}");
+    let push = sock(&ctx, SocketType::Push);
+    push.connect(&ep).unwrap();
+    send(&push, b"via wildcard ipc");
+    assert_eq!(recv(&pull), b"via wildcard ipc");
+}
+
+#[test]
+fn tcp_ipv6_loopback() {
+    let _g = guard();
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("skipping: no ::1 on this machine");
+        return;
+    }
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    pull.set_option_int(opt::IPV6, 1).unwrap();
+    pull.bind("tcp://[::1]:*").unwrap();
+    let ep = pull.last_endpoint().unwrap();
+    assert!(ep.starts_with("tcp://[::1]:"), "{ep}");
+    let push = sock(&ctx, SocketType::Push);
+    push.set_option_int(opt::IPV6, 1).unwrap();
+    push.connect(&ep).unwrap();
+    send(&push, b"over ipv6");
+    assert_eq!(recv(&pull), b"over ipv6");
+}
+
+#[test]
+fn tcp_hostname_localhost() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    let ep = bind_fresh(Transport::Tcp, &pull);
+    let push = sock(&ctx, SocketType::Push);
+    push.connect(&format!("tcp://localhost:{}", tcp_port(&ep))).unwrap();
+    send(&push, b"by name");
+    assert_eq!(recv(&pull), b"by name");
+}
+
+#[test]
+fn context_options() {
+    let _g = guard();
+    let ctx = Context::new();
+    assert_eq!(ctx.get(oxmq::ctxopt::IO_THREADS).unwrap(), 1);
+    assert_eq!(ctx.get(oxmq::ctxopt::MAX_SOCKETS).unwrap(), 1023);
+    assert_eq!(ctx.get(oxmq::ctxopt::IPV6).unwrap(), 0);
+    assert_eq!(ctx.get(oxmq::ctxopt::BLOCKY).unwrap(), 1);
+    ctx.set(oxmq::ctxopt::MAX_SOCKETS, 2).unwrap();
+    let _a = ctx.socket(SocketType::Pair).unwrap();
+    let _b = ctx.socket(SocketType::Pair).unwrap();
+    assert_errno(ctx.socket(SocketType::Pair).map(|_| ()), errno::EMFILE);
+    assert_errno(ctx.set(12345, 1), errno::EINVAL);
+    assert_errno(ctx.get(12345), errno::EINVAL);
+    // BLOCKY=0 makes new sockets default to LINGER 0.
+    let ctx2 = Context::new();
+    ctx2.set(oxmq::ctxopt::BLOCKY, 0).unwrap();
+    let s = ctx2.socket(SocketType::Push).unwrap();
+    assert_eq!(s.get_option_int(opt::LINGER).unwrap(), 0);
+    // IPV6 on the context becomes the socket default.
+    ctx2.set(oxmq::ctxopt::IPV6, 1).unwrap();
+    let s6 = ctx2.socket(SocketType::Push).unwrap();
+    assert_eq!(s6.get_option_int(opt::IPV6).unwrap(), 1);
+}
+
+#[test]
+fn maxmsgsize_drops_oversized_from_oxmq_peer() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    pull.set_option_int(opt::MAXMSGSIZE, 1000).unwrap();
+    let ep = bind_fresh(Transport::Tcp, &pull);
+    let push = sock(&ctx, SocketType::Push);
+    push.connect(&ep).unwrap();
+    send(&push, &[1u8; 1000]);
+    assert_eq!(recv(&pull).len(), 1000, "exactly MAXMSGSIZE is allowed");
+    send(&push, &[2u8; 2000]);
+    // The oversized message never arrives (the connection is dropped); later ones
+    // arrive after the reconnect.
+    let deadline = std::time::Instant::now() + BOUND;
+    loop {
+        assert!(std::time::Instant::now() < deadline, "no message after the oversized one");
+        let _ = push.send("small", oxmq::DONTWAIT);
+        let mut items = [oxmq::PollItem::from_socket(&pull, oxmq::POLLIN)];
+        if oxmq::poll(&mut items, 50).unwrap() > 0 {
+            let m = recv(&pull);
+            assert_ne!(m.len(), 2000, "oversized message was delivered");
+            if m == b"small" {
+                break;
+            }
+        }
+    }
+}
