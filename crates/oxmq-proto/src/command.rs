@@ -36,9 +36,7 @@ impl Command {
     /// Parses a COMMAND frame body. Names are compared case-sensitively,
     /// as libzmq does.
     pub fn parse(body: &Bytes) -> Result<Command, ProtocolError> {
-        let malformed = |name: &[u8]| ProtocolError::MalformedCommand {
-            name: name.to_vec(),
-        };
+        let malformed = |name: &[u8]| ProtocolError::MalformedCommand { name: name.to_vec() };
         let name_len = usize::from(*body.first().ok_or_else(|| malformed(b""))?);
         let name = body.get(1..1 + name_len).ok_or_else(|| malformed(b""))?;
         let data = body.slice(1 + name_len..);
@@ -48,29 +46,18 @@ impl Command {
                 let reason_len = usize::from(*data.first().ok_or_else(|| malformed(name))?);
                 // libzmq ignores octets after the reason; so do we.
                 let reason = data.get(1..1 + reason_len).ok_or_else(|| malformed(name))?;
-                Command::Error {
-                    reason: reason.to_vec(),
-                }
+                Command::Error { reason: reason.to_vec() }
             }
             b"SUBSCRIBE" => Command::Subscribe(data),
             b"CANCEL" => Command::Cancel(data),
             b"PING" => {
-                let ttl: [u8; 2] = data
-                    .get(..2)
-                    .and_then(|s| s.try_into().ok())
-                    .ok_or_else(|| malformed(name))?;
+                let ttl: [u8; 2] = data.get(..2).and_then(|s| s.try_into().ok()).ok_or_else(|| malformed(name))?;
                 // Contexts over 16 octets are kept; pong_for truncates, as
                 // libzmq does, rather than dropping the connection.
-                Command::Ping {
-                    ttl_deciseconds: u16::from_be_bytes(ttl),
-                    context: data.slice(2..),
-                }
+                Command::Ping { ttl_deciseconds: u16::from_be_bytes(ttl), context: data.slice(2..) }
             }
             b"PONG" => Command::Pong { context: data },
-            _ => Command::Unknown {
-                name: name.to_vec(),
-                data,
-            },
+            _ => Command::Unknown { name: name.to_vec(), data },
         })
     }
 
@@ -107,10 +94,7 @@ impl Command {
                 out.extend_from_slice(reason);
             }
             Command::Subscribe(d) | Command::Cancel(d) => out.extend_from_slice(d),
-            Command::Ping {
-                ttl_deciseconds,
-                context,
-            } => {
+            Command::Ping { ttl_deciseconds, context } => {
                 out.extend_from_slice(&ttl_deciseconds.to_be_bytes());
                 out.extend_from_slice(context);
             }
@@ -144,9 +128,7 @@ impl Command {
     /// The PONG answering a PING with `ping_context`: the context echoed
     /// back, truncated to 16 octets as libzmq does.
     pub fn pong_for(ping_context: &Bytes) -> Command {
-        Command::Pong {
-            context: ping_context.slice(..ping_context.len().min(MAX_PING_CONTEXT)),
-        }
+        Command::Pong { context: ping_context.slice(..ping_context.len().min(MAX_PING_CONTEXT)) }
     }
 }
 
@@ -191,20 +173,14 @@ impl Metadata {
     /// First property whose name matches, ignoring ASCII case (RFC 23 says
     /// names are case-insensitive).
     pub fn get(&self, name: &str) -> Option<&[u8]> {
-        self.props
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_slice())
+        self.props.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_slice())
     }
 
     /// First property whose name matches exactly. libzmq recognises
     /// `Socket-Type` and `Identity` only in their canonical spelling; use
     /// this to behave the same.
     pub fn get_exact(&self, name: &str) -> Option<&[u8]> {
-        self.props
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_slice())
+        self.props.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
@@ -220,10 +196,7 @@ impl Metadata {
     }
 
     pub fn encoded_len(&self) -> usize {
-        self.props
-            .iter()
-            .map(|(n, v)| 1 + n.len() + 4 + v.len())
-            .sum()
+        self.props.iter().map(|(n, v)| 1 + n.len() + 4 + v.len()).sum()
     }
 
     pub fn encode(&self, out: &mut Vec<u8>) {

@@ -84,12 +84,8 @@ impl ProtocolError {
                 b"MESSAGE" => ZMTP_MALFORMED_COMMAND_MESSAGE,
                 _ => ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
             },
-            ProtocolError::MalformedMetadata { .. } | ProtocolError::MissingSocketType => {
-                ZMTP_INVALID_METADATA
-            }
-            ProtocolError::UnexpectedCommand { .. } | ProtocolError::UnexpectedMessage => {
-                ZMTP_UNEXPECTED_COMMAND
-            }
+            ProtocolError::MalformedMetadata { .. } | ProtocolError::MissingSocketType => ZMTP_INVALID_METADATA,
+            ProtocolError::UnexpectedCommand { .. } | ProtocolError::UnexpectedMessage => ZMTP_UNEXPECTED_COMMAND,
             _ => ZMTP_UNSPECIFIED,
         }
     }
@@ -108,10 +104,7 @@ impl fmt::Display for ProtocolError {
             ProtocolError::CommandWithMore => f.write_str("command frame has the MORE flag"),
             ProtocolError::FrameTooLong { size } => write!(f, "frame size {size} is out of range"),
             ProtocolError::MessageTooLarge { size, max } => {
-                write!(
-                    f,
-                    "frame of {size} bytes exceeds the maximum message size {max}"
-                )
+                write!(f, "frame of {size} bytes exceeds the maximum message size {max}")
             }
             ProtocolError::MalformedCommand { name } => {
                 write!(f, "malformed command {:?}", String::from_utf8_lossy(name))
@@ -122,9 +115,7 @@ impl fmt::Display for ProtocolError {
             ProtocolError::UnexpectedCommand { name } => {
                 write!(f, "unexpected command {:?}", String::from_utf8_lossy(name))
             }
-            ProtocolError::UnexpectedMessage => {
-                f.write_str("message frame received before the handshake completed")
-            }
+            ProtocolError::UnexpectedMessage => f.write_str("message frame received before the handshake completed"),
             ProtocolError::MissingSocketType => f.write_str("READY has no Socket-Type property"),
         }
     }
@@ -146,10 +137,7 @@ pub enum HandshakeError {
     /// with trailing NULs stripped.
     MechanismMismatch { ours: Vec<u8>, theirs: Vec<u8> },
     /// The peer's socket type cannot talk to ours (RFC 37 table).
-    IncompatibleSocketType {
-        ours: SocketType,
-        theirs: SocketType,
-    },
+    IncompatibleSocketType { ours: SocketType, theirs: SocketType },
     /// The peer's Socket-Type is not one we know (e.g. a draft type such as
     /// `CLIENT`); libzmq treats this as incompatible too.
     UnknownSocketType { ours: SocketType, theirs: Vec<u8> },
@@ -187,9 +175,7 @@ impl From<ProtocolError> for HandshakeError {
     fn from(e: ProtocolError) -> Self {
         match e {
             // One variant for one fault, whichever layer noticed it.
-            ProtocolError::UnsupportedVersion { major } => {
-                HandshakeError::UnsupportedVersion { major }
-            }
+            ProtocolError::UnsupportedVersion { major } => HandshakeError::UnsupportedVersion { major },
             e => HandshakeError::Protocol(e),
         }
     }
@@ -208,12 +194,9 @@ impl fmt::Display for HandshakeError {
                 String::from_utf8_lossy(ours),
                 String::from_utf8_lossy(theirs)
             ),
-            HandshakeError::IncompatibleSocketType { ours, theirs } => write!(
-                f,
-                "socket type {} cannot connect to {}",
-                ours.wire_name(),
-                theirs.wire_name()
-            ),
+            HandshakeError::IncompatibleSocketType { ours, theirs } => {
+                write!(f, "socket type {} cannot connect to {}", ours.wire_name(), theirs.wire_name())
+            }
             HandshakeError::UnknownSocketType { ours, theirs } => write!(
                 f,
                 "socket type {} cannot connect to unknown type {:?}",
@@ -252,10 +235,7 @@ impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UsageError::BadPropertyNameLength { len } => {
-                write!(
-                    f,
-                    "metadata property name of {len} octets (must be 1..=255)"
-                )
+                write!(f, "metadata property name of {len} octets (must be 1..=255)")
             }
             UsageError::PropertyValueTooLong { len } => {
                 write!(f, "metadata property value of {len} octets (max 2^31-1)")

@@ -98,11 +98,7 @@ impl FrameDecoder {
         }
         buf.advance(header_len);
         let body = buf.split_to(body_len).freeze();
-        Ok(Some(Frame {
-            more: flags & FLAG_MORE != 0,
-            command: flags & FLAG_COMMAND != 0,
-            body,
-        }))
+        Ok(Some(Frame { more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0, body }))
     }
 
     /// Total length (header + body) of the frame at the front of `buf`, once

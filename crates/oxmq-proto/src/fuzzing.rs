@@ -26,10 +26,7 @@ pub fn decode(data: &[u8]) {
                             // Re-encoding what we parsed must parse again.
                             let mut re = BytesMut::from(&out[..]);
                             let again = FrameDecoder::new(None).decode(&mut re);
-                            assert!(
-                                matches!(again, Ok(Some(_))),
-                                "re-encoded command must decode"
-                            );
+                            assert!(matches!(again, Ok(Some(_))), "re-encoded command must decode");
                         }
                     }
                 }
@@ -56,11 +53,7 @@ pub fn handshake(data: &[u8]) {
     let mut out = Vec::new();
     hs.poll_transmit(&mut out);
     let input = &data[2..];
-    let chunk = if chunk == 0 {
-        input.len().max(1)
-    } else {
-        usize::from(chunk)
-    };
+    let chunk = if chunk == 0 { input.len().max(1) } else { usize::from(chunk) };
     let mut buf = BytesMut::new();
     for part in input.chunks(chunk) {
         buf.extend_from_slice(part);

@@ -29,12 +29,7 @@ impl Greeting {
         }
         let mut field = [0u8; 20];
         field[..name.len()].copy_from_slice(name);
-        Ok(Greeting {
-            major: 3,
-            minor: 1,
-            mechanism: field,
-            as_server,
-        })
+        Ok(Greeting { major: 3, minor: 1, mechanism: field, as_server })
     }
 
     pub fn encode(&self) -> [u8; GREETING_LEN] {
@@ -70,11 +65,7 @@ impl Greeting {
 
     /// The mechanism name up to the first NUL.
     pub fn mechanism_name(&self) -> &[u8] {
-        let end = self
-            .mechanism
-            .iter()
-            .position(|&b| b == 0)
-            .unwrap_or(self.mechanism.len());
+        let end = self.mechanism.iter().position(|&b| b == 0).unwrap_or(self.mechanism.len());
         &self.mechanism[..end]
     }
 
@@ -105,9 +96,7 @@ pub(crate) fn check_prefix(prefix: &[u8]) -> Result<(), ProtocolError> {
     if let Some(&v) = prefix.get(SIGNATURE_LEN) {
         if v < 3 {
             // libzmq: revision 0 is ZMTP/1.0, 1 is ZMTP/2.0.
-            return Err(ProtocolError::UnsupportedVersion {
-                major: if v == 0 { 1 } else { 2 },
-            });
+            return Err(ProtocolError::UnsupportedVersion { major: if v == 0 { 1 } else { 2 } });
         }
     }
     Ok(())

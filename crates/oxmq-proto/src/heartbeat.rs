@@ -50,16 +50,9 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
 impl Heartbeat {
     /// `ttl` is what we tell the peer in our PINGs; `timeout` defaults to
     /// `ivl`. Zero durations mean "off", as in libzmq.
-    pub fn new(
-        ivl: Option<Duration>,
-        ttl: Option<Duration>,
-        timeout: Option<Duration>,
-        now: Instant,
-    ) -> Self {
+    pub fn new(ivl: Option<Duration>, ttl: Option<Duration>, timeout: Option<Duration>, now: Instant) -> Self {
         let ivl = nonzero(ivl);
-        let ttl_deciseconds = nonzero(ttl).map_or(0, |t| {
-            u16::try_from(t.as_millis() / 100).unwrap_or(u16::MAX)
-        });
+        let ttl_deciseconds = nonzero(ttl).map_or(0, |t| u16::try_from(t.as_millis() / 100).unwrap_or(u16::MAX));
         Heartbeat {
             ivl,
             timeout: nonzero(timeout).or(ivl),
@@ -91,10 +84,7 @@ impl Heartbeat {
     }
 
     pub fn next_deadline(&self) -> Option<Instant> {
-        [self.next_ping, self.timeout_at, self.ttl_at]
-            .into_iter()
-            .flatten()
-            .min()
+        [self.next_ping, self.timeout_at, self.ttl_at].into_iter().flatten().min()
     }
 
     pub fn handle_timeout(&mut self, now: Instant) -> HeartbeatAction {

@@ -22,8 +22,7 @@ pub mod fuzzing;
 pub use command::{Command, Metadata};
 pub use error::{HandshakeError, ProtocolError, UsageError};
 pub use frame::{
-    encode_frame, encode_frame_header, frame_header_len, Frame, FrameDecoder, FLAG_COMMAND,
-    FLAG_LONG, FLAG_MORE,
+    encode_frame, encode_frame_header, frame_header_len, Frame, FrameDecoder, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
 };
 pub use greeting::{Greeting, GREETING_LEN};
 pub use handshake::{Handshake, HandshakeConfig, MechanismConfig, PeerInfo};

@@ -36,9 +36,7 @@ impl SocketType {
 
     /// From libzmq's numeric constant (`ZMQ_PAIR` = 0 .. `ZMQ_XSUB` = 10).
     pub fn from_raw(v: i32) -> Option<SocketType> {
-        usize::try_from(v)
-            .ok()
-            .and_then(|i| Self::ALL.get(i).copied())
+        usize::try_from(v).ok().and_then(|i| Self::ALL.get(i).copied())
     }
 
     pub fn as_raw(self) -> i32 {
@@ -65,9 +63,7 @@ impl SocketType {
     /// Exact, case-sensitive match: libzmq compares with `memcmp`, so a
     /// peer sending `dealer` is not a DEALER to libzmq either.
     pub fn from_wire_name(name: &[u8]) -> Option<SocketType> {
-        Self::ALL
-            .into_iter()
-            .find(|t| t.wire_name().as_bytes() == name)
+        Self::ALL.into_iter().find(|t| t.wire_name().as_bytes() == name)
     }
 
     /// Whether a socket of type `self` may talk to a peer of type `peer`
@@ -90,9 +86,6 @@ impl SocketType {
     /// libzmq puts an `Identity` property in READY only from these types
     /// (`mechanism_t::add_basic_properties`), even when it is empty.
     pub fn sends_identity(self) -> bool {
-        matches!(
-            self,
-            SocketType::Req | SocketType::Dealer | SocketType::Router
-        )
+        matches!(self, SocketType::Req | SocketType::Dealer | SocketType::Router)
     }
 }

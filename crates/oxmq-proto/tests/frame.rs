@@ -1,9 +1,7 @@
 //! ZMTP 3.x framing: header forms, flags, limits, streaming.
 
 use bytes::BytesMut;
-use oxmq_proto::{
-    encode_frame, encode_frame_header, frame_header_len, FrameDecoder, ProtocolError,
-};
+use oxmq_proto::{encode_frame, encode_frame_header, frame_header_len, FrameDecoder, ProtocolError};
 
 fn decode_all(bytes: &[u8]) -> (Vec<oxmq_proto::Frame>, BytesMut) {
     let mut buf = BytesMut::from(bytes);
@@ -97,10 +95,7 @@ fn accepts_long_form_for_small_sizes() {
 fn rejects_reserved_flag_bits() {
     for flags in [0x08u8, 0x10, 0x20, 0x40, 0x80, 0xF8] {
         let mut buf = BytesMut::from(&[flags, 0][..]);
-        assert_eq!(
-            FrameDecoder::new(None).decode(&mut buf),
-            Err(ProtocolError::ReservedFlagBits { flags })
-        );
+        assert_eq!(FrameDecoder::new(None).decode(&mut buf), Err(ProtocolError::ReservedFlagBits { flags }));
     }
 }
 
@@ -113,19 +108,13 @@ fn rejects_reserved_flag_bits_before_size_arrives() {
 #[test]
 fn rejects_command_with_more() {
     let mut buf = BytesMut::from(&[0x05, 0][..]);
-    assert_eq!(
-        FrameDecoder::new(None).decode(&mut buf),
-        Err(ProtocolError::CommandWithMore)
-    );
+    assert_eq!(FrameDecoder::new(None).decode(&mut buf), Err(ProtocolError::CommandWithMore));
 }
 
 #[test]
 fn rejects_long_size_with_top_bit_set() {
     let mut buf = BytesMut::from(&[0x02, 0x80, 0, 0, 0, 0, 0, 0, 0][..]);
-    assert_eq!(
-        FrameDecoder::new(None).decode(&mut buf),
-        Err(ProtocolError::FrameTooLong { size: 1 << 63 })
-    );
+    assert_eq!(FrameDecoder::new(None).decode(&mut buf), Err(ProtocolError::FrameTooLong { size: 1 << 63 }));
 }
 
 #[test]
@@ -135,15 +124,9 @@ fn rejects_frame_over_max_msg_size_before_body_arrives() {
     assert!(dec.decode(&mut ok).unwrap().is_some());
     // Only the header of a 5-byte body: refused already.
     let mut buf = BytesMut::from(&[0x00, 5][..]);
-    assert_eq!(
-        dec.decode(&mut buf),
-        Err(ProtocolError::MessageTooLarge { size: 5, max: 4 })
-    );
+    assert_eq!(dec.decode(&mut buf), Err(ProtocolError::MessageTooLarge { size: 5, max: 4 }));
     let mut long = BytesMut::from(&[0x02, 0, 0, 0, 0, 0x10, 0, 0, 0][..]);
-    assert!(matches!(
-        dec.decode(&mut long),
-        Err(ProtocolError::MessageTooLarge { .. })
-    ));
+    assert!(matches!(dec.decode(&mut long), Err(ProtocolError::MessageTooLarge { .. })));
 }
 
 #[test]
@@ -198,10 +181,6 @@ fn decoded_body_shares_receive_buffer() {
     buf.extend_from_slice(&[0x00, 3, b'a', b'b', b'c', 0x00]);
     let base = buf.as_ptr() as usize;
     let f = FrameDecoder::new(None).decode(&mut buf).unwrap().unwrap();
-    assert_eq!(
-        f.body.as_ptr() as usize,
-        base + 2,
-        "body must not be copied"
-    );
+    assert_eq!(f.body.as_ptr() as usize, base + 2, "body must not be copied");
     assert_eq!(&buf[..], &[0x00]);
 }

@@ -8,9 +8,7 @@ use bytes::BytesMut;
 use oxmq_proto::{fuzzing, Handshake, HandshakeConfig, MechanismConfig, SocketType};
 
 fn corpus_dir(target: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/corpus")
-        .join(target)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target)
 }
 
 fn files(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
@@ -30,11 +28,7 @@ fn files(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
 #[test]
 fn decoder_corpus_does_not_panic() {
     let seeds = files("decoder");
-    assert!(
-        seeds.len() >= 12,
-        "decoder corpus has {} files",
-        seeds.len()
-    );
+    assert!(seeds.len() >= 12, "decoder corpus has {} files", seeds.len());
     for (path, data) in seeds {
         eprintln!("{}", path.display());
         fuzzing::decode(&data);
@@ -44,11 +38,7 @@ fn decoder_corpus_does_not_panic() {
 #[test]
 fn handshake_corpus_does_not_panic() {
     let seeds = files("handshake");
-    assert!(
-        seeds.len() >= 12,
-        "handshake corpus has {} files",
-        seeds.len()
-    );
+    assert!(seeds.len() >= 12, "handshake corpus has {} files", seeds.len());
     for (path, data) in seeds {
         eprintln!("{}", path.display());
         fuzzing::handshake(&data);
@@ -59,12 +49,8 @@ fn handshake_corpus_does_not_panic() {
 /// fuzzer would start from a shallow state.
 #[test]
 fn valid_handshake_seeds_complete() {
-    for name in [
-        "seed-dealer-router",
-        "seed-router-dealer-identity-bytewise",
-        "seed-sub-pub-zmtp30",
-        "seed-push-pull",
-    ] {
+    for name in ["seed-dealer-router", "seed-router-dealer-identity-bytewise", "seed-sub-pub-zmtp30", "seed-push-pull"]
+    {
         let data = fs::read(corpus_dir("handshake").join(name)).unwrap();
         let mut hs = Handshake::new(HandshakeConfig {
             socket_type: SocketType::from_raw(i32::from(data[0])).unwrap(),

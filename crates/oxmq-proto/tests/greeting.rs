@@ -28,12 +28,7 @@ fn greeting_as_server_is_octet_32() {
 
 #[test]
 fn can_round_trip_greeting() {
-    for (mech, srv) in [
-        ("NULL", false),
-        ("PLAIN", true),
-        ("CURVE", false),
-        ("GSSAPI", true),
-    ] {
+    for (mech, srv) in [("NULL", false), ("PLAIN", true), ("CURVE", false), ("GSSAPI", true)] {
         let g = Greeting::new(mech, srv).unwrap();
         let d = Greeting::decode(&g.encode()).unwrap();
         assert_eq!(d, g);
@@ -69,15 +64,9 @@ fn rejects_bad_signature_octet_9_bit_0() {
 fn rejects_zmtp_2_0_and_1_0_revisions() {
     let mut b = null_31_bytes();
     b[10] = 1;
-    assert_eq!(
-        Greeting::decode(&b),
-        Err(ProtocolError::UnsupportedVersion { major: 2 })
-    );
+    assert_eq!(Greeting::decode(&b), Err(ProtocolError::UnsupportedVersion { major: 2 }));
     b[10] = 0;
-    assert_eq!(
-        Greeting::decode(&b),
-        Err(ProtocolError::UnsupportedVersion { major: 1 })
-    );
+    assert_eq!(Greeting::decode(&b), Err(ProtocolError::UnsupportedVersion { major: 1 }));
 }
 
 #[test]
@@ -103,14 +92,8 @@ fn mechanism_name_stops_at_nul() {
 
 #[test]
 fn greeting_new_rejects_bad_mechanism_names() {
-    assert_eq!(
-        Greeting::new("", false),
-        Err(UsageError::BadMechanismNameLength { len: 0 })
-    );
+    assert_eq!(Greeting::new("", false), Err(UsageError::BadMechanismNameLength { len: 0 }));
     let long = "X".repeat(21);
-    assert_eq!(
-        Greeting::new(&long, false),
-        Err(UsageError::BadMechanismNameLength { len: 21 })
-    );
+    assert_eq!(Greeting::new(&long, false), Err(UsageError::BadMechanismNameLength { len: 21 }));
     assert!(Greeting::new(&"X".repeat(20), false).is_ok());
 }

@@ -2,17 +2,12 @@
 
 use bytes::{Bytes, BytesMut};
 use oxmq_proto::{
-    Command, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, MechanismConfig, Metadata,
-    PeerInfo, ProtocolError, SocketType,
+    Command, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, MechanismConfig, Metadata, PeerInfo,
+    ProtocolError, SocketType,
 };
 
 fn config(socket_type: SocketType, identity: &[u8]) -> HandshakeConfig {
-    HandshakeConfig {
-        socket_type,
-        identity: identity.to_vec(),
-        as_server: false,
-        mechanism: MechanismConfig::Null,
-    }
+    HandshakeConfig { socket_type, identity: identity.to_vec(), as_server: false, mechanism: MechanismConfig::Null }
 }
 
 /// One side of the harness: its state machine, inbound buffer and result.
@@ -24,11 +19,7 @@ struct Peer {
 
 impl Peer {
     fn new(cfg: HandshakeConfig) -> Peer {
-        Peer {
-            hs: Handshake::new(cfg),
-            inbox: BytesMut::new(),
-            result: None,
-        }
+        Peer { hs: Handshake::new(cfg), inbox: BytesMut::new(), result: None }
     }
 
     /// Feeds up to `chunk` pending inbound bytes; returns bytes to send.
@@ -71,19 +62,11 @@ fn run(a: HandshakeConfig, b: HandshakeConfig, chunk: usize) -> (Peer, Peer) {
 }
 
 fn ok(p: &Peer) -> &PeerInfo {
-    p.result
-        .as_ref()
-        .expect("handshake finished")
-        .as_ref()
-        .expect("handshake succeeded")
+    p.result.as_ref().expect("handshake finished").as_ref().expect("handshake succeeded")
 }
 
 fn err(p: &Peer) -> &HandshakeError {
-    p.result
-        .as_ref()
-        .expect("handshake finished")
-        .as_ref()
-        .expect_err("handshake failed")
+    p.result.as_ref().expect("handshake finished").as_ref().expect_err("handshake failed")
 }
 
 fn greeting(major: u8, minor: u8, mechanism: &[u8]) -> Vec<u8> {
@@ -123,11 +106,7 @@ fn sends_whole_greeting_immediately() {
 
 #[test]
 fn dealer_router_complete_in_memory() {
-    let (a, b) = run(
-        config(SocketType::Dealer, b"dealer-id"),
-        config(SocketType::Router, b""),
-        usize::MAX,
-    );
+    let (a, b) = run(config(SocketType::Dealer, b"dealer-id"), config(SocketType::Router, b""), usize::MAX);
     let pa = ok(&a);
     let pb = ok(&b);
     assert_eq!(pa.socket_type, SocketType::Router);
@@ -150,14 +129,8 @@ fn every_compatible_pair_completes() {
                 assert_eq!(ok(&a).socket_type, y);
                 assert_eq!(ok(&b).socket_type, x);
             } else {
-                assert_eq!(
-                    *err(&a),
-                    HandshakeError::IncompatibleSocketType { ours: x, theirs: y }
-                );
-                assert_eq!(
-                    *err(&b),
-                    HandshakeError::IncompatibleSocketType { ours: y, theirs: x }
-                );
+                assert_eq!(*err(&a), HandshakeError::IncompatibleSocketType { ours: x, theirs: y });
+                assert_eq!(*err(&b), HandshakeError::IncompatibleSocketType { ours: y, theirs: x });
             }
         }
     }
@@ -165,11 +138,7 @@ fn every_compatible_pair_completes() {
 
 #[test]
 fn byte_at_a_time_feeding_completes() {
-    let (a, b) = run(
-        config(SocketType::Req, b"r"),
-        config(SocketType::Rep, b"ignored"),
-        1,
-    );
+    let (a, b) = run(config(SocketType::Req, b"r"), config(SocketType::Rep, b"ignored"), 1);
     assert_eq!(ok(&a).socket_type, SocketType::Rep);
     assert_eq!(ok(&b).identity, Some(Bytes::from_static(b"r")));
     // REP does not send Identity at all.
@@ -178,25 +147,9 @@ fn byte_at_a_time_feeding_completes() {
 
 #[test]
 fn incompatible_socket_types_fail_both_ways() {
-    let (a, b) = run(
-        config(SocketType::Pub, b""),
-        config(SocketType::Push, b""),
-        usize::MAX,
-    );
-    assert_eq!(
-        *err(&a),
-        HandshakeError::IncompatibleSocketType {
-            ours: SocketType::Pub,
-            theirs: SocketType::Push
-        }
-    );
-    assert_eq!(
-        *err(&b),
-        HandshakeError::IncompatibleSocketType {
-            ours: SocketType::Push,
-            theirs: SocketType::Pub
-        }
-    );
+    let (a, b) = run(config(SocketType::Pub, b""), config(SocketType::Push, b""), usize::MAX);
+    assert_eq!(*err(&a), HandshakeError::IncompatibleSocketType { ours: SocketType::Pub, theirs: SocketType::Push });
+    assert_eq!(*err(&b), HandshakeError::IncompatibleSocketType { ours: SocketType::Push, theirs: SocketType::Pub });
 }
 
 #[test]
@@ -209,9 +162,7 @@ fn our_ready_is_exactly_libzmq_dealer_ready() {
     assert_eq!(r, Ok(None));
     hs.poll_transmit(&mut out);
     let mut expected = vec![0x04, 41];
-    expected.extend_from_slice(
-        b"\x05READY\x0BSocket-Type\x00\x00\x00\x06DEALER\x08Identity\x00\x00\x00\x00",
-    );
+    expected.extend_from_slice(b"\x05READY\x0BSocket-Type\x00\x00\x00\x06DEALER\x08Identity\x00\x00\x00\x00");
     assert_eq!(out, expected);
 }
 
@@ -221,14 +172,7 @@ fn pub_ready_has_no_identity() {
     let mut out = Vec::new();
     feed(&mut hs, &greeting(3, 1, b"NULL")).0.unwrap();
     hs.poll_transmit(&mut out);
-    assert_eq!(
-        &out[64..],
-        [
-            &[0x04u8, 25][..],
-            b"\x05READY\x0BSocket-Type\x00\x00\x00\x03PUB"
-        ]
-        .concat()
-    );
+    assert_eq!(&out[64..], [&[0x04u8, 25][..], b"\x05READY\x0BSocket-Type\x00\x00\x00\x03PUB"].concat());
 }
 
 #[test]
@@ -276,13 +220,7 @@ fn mechanism_mismatch_is_refused() {
     let mut hs = Handshake::new(config(SocketType::Dealer, b""));
     let (r, _) = feed(&mut hs, &greeting(3, 1, b"PLAIN"));
     let e = r.unwrap_err();
-    assert_eq!(
-        e,
-        HandshakeError::MechanismMismatch {
-            ours: b"NULL".to_vec(),
-            theirs: b"PLAIN".to_vec()
-        }
-    );
+    assert_eq!(e, HandshakeError::MechanismMismatch { ours: b"NULL".to_vec(), theirs: b"PLAIN".to_vec() });
     assert_eq!(e.zmq_protocol_error_code(), 0x1100_0002);
 }
 
@@ -291,10 +229,7 @@ fn mechanism_padding_must_match_too() {
     let mut hs = Handshake::new(config(SocketType::Dealer, b""));
     let mut g = greeting(3, 1, b"NULL");
     g[20] = b'X';
-    assert!(matches!(
-        feed(&mut hs, &g).0,
-        Err(HandshakeError::MechanismMismatch { .. })
-    ));
+    assert!(matches!(feed(&mut hs, &g).0, Err(HandshakeError::MechanismMismatch { .. })));
 }
 
 #[test]
@@ -304,10 +239,7 @@ fn bad_signature_is_refused_at_first_octet() {
     let (r, _) = feed(&mut hs, &[0x01]);
     assert_eq!(r, Err(HandshakeError::UnsupportedVersion { major: 1 }));
     // The failure is sticky.
-    assert_eq!(
-        feed(&mut hs, &[0xFF]).0,
-        Err(HandshakeError::UnsupportedVersion { major: 1 })
-    );
+    assert_eq!(feed(&mut hs, &[0xFF]).0, Err(HandshakeError::UnsupportedVersion { major: 1 }));
 }
 
 #[test]
@@ -332,25 +264,11 @@ fn zmtp_20_peer_is_refused_after_11_octets() {
 fn peer_error_during_handshake_is_reported() {
     let mut hs = Handshake::new(config(SocketType::Dealer, b""));
     let mut input = greeting(3, 1, b"NULL");
-    Command::Error {
-        reason: b"400".to_vec(),
-    }
-    .encode(&mut input);
+    Command::Error { reason: b"400".to_vec() }.encode(&mut input);
     let e = feed(&mut hs, &input).0.unwrap_err();
-    assert_eq!(
-        e,
-        HandshakeError::PeerError {
-            reason: b"400".to_vec()
-        }
-    );
+    assert_eq!(e, HandshakeError::PeerError { reason: b"400".to_vec() });
     assert_eq!(e.zap_status_code(), Some(400));
-    assert_eq!(
-        HandshakeError::PeerError {
-            reason: b"oops".to_vec()
-        }
-        .zap_status_code(),
-        None
-    );
+    assert_eq!(HandshakeError::PeerError { reason: b"oops".to_vec() }.zap_status_code(), None);
 }
 
 #[test]
@@ -359,10 +277,7 @@ fn message_frame_before_ready_is_refused() {
     let mut input = greeting(3, 1, b"NULL");
     input.extend_from_slice(&[0x00, 1, b'x']);
     let e = feed(&mut hs, &input).0.unwrap_err();
-    assert_eq!(
-        e,
-        HandshakeError::Protocol(ProtocolError::UnexpectedMessage)
-    );
+    assert_eq!(e, HandshakeError::Protocol(ProtocolError::UnexpectedMessage));
     assert_eq!(e.zmq_protocol_error_code(), 0x1000_0001);
 }
 
@@ -370,16 +285,10 @@ fn message_frame_before_ready_is_refused() {
 fn other_command_before_ready_is_refused() {
     let mut hs = Handshake::new(config(SocketType::Dealer, b""));
     let mut input = greeting(3, 1, b"NULL");
-    Command::Ping {
-        ttl_deciseconds: 0,
-        context: Bytes::new(),
-    }
-    .encode(&mut input);
+    Command::Ping { ttl_deciseconds: 0, context: Bytes::new() }.encode(&mut input);
     assert_eq!(
         feed(&mut hs, &input).0,
-        Err(HandshakeError::Protocol(ProtocolError::UnexpectedCommand {
-            name: b"PING".to_vec()
-        }))
+        Err(HandshakeError::Protocol(ProtocolError::UnexpectedCommand { name: b"PING".to_vec() }))
     );
 }
 
@@ -388,10 +297,7 @@ fn ready_without_socket_type_is_refused() {
     let mut hs = Handshake::new(config(SocketType::Dealer, b""));
     let mut input = greeting(3, 1, b"NULL");
     input.extend(ready(&[("Identity", b"")]));
-    assert_eq!(
-        feed(&mut hs, &input).0,
-        Err(HandshakeError::Protocol(ProtocolError::MissingSocketType))
-    );
+    assert_eq!(feed(&mut hs, &input).0, Err(HandshakeError::Protocol(ProtocolError::MissingSocketType)));
 }
 
 #[test]
@@ -409,10 +315,7 @@ fn unknown_socket_type_is_refused() {
     input.extend(ready(&[("Socket-Type", b"CLIENT")]));
     assert_eq!(
         feed(&mut hs, &input).0,
-        Err(HandshakeError::UnknownSocketType {
-            ours: SocketType::Dealer,
-            theirs: b"CLIENT".to_vec()
-        })
+        Err(HandshakeError::UnknownSocketType { ours: SocketType::Dealer, theirs: b"CLIENT".to_vec() })
     );
 }
 
@@ -423,10 +326,7 @@ fn malformed_ready_metadata_is_refused() {
     input.extend_from_slice(&[0x04, 9]);
     input.extend_from_slice(b"\x05READY\x0BSo");
     let e = feed(&mut hs, &input).0.unwrap_err();
-    assert!(matches!(
-        e,
-        HandshakeError::Protocol(ProtocolError::MalformedMetadata { .. })
-    ));
+    assert!(matches!(e, HandshakeError::Protocol(ProtocolError::MalformedMetadata { .. })));
 }
 
 #[test]
@@ -434,12 +334,7 @@ fn reserved_flags_during_handshake_are_refused() {
     let mut hs = Handshake::new(config(SocketType::Dealer, b""));
     let mut input = greeting(3, 1, b"NULL");
     input.extend_from_slice(&[0x84, 0]);
-    assert_eq!(
-        feed(&mut hs, &input).0,
-        Err(HandshakeError::Protocol(ProtocolError::ReservedFlagBits {
-            flags: 0x84
-        }))
-    );
+    assert_eq!(feed(&mut hs, &input).0, Err(HandshakeError::Protocol(ProtocolError::ReservedFlagBits { flags: 0x84 })));
 }
 
 #[test]
@@ -450,10 +345,7 @@ fn max_msg_size_applies_to_handshake_commands() {
     input.extend(ready(&[("Socket-Type", b"ROUTER")]));
     assert!(matches!(
         feed(&mut hs, &input).0,
-        Err(HandshakeError::Protocol(ProtocolError::MessageTooLarge {
-            size: 28,
-            max: 10
-        }))
+        Err(HandshakeError::Protocol(ProtocolError::MessageTooLarge { size: 28, max: 10 }))
     ));
 }
 

@@ -8,10 +8,7 @@ use oxmq_proto::{Command, Heartbeat, HeartbeatAction};
 const MS: Duration = Duration::from_millis(1);
 
 fn ping(ttl: u16) -> HeartbeatAction {
-    HeartbeatAction::SendPing(Command::Ping {
-        ttl_deciseconds: ttl,
-        context: Bytes::new(),
-    })
+    HeartbeatAction::SendPing(Command::Ping { ttl_deciseconds: ttl, context: Bytes::new() })
 }
 
 #[test]
@@ -40,9 +37,7 @@ fn sends_ping_every_interval_with_our_ttl() {
 fn ping_wire_bytes_carry_ttl_in_deciseconds() {
     let t0 = Instant::now();
     let mut hb = Heartbeat::new(Some(10 * MS), Some(Duration::from_secs(30)), None, t0);
-    let HeartbeatAction::SendPing(cmd) = hb.handle_timeout(t0 + 10 * MS) else {
-        panic!()
-    };
+    let HeartbeatAction::SendPing(cmd) = hb.handle_timeout(t0 + 10 * MS) else { panic!() };
     let mut out = Vec::new();
     cmd.encode(&mut out);
     assert_eq!(out, [0x04, 7, 4, b'P', b'I', b'N', b'G', 0x01, 0x2C]);
@@ -50,12 +45,7 @@ fn ping_wire_bytes_carry_ttl_in_deciseconds() {
 
 #[test]
 fn ttl_is_capped_at_u16_max() {
-    let hb = Heartbeat::new(
-        None,
-        Some(Duration::from_secs(100_000)),
-        None,
-        Instant::now(),
-    );
+    let hb = Heartbeat::new(None, Some(Duration::from_secs(100_000)), None, Instant::now());
     assert_eq!(hb.ttl_deciseconds(), 0xFFFF);
 }
 
@@ -132,10 +122,7 @@ fn large_peer_ttl_does_not_overflow() {
     let t0 = Instant::now();
     let mut hb = Heartbeat::new(None, None, None, t0);
     hb.on_ping(0xFFFF, t0);
-    assert_eq!(
-        hb.next_deadline(),
-        Some(t0 + Duration::from_millis(6_553_500))
-    );
+    assert_eq!(hb.next_deadline(), Some(t0 + Duration::from_millis(6_553_500)));
 }
 
 #[test]

@@ -8,19 +8,13 @@ fn raw_numbers_match_libzmq() {
         assert_eq!(t.as_raw(), i as i32);
         assert_eq!(SocketType::from_raw(i as i32), Some(*t));
     }
-    assert_eq!(
-        SocketType::from_raw(11),
-        None,
-        "ZMQ_STREAM has no ZMTP socket type"
-    );
+    assert_eq!(SocketType::from_raw(11), None, "ZMQ_STREAM has no ZMTP socket type");
     assert_eq!(SocketType::from_raw(-1), None);
 }
 
 #[test]
 fn wire_names_round_trip_case_sensitively() {
-    let names = [
-        "PAIR", "PUB", "SUB", "REQ", "REP", "DEALER", "ROUTER", "PULL", "PUSH", "XPUB", "XSUB",
-    ];
+    let names = ["PAIR", "PUB", "SUB", "REQ", "REP", "DEALER", "ROUTER", "PULL", "PUSH", "XPUB", "XSUB"];
     for (t, n) in SocketType::ALL.iter().zip(names) {
         assert_eq!(t.wire_name(), n);
         assert_eq!(SocketType::from_wire_name(n.as_bytes()), Some(*t));
@@ -56,9 +50,6 @@ fn compatibility_table_matches_rfc_37() {
 
 #[test]
 fn only_req_dealer_router_send_identity() {
-    let senders: Vec<SocketType> = SocketType::ALL
-        .into_iter()
-        .filter(|t| t.sends_identity())
-        .collect();
+    let senders: Vec<SocketType> = SocketType::ALL.into_iter().filter(|t| t.sends_identity()).collect();
     assert_eq!(senders, [Req, Dealer, Router]);
 }

@@ -154,9 +154,7 @@ fn encode_frames(frames: &[Msg]) -> String {
 }
 
 fn decode_frames(text: &str) -> Result<Vec<Msg>, Failure> {
-    text.split(',')
-        .map(|part| hex_decode(part).map(Msg::from_vec))
-        .collect()
+    text.split(',').map(|part| hex_decode(part).map(Msg::from_vec)).collect()
 }
 
 fn parse_flags(field: Option<&str>) -> Result<i32, Failure> {
@@ -179,9 +177,7 @@ struct Peer {
 impl Peer {
     fn sock(&self, id: Option<&str>) -> Result<&Socket, Failure> {
         let id = id.ok_or_else(|| bad("missing socket id"))?;
-        self.sockets
-            .get(id)
-            .ok_or_else(|| Failure(ENOTSOCK, format!("no socket {id}")))
+        self.sockets.get(id).ok_or_else(|| Failure(ENOTSOCK, format!("no socket {id}")))
     }
 
     /// Runs one command; `Ok(None)` is a bare `ok`.
@@ -193,8 +189,7 @@ impl Peer {
             "socket" => {
                 let id = need(1, "socket id")?;
                 let name = need(2, "socket type")?;
-                let kind =
-                    socket_type(name).ok_or_else(|| bad(format!("unknown socket type {name}")))?;
+                let kind = socket_type(name).ok_or_else(|| bad(format!("unknown socket type {name}")))?;
                 let s = self.ctx.socket(kind)?;
                 self.sockets.insert(id.to_string(), s);
                 Ok(None)
@@ -205,9 +200,7 @@ impl Peer {
                 let value = arg(3).unwrap_or("");
                 match option(name).ok_or_else(|| bad(format!("unknown option {name}")))? {
                     (num, Kind::Int) => {
-                        let v: i64 = value
-                            .parse()
-                            .map_err(|_| bad(format!("bad integer {value}")))?;
+                        let v: i64 = value.parse().map_err(|_| bad(format!("bad integer {value}")))?;
                         s.set_option_int(num, v)?;
                     }
                     (num, Kind::Bytes) => s.set_option_bytes(num, &hex_decode(value)?)?,
@@ -218,24 +211,22 @@ impl Peer {
             "getopt" => {
                 let s = self.sock(arg(1))?;
                 let name = need(2, "option name")?;
-                Ok(Some(
-                    match option(name).ok_or_else(|| bad(format!("unknown option {name}")))? {
-                        (num, Kind::Int) => s.get_option_int(num)?.to_string(),
-                        (num, Kind::Bytes) => {
-                            let mut out = String::new();
-                            hex_encode(&s.get_option_bytes(num)?, &mut out);
-                            out
+                Ok(Some(match option(name).ok_or_else(|| bad(format!("unknown option {name}")))? {
+                    (num, Kind::Int) => s.get_option_int(num)?.to_string(),
+                    (num, Kind::Bytes) => {
+                        let mut out = String::new();
+                        hex_encode(&s.get_option_bytes(num)?, &mut out);
+                        out
+                    }
+                    (num, Kind::Str) => {
+                        let mut raw = s.get_option_bytes(num)?;
+                        // libzmq returns string options NUL-terminated.
+                        while raw.last() == Some(&0) {
+                            raw.pop();
                         }
-                        (num, Kind::Str) => {
-                            let mut raw = s.get_option_bytes(num)?;
-                            // libzmq returns string options NUL-terminated.
-                            while raw.last() == Some(&0) {
-                                raw.pop();
-                            }
-                            String::from_utf8_lossy(&raw).into_owned()
-                        }
-                    },
-                ))
+                        String::from_utf8_lossy(&raw).into_owned()
+                    }
+                }))
             }
             "bind" => {
                 let s = self.sock(arg(1))?;
@@ -269,9 +260,7 @@ impl Peer {
             }
             "close" => {
                 let id = need(1, "socket id")?;
-                self.sockets
-                    .remove(id)
-                    .ok_or_else(|| Failure(ENOTSOCK, format!("no socket {id}")))?;
+                self.sockets.remove(id).ok_or_else(|| Failure(ENOTSOCK, format!("no socket {id}")))?;
                 Ok(None)
             }
             other => Err(bad(format!("unknown command {other}"))),
@@ -280,10 +269,7 @@ impl Peer {
 }
 
 fn main() {
-    let mut peer = Peer {
-        ctx: Context::new(),
-        sockets: HashMap::new(),
-    };
+    let mut peer = Peer { ctx: Context::new(), sockets: HashMap::new() };
     let stdin = io::stdin();
     let mut input = stdin.lock();
     let stdout = io::stdout();

@@ -91,11 +91,11 @@ impl Context {
         let id = self.inner.next_socket_id.fetch_add(1, Ordering::Relaxed);
         let mailbox = Mailbox::new()?;
         st.sockets.insert(id, mailbox.clone());
-        let mut options = Options::default();
-        options.ipv6 = st.ipv6;
-        if !st.blocky {
-            options.linger = Some(std::time::Duration::ZERO);
-        }
+        let options = Options {
+            ipv6: st.ipv6,
+            linger: if st.blocky { None } else { Some(std::time::Duration::ZERO) },
+            ..Options::default()
+        };
         drop(st);
         Ok(Socket::new(self, kind, id, mailbox, options))
     }

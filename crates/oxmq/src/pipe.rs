@@ -40,7 +40,7 @@
 //!   owned by each side are disjoint (see [`Core`]), and the chunk memory that
 //!   both ends may still hold is released by the last `Arc<Core>` owner.
 
-use crate::msg::Msg;
+use crate::msg::{Msg, FLAG_MORE, FLAG_ROUTING_ID};
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -66,20 +66,10 @@ struct WakeInner {
 
 impl WakeSlot {
     pub(crate) fn new() -> Arc<WakeSlot> {
-        Arc::new(WakeSlot {
-            inner: Mutex::new(WakeInner {
-                waker: None,
-                pending: false,
-            }),
-        })
+        Arc::new(WakeSlot { inner: Mutex::new(WakeInner { waker: None, pending: false }) })
     }
     pub(crate) fn with(w: Arc<dyn Wake>) -> Arc<WakeSlot> {
-        Arc::new(WakeSlot {
-            inner: Mutex::new(WakeInner {
-                waker: Some(w),
-                pending: false,
-            }),
-        })
+        Arc::new(WakeSlot { inner: Mutex::new(WakeInner { waker: Some(w), pending: false }) })
     }
     /// Install the owner's waker; if a wake-up was requested while empty, deliver it now.
     pub(crate) fn set(&self, w: Arc<dyn Wake>) {
@@ -157,12 +147,7 @@ impl Chunk {
         // SAFETY: `c` is live (caller); `addr_of!` avoids creating a reference
         // to the whole chunk, whose other slots the peer may be accessing.
         unsafe {
-            UnsafeCell::raw_get(
-                ptr::addr_of!((*c).slots)
-                    .cast::<UnsafeCell<MaybeUninit<Msg>>>()
-                    .add(i),
-            )
-            .cast::<Msg>()
+            UnsafeCell::raw_get(ptr::addr_of!((*c).slots).cast::<UnsafeCell<MaybeUninit<Msg>>>().add(i)).cast::<Msg>()
         }
     }
 
@@ -206,9 +191,14 @@ struct Core {
     /// when it finds room after all) only by the writer; cleared by the reader
     /// with a `swap` that elects it to call `writer_wake`.
     writer_waiting: AtomicBool,
-    /// Reader publication interval; written by the writer (`set_hwm`),
+    /// Reader publication interval; written by `set_hwm` (either end),
     /// read Relaxed by the reader (staleness is harmless, see `PipeReader::read`).
     lwm: AtomicU64,
+    /// The HWM in messages (0 = none). Either end may change it (inproc
+    /// learns the binder's RCVHWM after a connect-first pipe exists); the
+    /// writer reads it Relaxed in `check_write`: a stale value only moves the
+    /// limit by the messages written meanwhile.
+    hwm: AtomicU64,
     /// Set (Release) by the writer's drop after it disposed of its frames.
     writer_gone: AtomicBool,
     /// One retired chunk kept for reuse. Exchanged with AcqRel `swap`s, which
@@ -257,17 +247,14 @@ fn lwm_for(hwm: usize) -> u64 {
 /// messages (0 = unlimited). `reader_wake` is woken when data arrives while the reader
 /// sleeps or the writer goes away; `writer_wake` when room appears while the writer waits
 /// at the HWM, or the reader goes away.
-pub(crate) fn pipe(
-    hwm: usize,
-    reader_wake: Arc<WakeSlot>,
-    writer_wake: Arc<WakeSlot>,
-) -> (PipeWriter, PipeReader) {
+pub(crate) fn pipe(hwm: usize, reader_wake: Arc<WakeSlot>, writer_wake: Arc<WakeSlot>) -> (PipeWriter, PipeReader) {
     let first = Chunk::alloc();
     let core = Arc::new(Core {
         committed: Padded(AtomicU64::new(0)),
         read_count: Padded(AtomicU64::new(0)),
         writer_waiting: AtomicBool::new(false),
         lwm: AtomicU64::new(lwm_for(hwm)),
+        hwm: AtomicU64::new(hwm as u64),
         writer_gone: AtomicBool::new(false),
         spare: AtomicPtr::new(ptr::null_mut()),
         writer_chain: AtomicPtr::new(ptr::null_mut()),
@@ -283,16 +270,8 @@ pub(crate) fn pipe(
         msgs_written: 0,
         msgs_flushed: 0,
         peer_read: 0,
-        hwm,
     };
-    let r = PipeReader {
-        core,
-        front: first,
-        read_idx: 0,
-        avail: 0,
-        msgs_read: 0,
-        published: 0,
-    };
+    let r = PipeReader { core, front: first, read_idx: 0, avail: 0, msgs_read: 0, published: 0 };
     (w, r)
 }
 
@@ -312,7 +291,6 @@ pub(crate) struct PipeWriter {
     msgs_flushed: u64,
     /// Cached copy of `core.read_count`.
     peer_read: u64,
-    hwm: usize,
 }
 
 // SAFETY: the raw chunk pointers are only dereferenced by this end, under the
@@ -331,10 +309,10 @@ impl PipeWriter {
         if self.is_reader_gone() {
             return false;
         }
-        if self.hwm == 0 {
+        let hwm = self.core.hwm.load(Ordering::Relaxed);
+        if hwm == 0 {
             return true;
         }
-        let hwm = self.hwm as u64;
         if self.msgs_written - self.peer_read < hwm {
             return true;
         }
@@ -363,14 +341,15 @@ impl PipeWriter {
     /// Store a frame privately; it becomes visible at the next `flush`.
     #[inline]
     pub(crate) fn write(&mut self, msg: Msg) {
-        let more = msg.more();
+        // Routing-id frames are bookkeeping, not messages: libzmq's HWM ignores them.
+        let counted = msg.flags() & (FLAG_MORE | FLAG_ROUTING_ID) == 0;
         let i = (self.write_idx % CHUNK_U64) as usize;
         // SAFETY: `back` is `chunk(write_idx)`, live and owned by the writer's
         // chain; slot `write_idx` is beyond `C`, so the reader never touches
         // it, and it is empty (never written, or consumed / rolled back).
         unsafe { Chunk::slot(self.back, i).write(msg) };
         self.write_idx += 1;
-        if !more {
+        if counted {
             self.msgs_written += 1;
         }
         if i + 1 == CHUNK {
@@ -417,11 +396,7 @@ impl PipeWriter {
         // Unlink and retire the chunks after `flush_chunk`. The reader never
         // reads `flush_chunk.next`: that needs `C` past the end of `chunk(C)`.
         // SAFETY: `flush_chunk` is live, in the writer's chain.
-        let mut c = unsafe {
-            (*self.flush_chunk)
-                .next
-                .swap(ptr::null_mut(), Ordering::Relaxed)
-        };
+        let mut c = unsafe { (*self.flush_chunk).next.swap(ptr::null_mut(), Ordering::Relaxed) };
         while !c.is_null() {
             // SAFETY: chunks after `chunk(C)` are private to the writer.
             let next = unsafe { (*c).next.load(Ordering::Relaxed) };
@@ -452,12 +427,8 @@ impl PipeWriter {
         loop {
             // Release: the frames (and chunk links) written before this flush
             // become visible to the reader's Acquire load of `committed`.
-            match self.core.committed.0.compare_exchange(
-                expected,
-                self.write_idx,
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
+            match self.core.committed.0.compare_exchange(expected, self.write_idx, Ordering::Release, Ordering::Relaxed)
+            {
                 Ok(prev) => {
                     self.flushed_idx = self.write_idx;
                     self.flush_chunk = self.back;
@@ -484,8 +455,7 @@ impl PipeWriter {
     }
 
     pub(crate) fn set_hwm(&mut self, hwm: usize) {
-        self.hwm = hwm;
-        self.core.lwm.store(lwm_for(hwm), Ordering::Relaxed);
+        self.core.set_hwm(hwm);
     }
 
     /// The slot used to wake *this* writer (its owner may re-point it).
@@ -522,7 +492,19 @@ pub(crate) struct PipeReader {
 // under the ownership rules documented on `Core`.
 unsafe impl Send for PipeReader {}
 
+impl Core {
+    fn set_hwm(&self, hwm: usize) {
+        self.lwm.store(lwm_for(hwm), Ordering::Relaxed);
+        self.hwm.store(hwm as u64, Ordering::Relaxed);
+    }
+}
+
 impl PipeReader {
+    /// Change the pipe's HWM from the reading end (see `Core::hwm`).
+    pub(crate) fn set_hwm(&mut self, hwm: usize) {
+        self.core.set_hwm(hwm);
+    }
+
     /// The next flushed frame, or `None` (the reader is then marked asleep
     /// and `reader_wake` fires at the next flush or when the writer goes).
     #[inline]
@@ -540,7 +522,7 @@ impl PipeReader {
         if i + 1 == CHUNK {
             self.advance();
         }
-        if !msg.more() {
+        if msg.flags() & (FLAG_MORE | FLAG_ROUTING_ID) == 0 {
             self.msgs_read += 1;
             // Relaxed: a stale `lwm` only changes how often we publish; the
             // publication when running dry guarantees liveness regardless.
@@ -570,15 +552,10 @@ impl PipeReader {
     /// Store our count and, if the writer waits at the HWM, wake it.
     fn publish(&mut self) {
         self.published = self.msgs_read;
-        self.core
-            .read_count
-            .0
-            .store(self.msgs_read, Ordering::Relaxed);
+        self.core.read_count.0.store(self.msgs_read, Ordering::Relaxed);
         // Pairs with the fence in `check_write` (store-buffer handshake).
         fence(Ordering::SeqCst);
-        if self.core.writer_waiting.load(Ordering::Relaxed)
-            && self.core.writer_waiting.swap(false, Ordering::Relaxed)
-        {
+        if self.core.writer_waiting.load(Ordering::Relaxed) && self.core.writer_waiting.swap(false, Ordering::Relaxed) {
             self.core.writer_wake.wake();
         }
     }
@@ -597,20 +574,14 @@ impl PipeReader {
                 // Already asleep (and already published our count).
                 return false;
             }
-            if self.msgs_read != self.published || self.core.writer_waiting.load(Ordering::Relaxed)
-            {
+            if self.msgs_read != self.published || self.core.writer_waiting.load(Ordering::Relaxed) {
                 // Running dry is a publication point: a writer waiting at
                 // the HWM must learn that the pipe drained.
                 self.publish();
             }
             // Only succeeds if nothing was flushed since `v`. Acquire on
             // failure: the new value may publish frames.
-            match self.core.committed.0.compare_exchange(
-                v,
-                v | ASLEEP,
-                Ordering::Relaxed,
-                Ordering::Acquire,
-            ) {
+            match self.core.committed.0.compare_exchange(v, v | ASLEEP, Ordering::Relaxed, Ordering::Acquire) {
                 Ok(_) => return false,
                 Err(actual) => v = actual,
             }
@@ -645,12 +616,7 @@ impl Drop for PipeReader {
         // Freeze `C`: from now on every flush CAS fails and the writer keeps
         // (and discards) everything from `C` on. AcqRel: acquire the frames
         // published up to `C`, which we now drop.
-        let end = self
-            .core
-            .committed
-            .0
-            .fetch_or(READER_GONE, Ordering::AcqRel)
-            & IDX_MASK;
+        let end = self.core.committed.0.fetch_or(READER_GONE, Ordering::AcqRel) & IDX_MASK;
         let mut idx = self.read_idx;
         while idx < end {
             let i = (idx % CHUNK_U64) as usize;
@@ -739,14 +705,7 @@ mod tests {
         w.flush();
         assert!(r.check_read());
         let got: Vec<_> = std::iter::from_fn(|| r.read()).collect();
-        assert_eq!(
-            got,
-            vec![
-                Msg::from("a").with_more(true),
-                Msg::from("b").with_more(true),
-                Msg::from("c")
-            ]
-        );
+        assert_eq!(got, vec![Msg::from("a").with_more(true), Msg::from("b").with_more(true), Msg::from("c")]);
     }
 
     #[test]
@@ -886,11 +845,7 @@ mod tests {
         w.write(Msg::from_owner(Owner(vec![0; 64], released.clone())).with_more(true));
         assert!(!r.is_writer_gone());
         drop(w);
-        assert_eq!(
-            released.load(Ordering::SeqCst),
-            1,
-            "unflushed frames discarded"
-        );
+        assert_eq!(released.load(Ordering::SeqCst), 1, "unflushed frames discarded");
         assert_eq!(rc.get(), 1, "reader woken unconditionally");
         assert!(r.is_writer_gone());
         assert!(!r.is_terminated());
@@ -916,11 +871,7 @@ mod tests {
         assert!(w.check_write());
         assert!(!w.is_reader_gone());
         drop(r);
-        assert_eq!(
-            released.load(Ordering::SeqCst),
-            CHUNK * 3 + 10,
-            "flushed frames released by reader drop"
-        );
+        assert_eq!(released.load(Ordering::SeqCst), CHUNK * 3 + 10, "flushed frames released by reader drop");
         assert_eq!(wc.get(), 1);
         assert!(w.is_reader_gone());
         assert!(!w.check_write());
@@ -950,11 +901,7 @@ mod tests {
                 drop(w);
                 drop(r);
             }
-            assert_eq!(
-                released.load(Ordering::SeqCst),
-                CHUNK + 8,
-                "reader_first={reader_first}"
-            );
+            assert_eq!(released.load(Ordering::SeqCst), CHUNK + 8, "reader_first={reader_first}");
         }
     }
 
@@ -1075,41 +1022,17 @@ mod tests {
 
     #[test]
     fn stress_fifo_unbounded() {
-        stress(
-            if cfg!(debug_assertions) {
-                300_000
-            } else {
-                1_000_000
-            },
-            0,
-            false,
-        );
+        stress(if cfg!(debug_assertions) { 300_000 } else { 1_000_000 }, 0, false);
     }
 
     #[test]
     fn stress_fifo_hwm() {
-        stress(
-            if cfg!(debug_assertions) {
-                300_000
-            } else {
-                1_000_000
-            },
-            100,
-            false,
-        );
+        stress(if cfg!(debug_assertions) { 300_000 } else { 1_000_000 }, 100, false);
     }
 
     #[test]
     fn stress_fifo_small_hwm_multipart() {
         // hwm = 1: every message costs a park/unpark round trip each way.
-        stress(
-            if cfg!(debug_assertions) {
-                50_000
-            } else {
-                200_000
-            },
-            1,
-            true,
-        );
+        stress(if cfg!(debug_assertions) { 50_000 } else { 200_000 }, 1, true);
     }
 }

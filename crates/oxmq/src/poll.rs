@@ -83,7 +83,7 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             item.revents = 0;
             match item.socket {
                 Some(s) => {
-                    let ev = s.with_core(|c| c.poll_events())?;
+                    let ev = s.with_core(|c| c.poll_events())??;
                     item.revents = ev & item.events;
                     fds.push(libc::pollfd { fd: s.fd()?, events: libc::POLLIN, revents: 0 });
                 }
@@ -100,7 +100,8 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
                 None => -1,
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
-                    left.as_millis().min(i32::MAX as u128) as libc::c_int + (left.subsec_nanos() % 1_000_000 != 0) as libc::c_int
+                    left.as_millis().min(i32::MAX as u128) as libc::c_int
+                        + (left.subsec_nanos() % 1_000_000 != 0) as libc::c_int
                 }
             }
         };

@@ -21,9 +21,7 @@ impl Signaler {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `fd` is a freshly created descriptor that nobody else owns.
-        Ok(Signaler {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
+        Ok(Signaler { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
     }
 
     /// Make the fd readable. Never blocks; a saturated counter (EAGAIN) is
@@ -73,11 +71,7 @@ impl Signaler {
                 ms.min(libc::c_int::MAX as u128) as libc::c_int
             }
         };
-        let mut pfd = libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
+        let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: `pfd` is a live, properly initialized array of one pollfd.
         let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
         if rc < 0 {

@@ -76,7 +76,7 @@ fn tcp_connect_without_listener_queues_up_to_sndhwm() {
     push.set_option_int(opt::SNDHWM, 5).unwrap();
     push.connect(&format!("tcp://127.0.0.1:{}", free_tcp_port())).unwrap();
     let n = send_until_eagain(&push, b"queued", 1000);
-    assert!(n >= 1 && n <= 5, "a pending connection queues up to SNDHWM, got {n}");
+    assert!((1..=5).contains(&n), "a pending connection queues up to SNDHWM, got {n}");
 }
 
 fn non_reading_peer_eventually_eagain(t: Transport) {
@@ -127,7 +127,7 @@ fn blocking_send_unblocks_when_reader_catches_up() {
     pull.set_option_int(opt::RCVHWM, 2).unwrap();
     link(Transport::InprocBindFirst, &pull, &push);
     let n = send_until_eagain(&push, b"x", 100);
-    assert!(n >= 2 && n <= 4, "HWMs 2+2 over inproc, accepted {n}");
+    assert!((2..=4).contains(&n), "HWMs 2+2 over inproc, accepted {n}");
     let reader = std::thread::spawn(move || {
         let mut got = 0;
         while got < n + 50 {
@@ -169,7 +169,7 @@ fn pub_drops_at_hwm(t: Transport) {
             Ok(m) if m.as_slice() == b"sync" => {}
             Ok(m) => {
                 let v = u32::from_be_bytes(m.as_slice().try_into().unwrap());
-                assert!(last.map_or(true, |l| v > l), "out of order {v} after {last:?}");
+                assert!(last.is_none_or(|l| v > l), "out of order {v} after {last:?}");
                 last = Some(v);
                 got += 1;
             }
@@ -209,7 +209,9 @@ fn router_drops_at_hwm_and_mandatory_eagain() {
     assert_eq!(recv_parts(&router), vec![b"D".to_vec(), b"hi".to_vec()]);
     // Non-mandatory: never fails, excess dropped.
     for i in 0..1000u32 {
-        router.send_multipart([&b"D"[..], &i.to_be_bytes()], DONTWAIT).unwrap_or_else(|e| panic!("ROUTER send {i}: {e:?}"));
+        router
+            .send_multipart([&b"D"[..], &i.to_be_bytes()], DONTWAIT)
+            .unwrap_or_else(|e| panic!("ROUTER send {i}: {e:?}"));
     }
     let mut got = 0;
     while dealer.recv(DONTWAIT).is_ok() {

@@ -247,7 +247,16 @@ fn malformed_endpoints_einval() {
     let ctx = Context::new();
     let s = ctx.socket(SocketType::Pull).unwrap();
     s.set_option_int(opt::LINGER, 0).unwrap();
-    for ep in ["tcp://", "tcp://127.0.0.1", "tcp://127.0.0.1:notaport", "nonsense", "", "tcp://127.0.0.1:99999", "inproc://", "tcp://:5555"] {
+    for ep in [
+        "tcp://",
+        "tcp://127.0.0.1",
+        "tcp://127.0.0.1:notaport",
+        "nonsense",
+        "",
+        "tcp://127.0.0.1:99999",
+        "inproc://",
+        "tcp://:5555",
+    ] {
         assert_errno(s.bind(ep), errno::EINVAL);
         assert_errno(s.connect(ep), errno::EINVAL);
     }

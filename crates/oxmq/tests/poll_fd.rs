@@ -176,7 +176,10 @@ fn fd_becomes_readable_when_message_arrives_after_drain() {
         let fd = pull.fd().unwrap();
         send(&push, b"second");
         // (a) the fd fires within a bound.
-        assert!(fd_readable(fd, TIMEOUT_MS as i32), "{t:?}: fd not readable after a message arrived on a drained socket");
+        assert!(
+            fd_readable(fd, TIMEOUT_MS as i32),
+            "{t:?}: fd not readable after a message arrived on a drained socket"
+        );
         // (b) after events() reports POLLIN, recv succeeds.
         let deadline = Instant::now() + BOUND;
         loop {
@@ -234,8 +237,10 @@ fn fd_loop_no_lost_wakeups(t: Transport, total: u32) {
     while next < total {
         // Wait on the fd (bounded: a lost wake-up is a failure, not a hang).
         let woke = fd_readable(fd, 5000);
-        assert!(woke || next == 0 || pull.events().unwrap() & POLLIN == 0,
-            "{t:?}: lost wake-up: fd not readable for 5 s while events() says POLLIN, at message {next}");
+        assert!(
+            woke || next == 0 || pull.events().unwrap() & POLLIN == 0,
+            "{t:?}: lost wake-up: fd not readable for 5 s while events() says POLLIN, at message {next}"
+        );
         if !woke {
             // Not readable: either nothing has arrived yet or the wake-up was lost.
             assert!(Instant::now() < deadline, "{t:?}: stuck at message {next}");

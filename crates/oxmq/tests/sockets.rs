@@ -238,7 +238,8 @@ fn req_rep_multiple_reps_round_robin(t: Transport) {
     for i in 0..4u8 {
         send(&req, &[i]);
         // Exactly one REP gets it.
-        let mut items = [oxmq::PollItem::from_socket(&r1, oxmq::POLLIN), oxmq::PollItem::from_socket(&r2, oxmq::POLLIN)];
+        let mut items =
+            [oxmq::PollItem::from_socket(&r1, oxmq::POLLIN), oxmq::PollItem::from_socket(&r2, oxmq::POLLIN)];
         assert_eq!(oxmq::poll(&mut items, TIMEOUT_MS).unwrap(), 1);
         let which = if items[0].is_readable() { 0 } else { 1 };
         let r = if which == 0 { &r1 } else { &r2 };

@@ -81,25 +81,12 @@ pub(crate) fn validate_peer(
     version: (u8, u8),
     metadata: Metadata,
 ) -> Result<PeerInfo, HandshakeError> {
-    let name = metadata
-        .get_exact("Socket-Type")
-        .ok_or(ProtocolError::MissingSocketType)?;
-    let theirs =
-        SocketType::from_wire_name(name).ok_or_else(|| HandshakeError::UnknownSocketType {
-            ours,
-            theirs: name.to_vec(),
-        })?;
+    let name = metadata.get_exact("Socket-Type").ok_or(ProtocolError::MissingSocketType)?;
+    let theirs = SocketType::from_wire_name(name)
+        .ok_or_else(|| HandshakeError::UnknownSocketType { ours, theirs: name.to_vec() })?;
     if !ours.is_compatible_with(theirs) {
         return Err(HandshakeError::IncompatibleSocketType { ours, theirs });
     }
-    let identity = metadata
-        .get_exact("Identity")
-        .filter(|id| !id.is_empty())
-        .map(Bytes::copy_from_slice);
-    Ok(PeerInfo {
-        version,
-        socket_type: theirs,
-        identity,
-        metadata,
-    })
+    let identity = metadata.get_exact("Identity").filter(|id| !id.is_empty()).map(Bytes::copy_from_slice);
+    Ok(PeerInfo { version, socket_type: theirs, identity, metadata })
 }

@@ -43,18 +43,11 @@ impl NullMechanism {
         }
         match Command::parse(body)? {
             Command::Ready(metadata) => {
-                self.peer = Some(super::validate_peer(
-                    self.socket_type,
-                    self.version,
-                    metadata,
-                )?);
+                self.peer = Some(super::validate_peer(self.socket_type, self.version, metadata)?);
                 Ok(())
             }
             Command::Error { reason } => Err(HandshakeError::PeerError { reason }),
-            other => Err(ProtocolError::UnexpectedCommand {
-                name: other.name().to_vec(),
-            }
-            .into()),
+            other => Err(ProtocolError::UnexpectedCommand { name: other.name().to_vec() }.into()),
         }
     }
 
@@ -69,7 +62,5 @@ impl NullMechanism {
 fn unexpected(body: &Bytes) -> ProtocolError {
     let name = body.get(1..).unwrap_or_default();
     let n = usize::from(body.first().copied().unwrap_or(0)).min(name.len());
-    ProtocolError::UnexpectedCommand {
-        name: name[..n].to_vec(),
-    }
+    ProtocolError::UnexpectedCommand { name: name[..n].to_vec() }
 }

@@ -39,6 +39,8 @@ use std::time::{Duration, Instant};
 
 /// Smallest free space kept in the receive buffer before a read.
 const RX_CHUNK: usize = 64 * 1024;
+/// Largest frame whose whole size is reserved as soon as its header arrives.
+const PRERESERVE_MAX: usize = 64 * 1024 * 1024;
 /// Bytes read per `run` before yielding to other connections.
 const READ_BUDGET: usize = 1024 * 1024;
 /// Bytes gathered from the pipe into one write batch.
@@ -286,7 +288,8 @@ impl Engine {
                         self.phase = Phase::Active;
                         self.hs_deadline = None;
                         let o = &self.cfg.options;
-                        self.heartbeat = Some(Heartbeat::new(o.heartbeat_ivl, o.heartbeat_ttl, o.heartbeat_timeout, now));
+                        self.heartbeat =
+                            Some(Heartbeat::new(o.heartbeat_ivl, o.heartbeat_ttl, o.heartbeat_timeout, now));
                         return Ok(Step::Handshaken(Box::new(peer)));
                     }
                     Ok(None) => {}
@@ -309,7 +312,9 @@ impl Engine {
     /// Reads and decodes until WouldBlock, the HWM, or the budget. Returns
     /// whether it stopped because of the budget.
     fn read_active(&mut self, now: Instant) -> Result<bool, Fault> {
-        let Some(pipe) = &self.pipe else { return Ok(false) };
+        let Some(pipe) = &self.pipe else {
+            return Ok(false);
+        };
         if pipe.inn.is_reader_gone() {
             return Ok(false);
         }
@@ -337,8 +342,18 @@ impl Engine {
             }
             // Reserve the whole of a large frame at once, so it arrives in
             // as few reads as possible and splits off without copying.
+            // The reservation trusts the header only up to PRERESERVE_MAX;
+            // beyond that the buffer grows (doubling) with the bytes that
+            // actually arrive, so a lying header cannot exhaust memory.
             let want = match self.decoder.pending_frame_len(&self.rx) {
-                Some(n) if n > self.rx.len() => (n - self.rx.len()).max(RX_CHUNK),
+                Some(n) if n > self.rx.len() => {
+                    let missing = n - self.rx.len();
+                    if n <= PRERESERVE_MAX {
+                        missing.max(RX_CHUNK)
+                    } else {
+                        missing.min(self.rx.len().max(PRERESERVE_MAX)).max(RX_CHUNK)
+                    }
+                }
                 _ => RX_CHUNK,
             };
             if self.rx.capacity() - self.rx.len() < want.min(RX_CHUNK) || want > RX_CHUNK {
@@ -379,7 +394,9 @@ impl Engine {
                 self.on_command(&frame.body, now)?;
                 continue;
             }
-            let Some(pipe) = &mut self.pipe else { return Ok(true) };
+            let Some(pipe) = &mut self.pipe else {
+                return Ok(true);
+            };
             if self.parts.is_empty() {
                 // First frame of a message: respect the socket's RCVHWM.
                 if !pipe.inn.check_write() {
@@ -539,7 +556,9 @@ impl Engine {
 
     fn advance(&mut self, mut n: usize) {
         while n > 0 {
-            let Some(front) = self.segs.front_mut() else { return };
+            let Some(front) = self.segs.front_mut() else {
+                return;
+            };
             match front {
                 Seg::Buf { start, end } => {
                     let len = *end - *start;

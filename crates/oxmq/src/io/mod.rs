@@ -13,9 +13,9 @@
 
 mod engine;
 mod stream;
-mod thread;
 #[cfg(test)]
 mod tests;
+mod thread;
 
 use crate::error::Error;
 use crate::options::Options;

@@ -654,3 +654,66 @@ fn ipv6_bind_and_connect() {
     peer.write_all(&frame(false, b"v4 on v6")).unwrap();
     assert_eq!(recv_msg(&mut p).as_slice(), b"v4 on v6");
 }
+
+#[test]
+fn lying_frame_header_does_not_allocate_it() {
+    let mut sock = FakeSocket::new(SocketType::Pull, Options::default());
+    let ep = sock.bind("tcp://127.0.0.1:*");
+    let mut peer = handshaken_peer(port_of(&ep), "PUSH");
+    let _p = sock.attached();
+    let mut hdr = vec![0x02];
+    hdr.extend_from_slice(&(1u64 << 62).to_be_bytes());
+    peer.write_all(&hdr).unwrap();
+    peer.write_all(&[0u8; 1000]).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    drop(peer);
+    let mut good = handshaken_peer(port_of(&ep), "PUSH");
+    let mut p = sock.attached();
+    good.write_all(&frame(false, b"ok")).unwrap();
+    assert_eq!(recv_msg(&mut p).as_slice(), b"ok");
+}
+
+/// `cargo test --release -p oxmq --lib io::tests::throughput -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn throughput() {
+    for (size, n) in [(8usize, 2_000_000u32), (64, 2_000_000), (1024, 500_000), (65536, 20_000)] {
+        let mut server = FakeSocket::new(SocketType::Pull, Options::default());
+        let ep = server.bind("tcp://127.0.0.1:*");
+        let mut client = FakeSocket::new(SocketType::Push, Options::default());
+        client.link.socket_id = 2;
+        let (mut sp, engine_side) = engine_pipe_pair(7);
+        client.io.connect(&parse_endpoint(&ep).unwrap(), client.link.clone(), Some(engine_side)).unwrap();
+        let mut p = server.attached();
+        let body = vec![1u8; size];
+        let t0 = Instant::now();
+        let sender = std::thread::spawn(move || {
+            let mut i = 0;
+            while i < n {
+                if sp.out.check_write() {
+                    sp.out.write(Msg::from_slice(&body));
+                    sp.out.flush();
+                    i += 1;
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            sp
+        });
+        let mut got = 0;
+        while got < n {
+            if p.read().is_some() {
+                got += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        let dt = t0.elapsed();
+        let _sp = sender.join().unwrap();
+        println!(
+            "size {size:>6}: {:>10.0} msg/s {:>8.1} MB/s",
+            f64::from(n) / dt.as_secs_f64(),
+            f64::from(n) * size as f64 / dt.as_secs_f64() / 1e6
+        );
+    }
+}

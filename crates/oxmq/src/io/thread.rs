@@ -179,7 +179,10 @@ struct Conn {
 enum SState {
     /// Connect (again) at this time; `None` = never (reconnect disabled).
     Waiting(Option<Instant>),
-    Connecting { stream: Stream, deadline: Option<Instant> },
+    Connecting {
+        stream: Stream,
+        deadline: Option<Instant>,
+    },
     Active(Box<Engine>),
 }
 
@@ -508,7 +511,9 @@ impl Poller {
     fn run_obj(&mut self, idx: usize, now: Instant, readable: bool, writable: bool) {
         let jitter = self.next_random();
         let registry = self.poll.registry();
-        let Some(Some(entry)) = self.slab.get_mut(idx) else { return };
+        let Some(Some(entry)) = self.slab.get_mut(idx) else {
+            return;
+        };
         let mut accepted = Vec::new();
         let outcome = match &mut entry.obj {
             Obj::Listener(l) => run_listener(l, &mut accepted),
@@ -609,7 +614,9 @@ fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
             Step::Again => return Outcome::Again,
             Step::Closed(_) => return Outcome::Remove,
             Step::Handshaken(peer) => {
-                let Some(mb) = c.link.mailbox.take() else { return Outcome::Remove };
+                let Some(mb) = c.link.mailbox.take() else {
+                    return Outcome::Remove;
+                };
                 let ep = new_pipe_pair(&c.link, &mb, &c.waker, &peer);
                 c.engine.attach(ep, false);
                 c.attached = true;
@@ -663,7 +670,9 @@ impl Session {
     fn start_connect(&mut self, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
         let opts = &self.link.cfg.options;
         let res = match &self.endpoint {
-            Endpoint::Tcp(a) => tcp::resolve(a, opts.ipv6, false).and_then(|sa| tcp::start_connect(sa, opts)).map(Stream::Tcp),
+            Endpoint::Tcp(a) => {
+                tcp::resolve(a, opts.ipv6, false).and_then(|sa| tcp::start_connect(sa, opts)).map(Stream::Tcp)
+            }
             Endpoint::Ipc(a) => ipc::start_connect(a).map(Stream::Unix),
             Endpoint::Inproc(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
         };
@@ -693,7 +702,9 @@ impl Session {
             engine.attach(p, self.skip_partial);
             self.skip_partial = false;
         } else if !self.queued {
-            let Some(mb) = self.link.mailbox.clone() else { return false };
+            let Some(mb) = self.link.mailbox.clone() else {
+                return false;
+            };
             let ep = new_pipe_pair(&self.link, &mb, &self.waker, peer);
             engine.attach(ep, false);
         } else {
@@ -705,7 +716,14 @@ impl Session {
     }
 
     /// After a connection ended: take the queue back and plan what's next.
-    fn on_disconnect(&mut self, mut engine: Engine, registry: &Registry, now: Instant, jitter: u64, established: bool) -> Outcome {
+    fn on_disconnect(
+        &mut self,
+        mut engine: Engine,
+        registry: &Registry,
+        now: Instant,
+        jitter: u64,
+        established: bool,
+    ) -> Outcome {
         engine.stream.deregister(registry);
         if self.linger.is_none() {
             // Keep the LINGER deadline the engine started counting.

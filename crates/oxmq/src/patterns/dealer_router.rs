@@ -310,11 +310,7 @@ impl Pattern for Router {
                     if p.out.check_write() {
                         self.current_out = Some(id);
                     } else if self.mandatory {
-                        let e = if p.out.is_reader_gone() {
-                            Error::HostUnreachable
-                        } else {
-                            Error::Again
-                        };
+                        let e = if p.out.is_reader_gone() { Error::HostUnreachable } else { Error::Again };
                         return Err((msg, e));
                     }
                 }
@@ -375,9 +371,7 @@ impl Pattern for Router {
         if !self.mandatory || self.more_out {
             return true;
         }
-        self.by_id
-            .values()
-            .any(|&id| pipes.get_mut(id).out.check_write())
+        self.by_id.values().any(|&id| pipes.get_mut(id).out.check_write())
     }
 
     fn set_option(&mut self, option: i32, value: &[u8], _pipes: &mut Pipes) -> Result<bool, Error> {

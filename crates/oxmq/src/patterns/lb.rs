@@ -68,11 +68,7 @@ impl Lb {
     /// because its message's pipe disappeared). `Again` when no pipe can take
     /// a new message.
     #[inline]
-    pub(crate) fn send(
-        &mut self,
-        msg: Msg,
-        pipes: &mut Pipes,
-    ) -> Result<Option<PipeId>, (Msg, Error)> {
+    pub(crate) fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<Option<PipeId>, (Msg, Error)> {
         let more = msg.more();
         if let Some(id) = self.cur {
             let p = pipes.get_mut(id);

@@ -69,9 +69,7 @@ pub(crate) trait Pattern: Send {
 
 /// Decode a libzmq integer option value (4-byte native-endian int).
 pub(crate) fn int_value(value: &[u8]) -> Result<i32, Error> {
-    let bytes: [u8; 4] = value
-        .try_into()
-        .map_err(|_| Error::Invalid("option value must be a 4-byte integer"))?;
+    let bytes: [u8; 4] = value.try_into().map_err(|_| Error::Invalid("option value must be a 4-byte integer"))?;
     Ok(i32::from_ne_bytes(bytes))
 }
 

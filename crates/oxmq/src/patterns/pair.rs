@@ -15,11 +15,7 @@ pub(crate) struct Pair {
 
 impl Pair {
     pub(crate) fn new() -> Pair {
-        Pair {
-            pipe: None,
-            more_out: false,
-            dropping: false,
-        }
+        Pair { pipe: None, more_out: false, dropping: false }
     }
 }
 

@@ -121,10 +121,7 @@ mod tests {
         }
         h.send(&[b"a", b"b", b"c"]).unwrap();
         h.send(&[b"z"]).unwrap();
-        assert_eq!(
-            peers[0].msgs(),
-            vec![m(&[&[0]]), m(&[&[3]]), m(&[b"a", b"b", b"c"])]
-        );
+        assert_eq!(peers[0].msgs(), vec![m(&[&[0]]), m(&[&[3]]), m(&[b"a", b"b", b"c"])]);
         assert_eq!(peers[1].msgs(), vec![m(&[&[1]]), m(&[&[4]]), m(&[b"z"])]);
         assert_eq!(peers[2].msgs(), vec![m(&[&[2]]), m(&[&[5]])]);
     }
@@ -134,10 +131,7 @@ mod tests {
         let mut h = Harness::new(SocketType::Push);
         let mut p = h.connect(0);
         h.send_frame(b"part1", true).unwrap();
-        assert!(
-            p.frames().is_empty(),
-            "unflushed frames must not be visible"
-        );
+        assert!(p.frames().is_empty(), "unflushed frames must not be visible");
         h.send_frame(b"part2", false).unwrap();
         assert_eq!(p.msgs(), vec![m(&[b"part1", b"part2"])]);
     }
@@ -221,16 +215,7 @@ mod tests {
         b.send(&mut h, &[b"b2", b"b2b", b"b2c"]);
         assert!(h.has_in());
         let got: Vec<_> = (0..5).map(|_| h.recv().unwrap()).collect();
-        assert_eq!(
-            got,
-            vec![
-                m(&[b"a1", b"a1b"]),
-                m(&[b"b1"]),
-                m(&[b"a2"]),
-                m(&[b"b2", b"b2b", b"b2c"]),
-                m(&[b"a3"])
-            ]
-        );
+        assert_eq!(got, vec![m(&[b"a1", b"a1b"]), m(&[b"b1"]), m(&[b"a2"]), m(&[b"b2", b"b2b", b"b2c"]), m(&[b"a3"])]);
         assert_eq!(h.recv(), Err(Error::Again));
         // After running dry, a new message needs (and gets) an activation.
         b.send(&mut h, &[b"b3"]);

@@ -126,8 +126,7 @@ impl Pattern for XPub {
             }
             self.dist.unmatch();
             let dist = &mut self.dist;
-            self.subs
-                .match_pipes(msg.as_slice(), |p| dist.match_pipe(p));
+            self.subs.match_pipes(msg.as_slice(), |p| dist.match_pipe(p));
             if self.invert {
                 self.dist.reverse_match();
             }
@@ -170,11 +169,7 @@ impl Pattern for XPub {
             }
             opt::XPUB_NODROP => self.lossy = !bool_value(value)?,
             opt::XPUB_WELCOME_MSG => {
-                self.welcome = if value.is_empty() {
-                    None
-                } else {
-                    Some(Msg::from_slice(value))
-                };
+                self.welcome = if value.is_empty() { None } else { Some(Msg::from_slice(value)) };
             }
             opt::INVERT_MATCHING => self.invert = bool_value(value)?,
             _ => return Ok(false),
@@ -225,10 +220,7 @@ impl XSub {
             return;
         }
         let p = pipes.get_mut(id);
-        self.subs.for_each(|topic| {
-            p.out
-                .write(Msg::from_slice(topic).with_flags(FLAG_SUBSCRIBE))
-        });
+        self.subs.for_each(|topic| p.out.write(Msg::from_slice(topic).with_flags(FLAG_SUBSCRIBE)));
         p.out.flush();
     }
 
@@ -403,10 +395,7 @@ mod tests {
         h.send(&[b""]).unwrap();
         assert_eq!(a.msgs(), vec![m(&[b"ABC"]), m(&[b"AX", b"more"])]);
         assert_eq!(b.msgs(), vec![m(&[b"ABC"])]);
-        assert_eq!(
-            c.msgs(),
-            vec![m(&[b"ABC"]), m(&[b"AX", b"more"]), m(&[b"B"]), m(&[b""])]
-        );
+        assert_eq!(c.msgs(), vec![m(&[b"ABC"]), m(&[b"AX", b"more"]), m(&[b"B"]), m(&[b""])]);
         assert_eq!(d.msgs(), vec![m(&[b"ABC"]), m(&[b"AX", b"more"])]);
         a.subscribe(&mut h, b"A", false);
         h.send(&[b"A1"]).unwrap();
@@ -508,11 +497,7 @@ mod tests {
         assert_eq!(h.recv().unwrap(), m(&[b"\x01A"]));
         assert_eq!(h.recv().unwrap(), m(&[b"\x01A"]));
         a.subscribe(&mut h, b"A", false);
-        assert_eq!(
-            h.recv(),
-            Err(Error::Again),
-            "VERBOSE passes all subscribes only"
-        );
+        assert_eq!(h.recv(), Err(Error::Again), "VERBOSE passes all subscribes only");
         assert!(h.set_int(opt::XPUB_VERBOSER, 1).unwrap());
         a.subscribe(&mut h, b"A", true);
         assert_eq!(h.recv().unwrap(), m(&[b"\x01A"]));
@@ -572,10 +557,7 @@ mod tests {
         h.set_bytes(opt::SUBSCRIBE, b"A").unwrap();
         assert_eq!(a.subs(), vec![(true, b"A".to_vec()), (true, b"A".to_vec())]);
         h.set_bytes(opt::UNSUBSCRIBE, b"A").unwrap();
-        assert!(
-            a.subs().is_empty(),
-            "cancel only when the count reaches zero"
-        );
+        assert!(a.subs().is_empty(), "cancel only when the count reaches zero");
         h.set_bytes(opt::UNSUBSCRIBE, b"A").unwrap();
         assert_eq!(a.subs(), vec![(false, b"A".to_vec())]);
         h.set_bytes(opt::UNSUBSCRIBE, b"never").unwrap();
@@ -585,10 +567,7 @@ mod tests {
         h.pattern.hiccuped(a.id, &mut h.pipes);
         let mut again = a.subs();
         again.sort();
-        assert_eq!(
-            again,
-            vec![(true, b"B".to_vec()), (true, b"early".to_vec())]
-        );
+        assert_eq!(again, vec![(true, b"B".to_vec()), (true, b"early".to_vec())]);
         let mut b = h.connect(0);
         assert_eq!(b.subs().len(), 2);
     }
@@ -640,19 +619,13 @@ mod tests {
     #[test]
     fn xsub_turns_user_messages_into_subscriptions_and_does_not_filter() {
         let mut h = Harness::new(SocketType::XSub);
-        assert!(
-            !h.set_bytes(opt::SUBSCRIBE, b"x").unwrap(),
-            "XSUB has no SUBSCRIBE option"
-        );
+        assert!(!h.set_bytes(opt::SUBSCRIBE, b"x").unwrap(), "XSUB has no SUBSCRIBE option");
         let mut a = h.connect(0);
         let mut b = h.connect(0);
         h.send(&[b"\x01topic"]).unwrap();
         h.send(&[b"\x01topic"]).unwrap();
         h.send(&[b"\x00topic"]).unwrap();
-        assert_eq!(
-            a.subs(),
-            vec![(true, b"topic".to_vec()), (true, b"topic".to_vec())]
-        );
+        assert_eq!(a.subs(), vec![(true, b"topic".to_vec()), (true, b"topic".to_vec())]);
         assert_eq!(b.subs().len(), 2);
         h.send(&[b"\x00topic"]).unwrap();
         assert_eq!(a.subs(), vec![(false, b"topic".to_vec())]);

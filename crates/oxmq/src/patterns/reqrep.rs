@@ -446,10 +446,7 @@ mod tests {
         assert!(h.has_out());
         assert_eq!(h.recv(), Err(Error::State));
         h.send(&[b"rep-a", b"more"]).unwrap();
-        assert_eq!(
-            a.msgs(),
-            vec![m(&[b"hop2", b"hop1", b"", b"rep-a", b"more"])]
-        );
+        assert_eq!(a.msgs(), vec![m(&[b"hop2", b"hop1", b"", b"rep-a", b"more"])]);
         assert_eq!(h.recv().unwrap(), m(&[b"req-b"]));
         h.send(&[b"rep-b"]).unwrap();
         assert_eq!(b.msgs(), vec![m(&[b"", b"rep-b"])]);

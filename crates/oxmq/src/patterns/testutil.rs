@@ -25,10 +25,7 @@ pub(crate) struct Peer {
 
 impl Harness {
     pub(crate) fn new(kind: SocketType) -> Harness {
-        Harness {
-            pattern: new_pattern(kind, &Options::default()),
-            pipes: Pipes::default(),
-        }
+        Harness { pattern: new_pattern(kind, &Options::default()), pipes: Pipes::default() }
     }
 
     /// Connect a peer; `hwm` applies to both directions. `rid`: the routing-id
@@ -40,16 +37,10 @@ impl Harness {
             in_w.write(Msg::from_slice(rid).with_flags(FLAG_ROUTING_ID));
             in_w.flush();
         }
-        let id = self
-            .pipes
-            .insert(SocketPipe::new(out_w, in_r, 0, new_pipe_key()));
+        let id = self.pipes.insert(SocketPipe::new(out_w, in_r, 0, new_pipe_key()));
         self.pattern.attach(id, &mut self.pipes);
         self.reap();
-        Peer {
-            id,
-            tx: Some(in_w),
-            rx: Some(out_r),
-        }
+        Peer { id, tx: Some(in_w), rx: Some(out_r) }
     }
 
     pub(crate) fn connect(&mut self, hwm: usize) -> Peer {
@@ -89,10 +80,7 @@ impl Harness {
     }
 
     pub(crate) fn send_frame(&mut self, body: &[u8], more: bool) -> Result<(), Error> {
-        let r = self
-            .pattern
-            .send(Msg::from_slice(body).with_more(more), &mut self.pipes)
-            .map_err(|(_, e)| e);
+        let r = self.pattern.send(Msg::from_slice(body).with_more(more), &mut self.pipes).map_err(|(_, e)| e);
         self.reap();
         r
     }
@@ -132,8 +120,7 @@ impl Harness {
     }
 
     pub(crate) fn set_int(&mut self, option: i32, v: i32) -> Result<bool, Error> {
-        self.pattern
-            .set_option(option, &v.to_ne_bytes(), &mut self.pipes)
+        self.pattern.set_option(option, &v.to_ne_bytes(), &mut self.pipes)
     }
 
     pub(crate) fn set_bytes(&mut self, option: i32, v: &[u8]) -> Result<bool, Error> {
@@ -198,10 +185,7 @@ impl Peer {
         self.frames()
             .into_iter()
             .map(|f| {
-                assert!(
-                    f.is_subscribe() || f.is_cancel(),
-                    "not a subscription: {f:?}"
-                );
+                assert!(f.is_subscribe() || f.is_cancel(), "not a subscription: {f:?}");
                 (f.is_subscribe(), f.to_vec())
             })
             .collect()

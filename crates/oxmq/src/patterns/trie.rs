@@ -41,11 +41,7 @@ struct Node<V> {
 
 impl<V: NodeValue> Node<V> {
     fn new() -> Node<V> {
-        Node {
-            value: V::default(),
-            labels: Vec::new(),
-            kids: Vec::new(),
-        }
+        Node { value: V::default(), labels: Vec::new(), kids: Vec::new() }
     }
 
     #[inline]
@@ -178,10 +174,7 @@ pub(crate) enum RmResult {
 
 impl Default for PipeTrie {
     fn default() -> Self {
-        PipeTrie {
-            trie: Trie::new(),
-            scratch_key: Vec::new(),
-        }
+        PipeTrie { trie: Trie::new(), scratch_key: Vec::new() }
     }
 }
 
@@ -359,14 +352,7 @@ mod tests {
         let mut seen = Vec::new();
         t.rm_pipe(PipeId(1), |k, last| seen.push((k.to_vec(), last)));
         seen.sort();
-        assert_eq!(
-            seen,
-            vec![
-                (b"".to_vec(), true),
-                (b"a".to_vec(), true),
-                (b"ab".to_vec(), false)
-            ]
-        );
+        assert_eq!(seen, vec![(b"".to_vec(), true), (b"a".to_vec(), true), (b"ab".to_vec(), false)]);
         assert_eq!(matched(&t, b"abc"), vec![2]);
         assert_eq!(matched(&t, b"a"), Vec::<u32>::new());
         t.rm_pipe(PipeId(2), |_, _| {});
@@ -415,11 +401,7 @@ mod tests {
         for i in 0..1000u32 {
             t.add(format!("topic.{i}").as_bytes(), PipeId(i % 7));
         }
-        assert_eq!(
-            matched(&t, b"topic.999"),
-            vec![1, 2, 5],
-            "topic.9, topic.99, topic.999"
-        );
+        assert_eq!(matched(&t, b"topic.999"), vec![1, 2, 5], "topic.9, topic.99, topic.999");
         assert_eq!(matched(&t, b"topic.5x"), vec![5]);
         assert_eq!(matched(&t, b"topic.56"), vec![0, 5]);
         for i in 0..1000u32 {

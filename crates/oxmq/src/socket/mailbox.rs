@@ -10,14 +10,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Commands from I/O threads, inproc peers and the context.
+// Commands are rare and moved once, so the large `Attach` is not boxed.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum SocketCommand {
     /// A new peer: adopt this pipe (bind side after a handshake; inproc; immediate connects).
     Attach(SocketPipe),
     /// The connecting pipe with this key got a fresh connection after a reconnect.
     Hiccup { key: u64 },
-    /// The pipe with this key must go (its connection failed with IMMEDIATE, or was refused).
-    Detach { key: u64 },
-    /// A bound/connected endpoint finished: report (for LAST_ENDPOINT updates, monitors later).
+    /// A listener or connecter of the socket stopped (socket monitors will report it).
     EndpointClosed { endpoint: EndpointId },
 }
 
@@ -26,6 +26,9 @@ pub(crate) struct Inbox {
     pub(crate) commands: Vec<SocketCommand>,
     pub(crate) read_activated: Vec<PipeId>,
     pub(crate) write_activated: Vec<PipeId>,
+    /// The socket has closed: commands are dropped on arrival, so a pipe
+    /// attached too late terminates at once instead of lingering unseen.
+    closed: bool,
 }
 
 /// One per socket, shared with everything that must wake it.
@@ -38,13 +41,36 @@ pub(crate) struct Mailbox {
 
 impl Mailbox {
     pub(crate) fn new() -> io::Result<Arc<Mailbox>> {
-        Ok(Arc::new(Mailbox { signaler: Signaler::new()?, pending: AtomicBool::new(false), inbox: Mutex::new(Inbox::default()) }))
+        Ok(Arc::new(Mailbox {
+            signaler: Signaler::new()?,
+            pending: AtomicBool::new(false),
+            inbox: Mutex::new(Inbox::default()),
+        }))
     }
 
     pub(crate) fn send(&self, cmd: SocketCommand) {
-        self.inbox.lock().unwrap_or_else(|e| e.into_inner()).commands.push(cmd);
+        let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
+        if inbox.closed {
+            drop(inbox);
+            drop(cmd);
+            return;
+        }
+        inbox.commands.push(cmd);
+        drop(inbox);
         self.pending.store(true, Ordering::Release);
         self.signaler.signal();
+    }
+
+    /// Refuse all further commands and drop the queued ones (socket close).
+    pub(crate) fn close(&self) {
+        let queued = {
+            let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
+            let queued = std::mem::take(&mut *inbox);
+            inbox.closed = true;
+            queued
+        };
+        // Dropped outside the lock: dropping pipe ends wakes their peers.
+        drop(queued);
     }
 
     fn activate(&self, id: PipeId, write: bool) {
@@ -78,7 +104,9 @@ impl Mailbox {
         self.signaler.drain();
         self.pending.store(false, Ordering::Release);
         let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
-        std::mem::swap(&mut *inbox, into);
+        std::mem::swap(&mut inbox.commands, &mut into.commands);
+        std::mem::swap(&mut inbox.read_activated, &mut into.read_activated);
+        std::mem::swap(&mut inbox.write_activated, &mut into.write_activated);
     }
 
     pub(crate) fn signaler(&self) -> &Signaler {

@@ -407,12 +407,10 @@ impl Core {
                         self.pattern.hiccuped(id, &mut self.pipes);
                     }
                 }
-                SocketCommand::Detach { key } => {
-                    if let Some(&id) = self.key_to_pipe.get(&key) {
-                        self.pipes.mark_dead(id);
-                    }
+                SocketCommand::EndpointClosed { endpoint } => {
+                    // Nothing to do until socket monitors exist.
+                    let _ = endpoint;
                 }
-                SocketCommand::EndpointClosed { .. } => {}
             }
         }
         for id in inbox.read_activated.drain(..) {
@@ -481,12 +479,10 @@ impl Core {
         ev
     }
 
-    pub(crate) fn poll_events(&mut self) -> i16 {
-        self.events()
-    }
-
-    pub(crate) fn mailbox(&self) -> &Arc<Mailbox> {
-        &self.mailbox
+    /// Readiness for `poll`; fails with ETERM once the context is terminating.
+    pub(crate) fn poll_events(&mut self) -> Result<i16> {
+        self.process_commands()?;
+        Ok(self.events())
     }
 
     fn link(&self, endpoint_id: EndpointId) -> SocketLink {
@@ -524,7 +520,13 @@ impl Core {
             }
         };
         self.last_endpoint = resolved.clone();
-        self.endpoints.push(EndpointRecord { id, kind: EndpointKind::Bound, given: endpoint.to_string(), resolved, inproc_name });
+        self.endpoints.push(EndpointRecord {
+            id,
+            kind: EndpointKind::Bound,
+            given: endpoint.to_string(),
+            resolved,
+            inproc_name,
+        });
         Ok(())
     }
 
@@ -534,7 +536,8 @@ impl Core {
         let id = self.new_endpoint_id();
         match &parsed {
             Endpoint::Inproc(name) => {
-                let pipe = inproc::connect(&self.ctx, name, self.inproc_peer(id))?;
+                let mut pipe = inproc::connect(&self.ctx, name, self.inproc_peer(id))?;
+                pipe.connect_routing_id = self.options.connect_routing_id.take().map(Into::into);
                 self.attach(pipe);
             }
             _ => {
@@ -543,7 +546,9 @@ impl Core {
                     None
                 } else {
                     // Queue messages before the connection exists, as libzmq does.
-                    let (socket_side, engine_side) = self.pipe_pair(id);
+                    let (mut socket_side, engine_side) = self.pipe_pair(id);
+                    // CONNECT_ROUTING_ID names the next connection only (libzmq).
+                    socket_side.connect_routing_id = self.options.connect_routing_id.take().map(Into::into);
                     self.attach(socket_side);
                     Some(engine_side)
                 };
@@ -596,7 +601,9 @@ impl Core {
         let pos = self
             .endpoints
             .iter()
-            .position(|e| matches!(e.kind, EndpointKind::Bound) == bound && (e.given == endpoint || e.resolved == endpoint))
+            .position(|e| {
+                matches!(e.kind, EndpointKind::Bound) == bound && (e.given == endpoint || e.resolved == endpoint)
+            })
             .ok_or(Error::NoSuchEndpoint)?;
         let rec = self.endpoints.remove(pos);
         if let Some(name) = &rec.inproc_name {
@@ -651,14 +658,9 @@ impl Core {
             return;
         }
         self.closed = true;
-        // Adopt pipes that are already on their way, so their peers see them close.
-        let mut inbox = std::mem::take(&mut self.inbox);
-        self.mailbox.take(&mut inbox);
-        for cmd in inbox.commands.drain(..) {
-            if let SocketCommand::Attach(p) = cmd {
-                drop(p);
-            }
-        }
+        // Pipes on their way to us (and any that come later) are dropped, so
+        // their engines or inproc peers see them close.
+        self.mailbox.close();
         for rec in self.endpoints.drain(..) {
             if let Some(name) = &rec.inproc_name {
                 inproc::unbind(&self.ctx, name, self.id);

@@ -136,16 +136,7 @@ impl Pipes {
     }
 
     pub(crate) fn ids(&self) -> Vec<PipeId> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.is_some())
-            .map(|(i, _)| PipeId(i as u32))
-            .collect()
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.slots.iter().enumerate().filter(|(_, p)| p.is_some()).map(|(i, _)| PipeId(i as u32)).collect()
     }
 
     /// Record that a pattern saw `id` terminate (deduplicated).

@@ -83,13 +83,11 @@ fn parse_tcp(addr: &str) -> Result<TcpAddr, Error> {
     let (host, port) = (&addr[..colon], &addr[colon + 1..]);
     let port = match port {
         "*" | "0" => None,
-        p if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
-            match p.parse::<u16>() {
-                Ok(0) => None,
-                Ok(n) => Some(n),
-                Err(_) => return Err(Error::Invalid("tcp port out of range")),
-            }
-        }
+        p if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => match p.parse::<u16>() {
+            Ok(0) => None,
+            Ok(n) => Some(n),
+            Err(_) => return Err(Error::Invalid("tcp port out of range")),
+        },
         _ => return Err(Error::Invalid("tcp port must be a number or *")),
     };
     let host = if host == "*" {
@@ -178,7 +176,9 @@ impl fmt::Display for Endpoint {
                 None => write!(f, "tcp://{}:*", a.host),
             },
             Endpoint::Ipc(IpcAddr::Path(p)) => write!(f, "ipc://{}", p.display()),
-            Endpoint::Ipc(IpcAddr::Abstract(n)) => write!(f, "ipc://@{}", String::from_utf8_lossy(n)),
+            Endpoint::Ipc(IpcAddr::Abstract(n)) => {
+                write!(f, "ipc://@{}", String::from_utf8_lossy(n))
+            }
             Endpoint::Ipc(IpcAddr::Wildcard) => f.write_str("ipc://*"),
             Endpoint::Inproc(n) => write!(f, "inproc://{n}"),
         }
@@ -196,14 +196,20 @@ mod tests {
 
     #[test]
     fn parses_good_tcp_endpoints() {
-        assert_eq!(parse_endpoint("tcp://127.0.0.1:5555").unwrap(), tcp(TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), Some(5555)));
+        assert_eq!(
+            parse_endpoint("tcp://127.0.0.1:5555").unwrap(),
+            tcp(TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), Some(5555))
+        );
         assert_eq!(parse_endpoint("tcp://*:5555").unwrap(), tcp(TcpHost::Any, Some(5555)));
         assert_eq!(parse_endpoint("tcp://*:*").unwrap(), tcp(TcpHost::Any, None));
         assert_eq!(parse_endpoint("tcp://*:0").unwrap(), tcp(TcpHost::Any, None));
         assert_eq!(parse_endpoint("tcp://[::1]:80").unwrap(), tcp(TcpHost::Ip(Ipv6Addr::LOCALHOST.into()), Some(80)));
         assert_eq!(parse_endpoint("tcp://::1:80").unwrap(), tcp(TcpHost::Ip(Ipv6Addr::LOCALHOST.into()), Some(80)));
         assert_eq!(parse_endpoint("tcp://localhost:1").unwrap(), tcp(TcpHost::Name("localhost".into()), Some(1)));
-        assert_eq!(parse_endpoint("tcp://my-host.example.com:65535").unwrap(), tcp(TcpHost::Name("my-host.example.com".into()), Some(65535)));
+        assert_eq!(
+            parse_endpoint("tcp://my-host.example.com:65535").unwrap(),
+            tcp(TcpHost::Name("my-host.example.com".into()), Some(65535))
+        );
     }
 
     #[test]

@@ -52,7 +52,13 @@ fn routing_id_frame(id: &[u8]) -> Msg {
 
 /// Make the pipes between `a` and `b`; returns (a's side, b's side).
 /// `b` may be a binder not known yet, in which case its HWMs are libzmq's defaults.
-fn join(a: &InprocPeer, b_rcvhwm: usize, b_sndhwm: usize, b_routing_id: Option<&[u8]>, b_endpoint: EndpointId) -> (SocketPipe, SocketPipe) {
+fn join(
+    a: &InprocPeer,
+    b_rcvhwm: usize,
+    b_sndhwm: usize,
+    b_routing_id: Option<&[u8]>,
+    b_endpoint: EndpointId,
+) -> (SocketPipe, SocketPipe) {
     let key = new_pipe_key();
     let a_reader = WakeSlot::new();
     let a_writer = WakeSlot::new();
@@ -103,7 +109,9 @@ pub(crate) fn bind(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Vec<Soc
         binder_side.out.write(routing_id_frame(&me.routing_id));
         binder_side.out.flush();
         binder_side.endpoint = me.endpoint;
-        let _ = connector;
+        // The pipes were sized with default HWMs for the then-unknown binder.
+        binder_side.out.set_hwm(combined_hwm(me.sndhwm, connector.rcvhwm));
+        binder_side.inn.set_hwm(combined_hwm(connector.sndhwm, me.rcvhwm));
         adopted.push(binder_side);
     }
     Ok(adopted)

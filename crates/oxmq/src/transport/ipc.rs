@@ -103,10 +103,7 @@ pub(crate) fn bind(
         }
     };
     let (endpoint, cleanup) = match &addr {
-        IpcAddr::Path(p) => (
-            format!("ipc://{}", p.display()),
-            Some(IpcCleanup { file: p.clone(), dir }),
-        ),
+        IpcAddr::Path(p) => (format!("ipc://{}", p.display()), Some(IpcCleanup { file: p.clone(), dir })),
         IpcAddr::Abstract(n) => (format!("ipc://@{}", String::from_utf8_lossy(n)), None),
         IpcAddr::Wildcard => unreachable!("wildcard resolved above"),
     };

@@ -38,7 +38,8 @@ pub(crate) fn resolve(addr: &TcpAddr, ipv6: bool, bind: bool) -> io::Result<Sock
             } else {
                 addrs.iter().find(|a| a.is_ipv4()).copied()
             };
-            return pick.ok_or_else(|| io::Error::from_raw_os_error(if bind { libc::ENODEV } else { libc::EHOSTUNREACH }));
+            return pick
+                .ok_or_else(|| io::Error::from_raw_os_error(if bind { libc::ENODEV } else { libc::EHOSTUNREACH }));
         }
     };
     Ok(SocketAddr::new(ip, port))
@@ -47,13 +48,7 @@ pub(crate) fn resolve(addr: &TcpAddr, ipv6: bool, bind: bool) -> io::Result<Sock
 fn setsockopt_int(fd: i32, level: i32, name: i32, value: i32) -> io::Result<()> {
     // SAFETY: `value` lives for the call and its size is passed exactly.
     let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&value as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
+        libc::setsockopt(fd, level, name, (&value as *const i32).cast(), std::mem::size_of::<i32>() as libc::socklen_t)
     };
     if rc == 0 {
         Ok(())
