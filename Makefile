@@ -31,7 +31,12 @@ export CARGO_TERM_COLOR ?= never
 .PHONY: test setup deb-deps rust-tools venv fmt fmt-check lint cargo-test \
         interop-peer interop bench clean
 
-test: setup fmt-check lint cargo-test interop
+# Components add their own steps in mk/<component>.mk: Debian packages to
+# DEB_PKGS, test targets to TEST_STEPS (run after the core's, in order).
+TEST_STEPS :=
+-include $(sort $(wildcard mk/*.mk))
+
+test: setup fmt-check lint cargo-test interop $(TEST_STEPS)
 	@echo "==> make test: all steps passed"
 
 setup: deb-deps rust-tools venv
