@@ -68,6 +68,74 @@ impl PipeArray {
     }
 }
 
+/// Pipes taken in turn, the active ones first: `[0, active)` may be ready,
+/// `[active, len)` wait for an activation. The load balancer and the fair
+/// queue differ only in what "ready" means (room to write, data to read).
+#[derive(Default)]
+pub(crate) struct RoundRobin {
+    pipes: PipeArray,
+    active: usize,
+    /// Whose turn it is, in `[0, active)` while any pipe is active.
+    current: usize,
+}
+
+impl RoundRobin {
+    /// A new pipe starts active: the first attempt on it tells.
+    pub(crate) fn attach(&mut self, id: PipeId) {
+        self.pipes.push(id);
+        self.activate(id);
+    }
+
+    /// The pipe may be ready again.
+    pub(crate) fn activate(&mut self, id: PipeId) {
+        if let Some(i) = self.pipes.index(id) {
+            if i >= self.active {
+                self.pipes.swap(i, self.active);
+                self.active += 1;
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, id: PipeId) {
+        let Some(i) = self.pipes.index(id) else {
+            return;
+        };
+        if i < self.active {
+            self.deactivate_at(i);
+        }
+        self.pipes.remove(id);
+    }
+
+    /// The pipe whose turn it is, if any is active.
+    #[inline]
+    pub(crate) fn current(&self) -> Option<PipeId> {
+        (self.active > 0).then(|| self.pipes.at(self.current))
+    }
+
+    /// The current pipe was served: the turn passes on.
+    #[inline]
+    pub(crate) fn advance(&mut self) {
+        self.current += 1;
+        if self.current >= self.active {
+            self.current = 0;
+        }
+    }
+
+    /// The current pipe cannot proceed: park it until it is activated.
+    #[inline]
+    pub(crate) fn deactivate_current(&mut self) {
+        self.deactivate_at(self.current);
+    }
+
+    fn deactivate_at(&mut self, i: usize) {
+        self.active -= 1;
+        self.pipes.swap(i, self.active);
+        if self.current >= self.active {
+            self.current = 0;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

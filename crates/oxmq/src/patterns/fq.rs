@@ -1,56 +1,34 @@
-//! Fair queue: messages are taken round-robin from the readable pipes, one
-//! whole message at a time (all frames of a multipart message from one pipe).
+//! Fair queue: messages are taken from the readable pipes in turn; all frames
+//! of a multipart message come from the same pipe.
 
-use super::array::PipeArray;
+use super::array::RoundRobin;
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::socket::pipes::{PipeId, Pipes};
 
 #[derive(Default)]
 pub(crate) struct Fq {
-    /// `[0, active)`: pipes that may hold data; the rest sleep until `activated`.
-    pipes: PipeArray,
-    active: usize,
-    current: usize,
+    /// Active pipes may hold data; the rest sleep until `activated`.
+    ring: RoundRobin,
     /// The pipe whose multipart message is being read.
     cur: Option<PipeId>,
 }
 
 impl Fq {
     pub(crate) fn attach(&mut self, id: PipeId) {
-        self.pipes.push(id);
-        self.activated(id);
+        self.ring.attach(id);
     }
 
     /// The peer flushed data into a sleeping pipe (`read_activated`).
     pub(crate) fn activated(&mut self, id: PipeId) {
-        if let Some(i) = self.pipes.index(id) {
-            if i >= self.active {
-                self.pipes.swap(i, self.active);
-                self.active += 1;
-            }
-        }
+        self.ring.activate(id);
     }
 
     pub(crate) fn detach(&mut self, id: PipeId) {
-        let Some(i) = self.pipes.index(id) else {
-            return;
-        };
         if self.cur == Some(id) {
             self.cur = None;
         }
-        if i < self.active {
-            self.deactivate_at(i);
-        }
-        self.pipes.remove(id);
-    }
-
-    fn deactivate_at(&mut self, i: usize) {
-        self.active -= 1;
-        self.pipes.swap(i, self.active);
-        if self.current >= self.active {
-            self.current = 0;
-        }
+        self.ring.remove(id);
     }
 
     /// Receive one frame and the pipe it came from. Internal frames
@@ -58,7 +36,6 @@ impl Fq {
     #[inline]
     pub(crate) fn recv(&mut self, pipes: &mut Pipes) -> Result<(Msg, PipeId), Error> {
         if let Some(id) = self.cur {
-            // The rest of a message is flushed together with its first frame.
             if let Some(msg) = pipes.get_mut(id).read() {
                 if !msg.more() {
                     self.cur = None;
@@ -67,8 +44,7 @@ impl Fq {
             }
             self.cur = None;
         }
-        while self.active > 0 {
-            let id = self.pipes.at(self.current);
+        while let Some(id) = self.ring.current() {
             let p = pipes.get_mut(id);
             match p.read() {
                 Some(msg) => {
@@ -78,18 +54,14 @@ impl Fq {
                     if msg.more() {
                         self.cur = Some(id);
                     }
-                    self.current += 1;
-                    if self.current >= self.active {
-                        self.current = 0;
-                    }
+                    self.ring.advance();
                     return Ok((msg, id));
                 }
                 None => {
-                    // The reader is now marked asleep: `read_activated` brings it back.
                     if p.is_terminated() {
                         pipes.mark_dead(id);
                     }
-                    self.deactivate_at(self.current);
+                    self.ring.deactivate_current();
                 }
             }
         }
@@ -101,8 +73,7 @@ impl Fq {
         if self.cur.is_some() {
             return true;
         }
-        while self.active > 0 {
-            let id = self.pipes.at(self.current);
+        while let Some(id) = self.ring.current() {
             let p = pipes.get_mut(id);
             if p.check_read() {
                 return true;
@@ -110,7 +81,7 @@ impl Fq {
             if p.is_terminated() {
                 pipes.mark_dead(id);
             }
-            self.deactivate_at(self.current);
+            self.ring.deactivate_current();
         }
         false
     }

@@ -1,18 +1,15 @@
 //! Load balancer: each message goes to the next writable pipe, round-robin;
 //! all frames of a multipart message go to the same pipe.
 
-use super::array::PipeArray;
+use super::array::RoundRobin;
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::socket::pipes::{PipeId, Pipes};
 
 #[derive(Default)]
 pub(crate) struct Lb {
-    /// `[0, active)`: pipes believed writable; the rest wait for `activated`.
-    pipes: PipeArray,
-    active: usize,
-    /// Next pipe to try for a new message.
-    current: usize,
+    /// Active pipes are believed writable; the rest wait for `activated`.
+    ring: RoundRobin,
     /// The pipe receiving the rest of the current multipart message.
     cur: Option<PipeId>,
     /// The pipe of the current multipart message went away: swallow its rest.
@@ -21,41 +18,20 @@ pub(crate) struct Lb {
 
 impl Lb {
     pub(crate) fn attach(&mut self, id: PipeId) {
-        self.pipes.push(id);
-        self.activated(id);
+        self.ring.attach(id);
     }
 
     /// The pipe has room again (`write_activated`).
     pub(crate) fn activated(&mut self, id: PipeId) {
-        if let Some(i) = self.pipes.index(id) {
-            if i >= self.active {
-                self.pipes.swap(i, self.active);
-                self.active += 1;
-            }
-        }
+        self.ring.activate(id);
     }
 
     pub(crate) fn detach(&mut self, id: PipeId) {
-        let Some(i) = self.pipes.index(id) else {
-            return;
-        };
         if self.cur == Some(id) {
             self.cur = None;
             self.dropping = true;
         }
-        if i < self.active {
-            self.deactivate_at(i);
-        }
-        self.pipes.remove(id);
-    }
-
-    /// Move the active pipe at `i` out of the active prefix.
-    fn deactivate_at(&mut self, i: usize) {
-        self.active -= 1;
-        self.pipes.swap(i, self.active);
-        if self.current >= self.active {
-            self.current = 0;
-        }
+        self.ring.remove(id);
     }
 
     /// Whether a multipart message is in progress (its rest must follow).
@@ -83,8 +59,7 @@ impl Lb {
             self.dropping = more;
             return Ok(None);
         }
-        while self.active > 0 {
-            let id = self.pipes.at(self.current);
+        while let Some(id) = self.ring.current() {
             let p = pipes.get_mut(id);
             if p.out.check_write() {
                 p.out.write(msg);
@@ -93,15 +68,10 @@ impl Lb {
                 } else {
                     p.out.flush();
                 }
-                self.current += 1;
-                if self.current >= self.active {
-                    self.current = 0;
-                }
+                self.ring.advance();
                 return Ok(Some(id));
             }
-            // Full (writer now marked waiting) or peer gone: out of rotation
-            // until `write_activated`, or until the socket detaches it.
-            self.deactivate_at(self.current);
+            self.ring.deactivate_current();
         }
         Err((msg, Error::Again))
     }
@@ -111,12 +81,11 @@ impl Lb {
         if self.in_message() {
             return true;
         }
-        while self.active > 0 {
-            let id = self.pipes.at(self.current);
+        while let Some(id) = self.ring.current() {
             if pipes.get_mut(id).out.check_write() {
                 return true;
             }
-            self.deactivate_at(self.current);
+            self.ring.deactivate_current();
         }
         false
     }
