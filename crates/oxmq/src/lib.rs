@@ -11,13 +11,14 @@
 //! Layout: `socket` (the public socket and its mailbox), `patterns` (routing
 //! per socket type), `pipe` (lock-free queues between a socket and its
 //! peers), `io` (I/O thread, engines, sessions), `transport` (endpoint syntax,
-//! tcp, ipc, inproc), `poll`.
+//! tcp, ipc, inproc), `poll`, `monitor` (socket event monitors).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod ctx;
 mod error;
 mod io;
+mod monitor;
 mod msg;
 pub mod options;
 mod patterns;
@@ -29,6 +30,7 @@ mod transport;
 
 pub use ctx::{ctxopt, Context};
 pub use error::{errno, Error, Result};
+pub use monitor::monitor_event;
 pub use msg::{Msg, INLINE_CAPACITY};
 pub use options::{opt, POLLERR, POLLIN, POLLOUT};
 pub use oxmq_proto::SocketType;

@@ -52,10 +52,9 @@ const ZERO_COPY_MIN: usize = 8 * 1024;
 /// Upper bound on iovecs per `sendmsg`.
 const MAX_IOV: usize = 64;
 
-/// Why a connection was closed (kept for debugging; never reported to the
-/// socket, which only sees its pipe go away).
+/// Why a connection was closed. Never reported to the socket, which only
+/// sees its pipe go away; its monitor (if any) gets it as events.
 #[derive(Debug)]
-#[allow(dead_code)]
 pub(crate) enum Fault {
     Io(io::Error),
     PeerClosed,
@@ -79,7 +78,7 @@ pub(crate) enum Step {
     Idle,
     Again,
     Handshaken(Box<PeerInfo>),
-    Closed(#[allow(dead_code)] Fault),
+    Closed(Fault),
 }
 
 enum Seg {

@@ -9,7 +9,7 @@
 //!   busy I/O thread takes no syscall per wake-up.
 //!
 //! Nothing about a connection's failure is reported to the socket except
-//! through its pipe going away.
+//! through its pipe going away, and to its monitor (if one is set) as events.
 
 mod engine;
 mod stream;
@@ -18,6 +18,7 @@ mod tests;
 mod thread;
 
 use crate::error::Error;
+use crate::monitor::{monitor_event, Monitor};
 use crate::options::Options;
 use crate::pipe::{PipeReader, PipeWriter};
 use crate::socket::mailbox::Mailbox;
@@ -43,6 +44,11 @@ pub(crate) struct SocketLink {
     /// The socket's current LINGER in ms (-1 infinite), read when the socket closes.
     pub(crate) linger_ms: Arc<AtomicI64>,
     pub(crate) endpoint_id: EndpointId,
+    /// The endpoint as monitor events name it: the resolved bind address,
+    /// or the address given to connect (set by [`IoThread::bind`] for binds).
+    pub(crate) endpoint: Arc<str>,
+    /// The socket's monitor slot (shared, so a monitor set later applies).
+    pub(crate) monitor: Arc<Monitor>,
 }
 
 /// The I/O thread's ends of a pipe pair.
@@ -69,21 +75,31 @@ impl IoThread {
 
     /// Creates the listener now, in the caller's thread (so bind errors are
     /// returned at once), then hands it to the I/O thread. Returns the
-    /// resolved endpoint for `ZMQ_LAST_ENDPOINT`.
-    pub(crate) fn bind(&self, endpoint: &Endpoint, link: SocketLink) -> Result<String, Error> {
-        let (sock, resolved, cleanup) = match endpoint {
-            Endpoint::Tcp(addr) => {
-                let (l, s) = tcp::bind(addr, &link.options)?;
-                (ListenSock::Tcp(l), s, None)
-            }
-            Endpoint::Ipc(addr) => {
-                let (l, s, c) = ipc::bind(addr, &link.options)?;
-                (ListenSock::Unix(l), s, c)
-            }
+    /// resolved endpoint for `ZMQ_LAST_ENDPOINT` and the listener's fd.
+    /// Emits LISTENING or BIND_FAILED (`given` names the endpoint of the latter).
+    pub(crate) fn bind(
+        &self,
+        endpoint: &Endpoint,
+        given: &str,
+        mut link: SocketLink,
+    ) -> Result<(String, std::os::fd::RawFd), Error> {
+        let res = match endpoint {
+            Endpoint::Tcp(addr) => tcp::bind(addr, &link.options).map(|(l, s)| (ListenSock::Tcp(l), s, None)),
+            Endpoint::Ipc(addr) => ipc::bind(addr, &link.options).map(|(l, s, c)| (ListenSock::Unix(l), s, c)),
             Endpoint::Inproc(_) => return Err(Error::Invalid("inproc endpoints do not use an I/O thread")),
         };
+        let (sock, resolved, cleanup) = match res {
+            Ok(r) => r,
+            Err(e) => {
+                link.monitor.emit(monitor_event::BIND_FAILED, e.errno() as u32, given);
+                return Err(e);
+            }
+        };
+        link.endpoint = resolved.as_str().into();
+        let fd = sock.fd();
+        link.monitor.emit(monitor_event::LISTENING, fd as u32, &resolved);
         self.shared.command(Cmd::Listen { sock, link, cleanup });
-        Ok(resolved)
+        Ok((resolved, fd))
     }
 
     /// Validates `endpoint` and starts a session that connects (and

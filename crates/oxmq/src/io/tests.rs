@@ -79,12 +79,14 @@ impl FakeSocket {
             options: Arc::new(opts),
             linger_ms: Arc::new(AtomicI64::new(-1)),
             endpoint_id: 7,
+            endpoint: "tcp://test".into(),
+            monitor: crate::monitor::Monitor::new(),
         };
         FakeSocket { io, mailbox, link, inbox: Inbox::default() }
     }
 
     fn bind(&self, ep: &str) -> String {
-        self.io.bind(&parse_endpoint(ep).unwrap(), self.link.clone()).unwrap()
+        self.io.bind(&parse_endpoint(ep).unwrap(), ep, self.link.clone()).unwrap().0
     }
 
     fn next_command(&mut self) -> SocketCommand {
@@ -629,8 +631,8 @@ fn ipv6_bind_and_connect() {
     let mut opts = Options::default();
     opts.ipv6 = true;
     let mut server = FakeSocket::new(SocketType::Pull, opts.clone());
-    let ep = match server.io.bind(&parse_endpoint("tcp://[::1]:*").unwrap(), server.link.clone()) {
-        Ok(ep) => ep,
+    let ep = match server.io.bind(&parse_endpoint("tcp://[::1]:*").unwrap(), "tcp://[::1]:*", server.link.clone()) {
+        Ok((ep, _)) => ep,
         Err(_) => return, // no IPv6 loopback on this host
     };
     assert!(ep.starts_with("tcp://[::1]:"), "{ep}");
@@ -647,7 +649,7 @@ fn ipv6_bind_and_connect() {
     assert!(plain.io.connect(&parse_endpoint(&ep).unwrap(), plain.link.clone(), None).is_err());
 
     // `*` with IPV6 is dual-stack and reported as [::].
-    let wild = server.io.bind(&parse_endpoint("tcp://*:*").unwrap(), server.link.clone()).unwrap();
+    let wild = server.io.bind(&parse_endpoint("tcp://*:*").unwrap(), "tcp://*:*", server.link.clone()).unwrap().0;
     assert!(wild.starts_with("tcp://[::]:"), "{wild}");
     let mut peer = handshaken_peer(port_of(&wild), "PUSH");
     let mut p = server.attached();

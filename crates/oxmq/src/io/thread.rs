@@ -6,9 +6,10 @@
 //! it asked to run again (fairness budget). Running an object that has
 //! nothing to do is harmless, so spurious runs are never a problem.
 
-use crate::io::engine::{Engine, EngineConfig, Step};
+use crate::io::engine::{Engine, EngineConfig, Fault, Step};
 use crate::io::stream::Stream;
 use crate::io::{EnginePipe, SocketLink};
+use crate::monitor::{monitor_event as ev, Monitor};
 use crate::msg::{Msg, FLAG_ROUTING_ID};
 use crate::pipe::{pipe, Wake, WakeSlot};
 use crate::socket::mailbox::{Mailbox, SocketCommand};
@@ -17,10 +18,11 @@ use crate::transport::endpoint::Endpoint;
 use crate::transport::ipc::{self, IpcCleanup};
 use crate::transport::tcp;
 use mio::{Events, Interest, Poll, Registry, Token};
-use oxmq_proto::{PeerInfo, SocketType};
+use oxmq_proto::{HandshakeError, PeerInfo, SocketType};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -45,6 +47,15 @@ pub(super) enum Cmd {
 pub(super) enum ListenSock {
     Tcp(mio::net::TcpListener),
     Unix(mio::net::UnixListener),
+}
+
+impl ListenSock {
+    pub(super) fn fd(&self) -> RawFd {
+        match self {
+            ListenSock::Tcp(l) => l.as_raw_fd(),
+            ListenSock::Unix(l) => l.as_raw_fd(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -116,6 +127,9 @@ struct Link {
     /// closed), so that nothing here keeps a dead socket's mailbox alive.
     mailbox: Option<Arc<Mailbox>>,
     cfg: EngineConfig,
+    /// How monitor events name this endpoint.
+    endpoint: Arc<str>,
+    monitor: Arc<Monitor>,
 }
 
 impl From<SocketLink> for Link {
@@ -125,6 +139,8 @@ impl From<SocketLink> for Link {
             endpoint_id: l.endpoint_id,
             mailbox: Some(l.mailbox),
             cfg: EngineConfig { socket_type: l.socket_type, options: l.options, linger_ms: l.linger_ms },
+            endpoint: l.endpoint,
+            monitor: l.monitor,
         }
     }
 }
@@ -136,7 +152,47 @@ impl Link {
             endpoint_id: self.endpoint_id,
             mailbox: self.mailbox.clone(),
             cfg: self.cfg.clone(),
+            endpoint: self.endpoint.clone(),
+            monitor: self.monitor.clone(),
         }
+    }
+
+    #[inline]
+    fn emit(&self, event: u16, value: u32) {
+        self.monitor.emit(event, value, &self.endpoint);
+    }
+
+    /// Monitor events for a connection that ended: why the handshake failed
+    /// (if it had not finished), then DISCONNECTED, as libzmq reports them.
+    fn report_closed(&self, fd: RawFd, handshaking: bool, fault: &Fault) {
+        const WANTED: u16 = ev::DISCONNECTED
+            | ev::HANDSHAKE_FAILED_NO_DETAIL
+            | ev::HANDSHAKE_FAILED_PROTOCOL
+            | ev::HANDSHAKE_FAILED_AUTH;
+        if matches!(fault, Fault::Linger) || !self.monitor.wants(WANTED) {
+            return; // closed by our own socket, or nobody listens
+        }
+        if handshaking {
+            match fault {
+                Fault::Handshake(HandshakeError::PeerError { reason }) => {
+                    // A ZAP-style status ("300", "400", "500") is an auth failure.
+                    if let [d @ b'3'..=b'5', b'0', b'0'] = reason.as_slice() {
+                        self.emit(ev::HANDSHAKE_FAILED_AUTH, u32::from(d - b'0') * 100);
+                    }
+                }
+                // libzmq 4.3.5 refuses a peer's socket type without an event.
+                Fault::Handshake(
+                    HandshakeError::IncompatibleSocketType { .. } | HandshakeError::UnknownSocketType { .. },
+                ) => {}
+                Fault::Handshake(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
+                Fault::Protocol(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
+                Fault::Io(e) => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, e.raw_os_error().unwrap_or(0) as u32),
+                Fault::PeerClosed => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::EPIPE as u32),
+                Fault::HandshakeTimeout => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::ETIMEDOUT as u32),
+                Fault::HeartbeatDead | Fault::PeerError | Fault::Linger => {}
+            }
+        }
+        self.emit(ev::DISCONNECTED, fd as u32);
     }
 }
 
@@ -166,6 +222,9 @@ struct Listener {
     sock: ListenSock,
     link: Link,
     _cleanup: Option<IpcCleanup>,
+    /// Bound to a wildcard address: monitor events of its connections name
+    /// each connection's local address instead (as libzmq does).
+    wildcard: bool,
 }
 
 /// An accepted connection.
@@ -413,7 +472,8 @@ impl Poller {
                     self.free.push(idx);
                     return;
                 }
-                self.insert(idx, Obj::Listener(Listener { sock, link: link.into(), _cleanup: cleanup }));
+                let wildcard = link.endpoint.starts_with("tcp://0.0.0.0:") || link.endpoint.starts_with("tcp://[::]:");
+                self.insert(idx, Obj::Listener(Listener { sock, link: link.into(), _cleanup: cleanup, wildcard }));
                 // Connections may already be queued.
                 self.run_obj(idx, now, true, false);
             }
@@ -452,6 +512,9 @@ impl Poller {
                         None => false,
                     };
                     if matches {
+                        if let Some(Some(Entry { obj: Obj::Listener(l), .. })) = self.slab.get(idx) {
+                            l.link.emit(ev::CLOSED, l.sock.fd() as u32);
+                        }
                         if let Some(Some(e)) = self.slab.get(idx) {
                             let mb = match &e.obj {
                                 Obj::Listener(l) => l.link.mailbox.clone(),
@@ -531,8 +594,12 @@ impl Poller {
         let mut new_conns = Vec::new();
         if !accepted.is_empty() {
             if let Obj::Listener(l) = &entry.obj {
-                for s in accepted {
-                    new_conns.push((s, l.link.clone_for_conn()));
+                for (s, local) in accepted {
+                    let mut link = l.link.clone_for_conn();
+                    if let Some(ep) = local {
+                        link.endpoint = ep;
+                    }
+                    new_conns.push((s, link));
                 }
             }
         }
@@ -587,7 +654,9 @@ fn deregister_obj(registry: &Registry, obj: Obj) {
     }
 }
 
-fn run_listener(l: &mut Listener, accepted: &mut Vec<Stream>) -> Outcome {
+/// Accepts what is queued: each stream, with the endpoint its monitor events
+/// name if not the listener's.
+fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<Arc<str>>)>) -> Outcome {
     for _ in 0..ACCEPT_BUDGET {
         let res = match &l.sock {
             ListenSock::Tcp(s) => s.accept().map(|(s, _)| {
@@ -597,11 +666,23 @@ fn run_listener(l: &mut Listener, accepted: &mut Vec<Stream>) -> Outcome {
             ListenSock::Unix(s) => s.accept().map(|(s, _)| Stream::Unix(s)),
         };
         match res {
-            Ok(s) => accepted.push(s),
+            Ok(s) => {
+                let local = match &s {
+                    Stream::Tcp(t) if l.wildcard => t.local_addr().ok().map(|a| tcp::format_endpoint(&a).into()),
+                    _ => None,
+                };
+                l.link.monitor.emit(ev::ACCEPTED, s.fd() as u32, local.as_deref().unwrap_or(&l.link.endpoint));
+                accepted.push((s, local))
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Outcome::Keep,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted || e.kind() == io::ErrorKind::ConnectionAborted => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted || e.kind() == io::ErrorKind::ConnectionAborted => {
+                l.link.emit(ev::ACCEPT_FAILED, e.raw_os_error().unwrap_or(0) as u32);
+            }
             // EMFILE and friends: try again on the next connection attempt.
-            Err(_) => return Outcome::Keep,
+            Err(e) => {
+                l.link.emit(ev::ACCEPT_FAILED, e.raw_os_error().unwrap_or(0) as u32);
+                return Outcome::Keep;
+            }
         }
     }
     Outcome::Again
@@ -612,8 +693,12 @@ fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
         match c.engine.run(now) {
             Step::Idle => return Outcome::Keep,
             Step::Again => return Outcome::Again,
-            Step::Closed(_) => return Outcome::Remove,
+            Step::Closed(fault) => {
+                c.link.report_closed(c.engine.stream.fd(), c.engine.is_handshaking(), &fault);
+                return Outcome::Remove;
+            }
             Step::Handshaken(peer) => {
+                c.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
                 let Some(mb) = c.link.mailbox.take() else {
                     return Outcome::Remove;
                 };
@@ -664,6 +749,7 @@ impl Session {
         if let Some(max) = opts.reconnect_ivl_max.filter(|m| *m > base) {
             self.cur_ivl = Some((cur * 2).min(max));
         }
+        self.link.emit(ev::CONNECT_RETRIED, wait.as_millis().min(u32::MAX as u128) as u32);
         Some(now + wait)
     }
 
@@ -680,12 +766,26 @@ impl Session {
         match res {
             Ok(mut stream) => {
                 if stream.register(registry, Token(idx)).is_ok() {
+                    if let Stream::Tcp(_) = stream {
+                        // A non-blocking tcp connect is in progress (libzmq
+                        // reports this even when it completes quickly).
+                        self.link.emit(ev::CONNECT_DELAYED, libc::EINPROGRESS as u32);
+                    }
                     self.state = SState::Connecting { stream, deadline };
                     return;
                 }
+                self.link.emit(ev::CLOSED, stream.fd() as u32);
+                drop(stream);
                 self.state = SState::Waiting(self.retry_at(now, jitter));
             }
-            Err(_) => self.state = SState::Waiting(self.retry_at(now, jitter)),
+            Err(_) => {
+                if let Endpoint::Ipc(_) = self.endpoint {
+                    // libzmq reports closing the socket of a refused ipc
+                    // connect; ours is already closed, its fd unknown (-1).
+                    self.link.emit(ev::CLOSED, u32::MAX);
+                }
+                self.state = SState::Waiting(self.retry_at(now, jitter))
+            }
         }
     }
 
@@ -806,6 +906,7 @@ fn run_session(
                         if let Stream::Tcp(t) = &stream {
                             tcp::tune_stream(t, &s.link.cfg.options);
                         }
+                        s.link.emit(ev::CONNECTED, stream.fd() as u32);
                         let mut engine = Engine::new(stream, s.link.cfg.clone(), now);
                         engine.set_ready(true, true);
                         s.state = SState::Active(Box::new(engine));
@@ -818,6 +919,7 @@ fn run_session(
                     }
                     Err(_) => {
                         stream.deregister(registry);
+                        s.link.emit(ev::CLOSED, stream.fd() as u32);
                         drop(stream);
                         s.state = SState::Waiting(s.retry_at(now, jitter));
                         return Outcome::Keep;
@@ -838,6 +940,7 @@ fn run_session(
                         return Outcome::Again;
                     }
                     Step::Handshaken(peer) => {
+                        s.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
                         if s.on_handshake(&mut engine, &peer) {
                             s.state = SState::Active(engine);
                             continue;
@@ -845,8 +948,9 @@ fn run_session(
                         engine.stream.deregister(registry);
                         return Outcome::Remove;
                     }
-                    Step::Closed(_) => {
+                    Step::Closed(fault) => {
                         let established = !engine.is_handshaking();
+                        s.link.report_closed(engine.stream.fd(), !established, &fault);
                         return s.on_disconnect(*engine, registry, now, jitter, established);
                     }
                 }

@@ -17,7 +17,7 @@ pub(crate) enum SocketCommand {
     Attach(SocketPipe),
     /// The connecting pipe with this key got a fresh connection after a reconnect.
     Hiccup { key: u64 },
-    /// A listener or connecter of the socket stopped (socket monitors will report it).
+    /// A listener or connecter of the socket stopped.
     EndpointClosed { endpoint: EndpointId },
 }
 

@@ -13,6 +13,7 @@ pub(crate) mod pipes;
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
 use crate::io::{EnginePipe, SocketLink};
+use crate::monitor::Monitor;
 use crate::msg::Msg;
 use crate::options::{opt, Options, POLLIN, POLLOUT};
 use crate::patterns::{new_pattern, Pattern};
@@ -48,6 +49,8 @@ struct EndpointRecord {
     given: String,
     resolved: String,
     inproc_name: Option<String>,
+    /// A tcp/ipc listener's fd (for the CLOSED monitor event at close).
+    listener_fd: Option<RawFd>,
 }
 
 /// A ZeroMQ socket. Not `Sync`: like libzmq, one thread uses it at a time;
@@ -72,6 +75,8 @@ pub(crate) struct Core {
     last_endpoint: String,
     rcvmore: bool,
     closed: bool,
+    /// Monitor slot, shared with this socket's listeners and sessions.
+    monitor: Arc<Monitor>,
 }
 
 impl Socket {
@@ -95,6 +100,7 @@ impl Socket {
                 last_endpoint: String::new(),
                 rcvmore: false,
                 closed: false,
+                monitor: Monitor::new(),
             }),
         }
     }
@@ -241,6 +247,26 @@ impl Socket {
     /// be spurious; none is lost if the caller follows the rule above.
     pub fn fd(&self) -> Result<RawFd> {
         Ok(self.core()?.mailbox.signaler().raw_fd())
+    }
+
+    /// Publish this socket's events (libzmq `zmq_socket_monitor`) on a PAIR
+    /// socket bound at the `inproc://` `endpoint`; connect a PAIR to it to
+    /// read them. Each event is two frames: 6 bytes (`u16` event id from
+    /// [`crate::monitor_event`], `u32` value, native endianness) and the
+    /// endpoint string. `events` is a mask of event ids (`monitor_event::ALL`
+    /// for all). `None` stops monitoring; a new endpoint replaces the current
+    /// monitor. Either way the old monitor gets MONITOR_STOPPED (if in its
+    /// mask) before it closes; closing the socket does the same.
+    ///
+    /// Events are sent without blocking: if the reader does not keep up
+    /// (or has not connected yet) they are dropped. Non-inproc endpoints fail
+    /// with EPROTONOSUPPORT.
+    pub fn monitor(&self, endpoint: Option<&str>, events: u32) -> Result<()> {
+        let core = self.core()?;
+        let (ctx, monitor) = (core.ctx.clone(), core.monitor.clone());
+        // Not borrowed while the monitor PAIR is created and bound.
+        drop(core);
+        monitor.start(&ctx, endpoint, events)
     }
 
     /// Close the socket (the same as dropping it): queued messages are
@@ -408,7 +434,7 @@ impl Core {
                     }
                 }
                 SocketCommand::EndpointClosed { endpoint } => {
-                    // Nothing to do until socket monitors exist.
+                    // Monitors hear of it from the I/O thread; nothing to do here.
                     let _ = endpoint;
                 }
             }
@@ -485,8 +511,10 @@ impl Core {
         Ok(self.events())
     }
 
-    fn link(&self, endpoint_id: EndpointId) -> SocketLink {
+    fn link(&self, endpoint_id: EndpointId, endpoint: &str) -> SocketLink {
         SocketLink {
+            endpoint: endpoint.into(),
+            monitor: self.monitor.clone(),
             socket_id: self.id,
             socket_type: self.kind,
             mailbox: self.mailbox.clone(),
@@ -506,6 +534,7 @@ impl Core {
         self.check_term()?;
         let parsed = parse_endpoint(endpoint)?;
         let id = self.new_endpoint_id();
+        let mut listener_fd = None;
         let (resolved, inproc_name) = match &parsed {
             Endpoint::Inproc(name) => {
                 let pending = inproc::bind(&self.ctx, name, self.inproc_peer(id))?;
@@ -515,8 +544,10 @@ impl Core {
                 (endpoint.to_string(), Some(name.clone()))
             }
             _ => {
-                let link = self.link(id);
-                (self.ctx.io()?.bind(&parsed, link)?, None)
+                let link = self.link(id, endpoint);
+                let (resolved, fd) = self.ctx.io()?.bind(&parsed, endpoint, link)?;
+                listener_fd = Some(fd);
+                (resolved, None)
             }
         };
         self.last_endpoint = resolved.clone();
@@ -526,6 +557,7 @@ impl Core {
             given: endpoint.to_string(),
             resolved,
             inproc_name,
+            listener_fd,
         });
         Ok(())
     }
@@ -541,7 +573,7 @@ impl Core {
                 self.attach(pipe);
             }
             _ => {
-                let link = self.link(id);
+                let link = self.link(id, endpoint);
                 let engine_pipe = if self.options.immediate {
                     None
                 } else {
@@ -569,6 +601,7 @@ impl Core {
             given: endpoint.to_string(),
             resolved: endpoint.to_string(),
             inproc_name: None,
+            listener_fd: None,
         });
         Ok(())
     }
@@ -658,6 +691,14 @@ impl Core {
             return;
         }
         self.closed = true;
+        // As libzmq: the listeners' CLOSED, then MONITOR_STOPPED. (The I/O
+        // thread closes them just after; the monitor is gone by then.)
+        for rec in &self.endpoints {
+            if let Some(fd) = rec.listener_fd {
+                self.monitor.emit(crate::monitor::monitor_event::CLOSED, fd as u32, &rec.resolved);
+            }
+        }
+        self.monitor.stop();
         // Pipes on their way to us (and any that come later) are dropped, so
         // their engines or inproc peers see them close.
         self.mailbox.close();
