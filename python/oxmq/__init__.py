@@ -1,0 +1,128 @@
+"""oxmq: ZeroMQ rebuilt in Rust, with pyzmq's Python API.
+
+``import oxmq as zmq`` runs pyzmq programs unchanged::
+
+    import oxmq as zmq
+
+    ctx = zmq.Context()
+    push = ctx.socket(zmq.PUSH)
+    push.bind("tcp://127.0.0.1:5555")
+    push.send(b"hello")
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from oxmq import constants, error
+from oxmq._oxmq import __version__ as __oxmq_version__
+from oxmq._oxmq import strerror
+from oxmq.constants import *  # noqa: F401,F403
+from oxmq.error import *  # noqa: F401,F403
+from oxmq.sugar import (
+    _FINISHED_TRACKER,
+    Context,
+    Frame,
+    Message,
+    MessageTracker,
+    Poller,
+    Socket,
+    proxy,
+    select,
+    zmq_poll,
+)
+
+#: The pyzmq API version this package follows (``zmq.pyzmq_version()``).
+__version__ = "27.0.0"
+
+#: ``copy=False`` sends smaller than this are copied (pyzmq's default).
+COPY_THRESHOLD = 65536
+
+_CAPABILITIES = {"ipc": True, "pgm": False, "tipc": False, "norm": False, "curve": False, "gssapi": False, "draft": False, "ws": False, "wss": False, "vmci": False}
+
+
+def zmq_version() -> str:
+    """The libzmq version implemented: ``"4.3.5"``."""
+    return "%i.%i.%i" % zmq_version_info()
+
+
+def zmq_version_info() -> Tuple[int, int, int]:
+    """The libzmq version implemented, as a tuple: ``(4, 3, 5)``."""
+    from oxmq._oxmq import zmq_version_info as _v
+
+    return tuple(_v())  # type: ignore[return-value]
+
+
+def pyzmq_version() -> str:
+    """The pyzmq API version this package follows."""
+    return __version__
+
+
+def pyzmq_version_info() -> Tuple[int, ...]:
+    """The pyzmq API version this package follows, as a tuple."""
+    return tuple(int(p) for p in __version__.split(".")[:3])
+
+
+def has(capability: str) -> bool:
+    """Whether a libzmq capability (``"ipc"``, ``"curve"``, ``"draft"``...) is available."""
+    return _CAPABILITIES.get(capability, False)
+
+
+def zmq_errno() -> int:
+    """The errno of the last failed call (always 0: errors are raised as ZMQError)."""
+    return 0
+
+
+def device(device_type: int, frontend: Socket, backend: Socket) -> None:
+    """Legacy ``zmq_device``: the same as ``proxy(frontend, backend)``."""
+    proxy(frontend, backend)
+
+
+def proxy_steerable(frontend: Socket, backend: Socket, capture: Optional[Socket] = None, control: Optional[Socket] = None) -> None:
+    """``zmq_proxy_steerable`` is not available in this version of oxmq."""
+    raise ZMQError(constants.ENOTSUP, "proxy_steerable is not supported by this version of oxmq")
+
+
+def get_includes() -> list:
+    """pyzmq compatibility: no C headers are shipped."""
+    return []
+
+
+def get_library_dirs() -> list:
+    """pyzmq compatibility: no C library is shipped."""
+    return []
+
+
+def curve_keypair() -> Any:
+    """CURVE is not available in this version of oxmq."""
+    raise ZMQError(constants.ENOTSUP, "CURVE security is not supported by this version of oxmq")
+
+
+def curve_public(secret_key: bytes) -> Any:
+    """CURVE is not available in this version of oxmq."""
+    raise ZMQError(constants.ENOTSUP, "CURVE security is not supported by this version of oxmq")
+
+
+__all__ = [
+    "Context",
+    "Socket",
+    "Frame",
+    "Message",
+    "MessageTracker",
+    "Poller",
+    "select",
+    "zmq_poll",
+    "proxy",
+    "proxy_steerable",
+    "device",
+    "zmq_version",
+    "zmq_version_info",
+    "pyzmq_version",
+    "pyzmq_version_info",
+    "has",
+    "strerror",
+    "zmq_errno",
+    "COPY_THRESHOLD",
+    "constants",
+    "error",
+] + constants.__all__ + error.__all__

@@ -1,0 +1,156 @@
+"""oxmq.Context: pyzmq's Context API on the native context."""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import Any, Optional, Type, TypeVar
+
+from oxmq import _oxmq
+from oxmq.constants import ContextOption, Errno, SocketOption
+from oxmq.error import ZMQError
+from oxmq.sugar.socket import Socket
+
+T = TypeVar("T", bound="Context")
+
+_CTX_OPTS = ContextOption.__members__
+_SOCK_OPTS = SocketOption.__members__
+
+
+class Context(_oxmq.Context):
+    """A ZeroMQ context: makes sockets; ``term()`` ends them.
+
+    Socket options set as attributes (``ctx.linger = 0``) become defaults
+    applied to every socket made afterwards; context options
+    (``ctx.io_threads``) go to ``zmq_ctx_set``.
+    """
+
+    _instance: Optional["Context"] = None
+    _instance_lock = threading.Lock()
+    _instance_pid: Optional[int] = None
+    _shadow = False
+    _socket_class: Type[Socket] = Socket
+
+    def __init__(self, io_threads: int = 1, **kwargs: Any) -> None:
+        object.__setattr__(self, "sockopts", {})
+        object.__setattr__(self, "_sockets", weakref.WeakSet())
+        object.__setattr__(self, "_pid", os.getpid())
+        if io_threads != 1:
+            self.set(ContextOption.IO_THREADS, io_threads)
+
+    @classmethod
+    def instance(cls: Type[T], io_threads: int = 1) -> T:
+        """The process-wide shared context (made on first use; remade after fork or term)."""
+        inst = cls._instance
+        if inst is None or inst.closed or cls._instance_pid != os.getpid():
+            with cls._instance_lock:
+                inst = cls._instance
+                if inst is None or inst.closed or cls._instance_pid != os.getpid():
+                    inst = cls(io_threads=io_threads)
+                    cls._instance = inst
+                    cls._instance_pid = os.getpid()
+        return inst  # type: ignore[return-value]
+
+    @property
+    def closed(self) -> bool:
+        """Whether the context was terminated."""
+        return self._terminated
+
+    @property
+    def underlying(self) -> int:
+        """An opaque identifier of the native context."""
+        return id(self)
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        self.term()
+
+    def __repr__(self) -> str:
+        cls = self.__class__
+        closed = " closed" if self.closed else ""
+        n = len(self._sockets)
+        s = "s" if n != 1 else ""
+        return f"<{cls.__module__}.{cls.__name__}({n} socket{s}) at {hex(id(self))}{closed}>"
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def term(self) -> None:
+        """Terminate: blocking calls fail with ETERM; waits until every socket is closed."""
+        self._term()
+
+    def destroy(self, linger: Optional[int] = None) -> None:
+        """Close every socket of this context (with ``linger`` if given), then terminate."""
+        for s in list(self._sockets):
+            if not s.closed:
+                s.close(linger=linger)
+        self.term()
+
+    def socket(self, socket_type: int, socket_class: Optional[Type[Any]] = None, **kwargs: Any) -> Any:
+        """Make a socket of ``socket_type`` with this context's default options."""
+        if self.closed:
+            raise ZMQError(Errno.ENOTSUP)
+        cls = socket_class or self._socket_class
+        s = cls(self, socket_type, **kwargs)
+        for opt, value in self.sockopts.items():
+            try:
+                s.setsockopt(opt, value)
+            except ZMQError:
+                # options that do not apply to this socket type are skipped
+                pass
+        self._sockets.add(s)
+        return s
+
+    # -- options -------------------------------------------------------------
+
+    def set(self, option: int, optval: int) -> None:
+        """Set a context option (``zmq_ctx_set``)."""
+        self._ctx_set(option, optval)
+
+    def get(self, option: int) -> int:
+        """Read a context option (``zmq_ctx_get``)."""
+        return self._ctx_get(option)
+
+    def setsockopt(self, opt: int, value: Any) -> None:
+        """Set a default socket option for sockets made afterwards."""
+        self.sockopts[opt] = value
+
+    def getsockopt(self, opt: int) -> Any:
+        """A default socket option set with ``setsockopt``."""
+        return self.sockopts[opt]
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key.startswith("_") or key in self.__dict__ or hasattr(type(self), key):
+            object.__setattr__(self, key, value)
+            return
+        upper = key.upper()
+        if upper in _CTX_OPTS:
+            self.set(_CTX_OPTS[upper], value)
+        elif upper in _SOCK_OPTS:
+            self.sockopts[_SOCK_OPTS[upper]] = value
+        else:
+            object.__setattr__(self, key, value)
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("_"):
+            raise AttributeError(key)
+        upper = key.upper()
+        if upper in _CTX_OPTS:
+            return self.get(_CTX_OPTS[upper])
+        if upper in _SOCK_OPTS:
+            opt = _SOCK_OPTS[upper]
+            if opt in self.sockopts:
+                return self.sockopts[opt]
+        raise AttributeError(f"{type(self).__name__} has no such option: {upper}")
+
+    def __delattr__(self, key: str) -> None:
+        upper = key.upper()
+        if upper in _SOCK_OPTS and _SOCK_OPTS[upper] in self.sockopts:
+            del self.sockopts[_SOCK_OPTS[upper]]
+        else:
+            object.__delattr__(self, key)
+
+
+__all__ = ["Context"]

@@ -1,0 +1,286 @@
+"""oxmq.Socket: pyzmq's Socket API on the native socket.
+
+Sending and receiving methods (``send``, ``recv``, ``send_multipart``,
+``recv_multipart``, ``send_string``, ``recv_string``, ``recv_into``) are the
+native methods themselves: no Python frame on the hot path. This class adds
+the conveniences that are not on it.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union
+
+from oxmq import _oxmq
+from oxmq.constants import (
+    EFAULT,
+    EINVAL,
+    ENOTSUP,
+
+    RCVHWM,
+    SNDHWM,
+    SUBSCRIBE,
+    UNSUBSCRIBE,
+    SocketOption,
+    SocketType,
+)
+from oxmq.error import ZMQBindError, ZMQError
+
+T = TypeVar("T", bound="Socket")
+
+_OPTIONS = SocketOption.__members__
+_BYTES_OPTS = {int(o) for o in SocketOption if o._opt_type == "bytes"}
+
+
+class _SocketContext:
+    """What ``bind``/``connect`` return: leaving the ``with`` block undoes them."""
+
+    def __init__(self, socket: "Socket", kind: str, addr: str) -> None:
+        self.socket = socket
+        self.kind = kind
+        self.addr = addr
+
+    def __enter__(self) -> "Socket":
+        return self.socket
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.socket.closed:
+            return
+        if self.kind == "bind":
+            self.socket.unbind(self.addr)
+        else:
+            self.socket.disconnect(self.addr)
+
+    def __repr__(self) -> str:
+        return f"<SocketContext({self.kind}={self.addr!r})>"
+
+
+def _addr(addr: Union[str, bytes]) -> str:
+    if isinstance(addr, bytes):
+        return addr.decode("utf-8")
+    if not isinstance(addr, str):
+        raise TypeError(f"expected str, got: {addr!r}")
+    return addr
+
+
+class Socket(_oxmq.Socket):
+    """A ZeroMQ socket; create it with ``Context.socket(type)``.
+
+    Options are attributes: ``sock.linger = 0``, ``sock.rcvhwm``, ``sock.identity``.
+    """
+
+    _shadow = False
+
+    def __init__(self, ctx: Any = None, socket_type: int = 0, **kwargs: Any) -> None:
+        object.__setattr__(self, "context", ctx)
+        copy_threshold = kwargs.get("copy_threshold")
+        if copy_threshold is not None:
+            self.copy_threshold = copy_threshold
+
+    # -- attributes as socket options ------------------------------------
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("_"):
+            raise AttributeError(key)
+        upper = key.upper()
+        opt = _OPTIONS.get(upper)
+        if opt is None:
+            raise AttributeError(f"{type(self).__name__} has no such option: {upper}")
+        try:
+            return self.get(opt)
+        except ZMQError as e:
+            if e.errno in (EINVAL, EFAULT):
+                raise AttributeError(f"{key} attribute is write-only") from None
+            raise
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key.startswith("_") or key in self.__dict__ or hasattr(type(self), key):
+            object.__setattr__(self, key, value)
+            return
+        opt = _OPTIONS.get(key.upper())
+        if opt is None:
+            object.__setattr__(self, key, value)
+            return
+        self.set(opt, value)
+
+    def __dir__(self) -> List[str]:
+        keys = list(super().__dir__())
+        keys.extend(n.lower() for n in _OPTIONS)
+        return keys
+
+    # -- lifecycle --------------------------------------------------------
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        cls = self.__class__
+        closed = " closed" if self.closed else ""
+        try:
+            name = SocketType(self._type).name
+        except ValueError:
+            name = str(self._type)
+        return f"<{cls.__module__}.{cls.__name__}(zmq.{name}) at {hex(id(self))}{closed}>"
+
+    @property
+    def type(self) -> int:
+        """The socket type (``zmq.SocketType``)."""
+        return SocketType(self._type)
+
+    @property
+    def socket_type(self) -> int:
+        """The socket type (``zmq.SocketType``)."""
+        return SocketType(self._type)
+
+    @property
+    def underlying(self) -> int:
+        """An opaque identifier of the native socket (pyzmq: its address)."""
+        return id(self)
+
+    # -- endpoints ---------------------------------------------------------
+
+    def bind(self, addr: Union[str, bytes]) -> _SocketContext:
+        """Accept connections on ``addr``; usable as a context manager (unbinds on exit)."""
+        addr = _addr(addr)
+        try:
+            self._bind(addr)
+        except ZMQError as e:
+            e.strerror += f" (addr={addr!r})"
+            raise
+        return _SocketContext(self, "bind", addr)
+
+    def connect(self, addr: Union[str, bytes]) -> _SocketContext:
+        """Connect to ``addr``; usable as a context manager (disconnects on exit)."""
+        addr = _addr(addr)
+        self._connect(addr)
+        return _SocketContext(self, "connect", addr)
+
+    def bind_to_random_port(
+        self,
+        addr: str,
+        min_port: int = 49152,
+        max_port: int = 65536,
+        max_tries: int = 100,
+    ) -> int:
+        """Bind to a random port on ``addr`` (e.g. ``tcp://127.0.0.1``); returns the port."""
+        if min_port == 49152 and max_port == 65536:
+            # let the OS choose (within the ephemeral range)
+            self.bind(f"{addr}:*")
+            url = self.last_endpoint.decode("ascii", "replace")
+            return int(url.rsplit(":", 1)[-1])
+        for _ in range(max_tries):
+            port = random.randrange(min_port, max_port)
+            try:
+                self.bind(f"{addr}:{port}")
+            except ZMQError as e:
+                if e.errno in (ENOTSUP,):
+                    raise
+                continue
+            return port
+        raise ZMQBindError("Could not bind socket to random port.")
+
+    # -- options -------------------------------------------------------------
+
+    setsockopt = _oxmq.Socket.set
+    getsockopt = _oxmq.Socket.get
+
+    def set_string(self, option: int, optval: str, encoding: str = "utf-8") -> None:
+        """Set a byte-string option from a str."""
+        if not isinstance(optval, str):
+            raise TypeError(f"unicode strings only, got: {optval!r}")
+        self.set(option, optval.encode(encoding))
+
+    setsockopt_string = set_string
+    setsockopt_unicode = set_string
+
+    def get_string(self, option: int, encoding: str = "utf-8") -> str:
+        """Read a byte-string option as a str."""
+        if option not in _BYTES_OPTS:
+            raise TypeError(f"option {option} will not return a string to be decoded")
+        return self.get(option).decode(encoding)
+
+    getsockopt_string = get_string
+    getsockopt_unicode = get_string
+
+    @property
+    def hwm(self) -> int:
+        """SNDHWM (reading); setting sets both SNDHWM and RCVHWM."""
+        try:
+            return self.get(SNDHWM)
+        except ZMQError:
+            return self.get(RCVHWM)
+
+    @hwm.setter
+    def hwm(self, value: int) -> None:
+        errors = 0
+        for opt in (SNDHWM, RCVHWM):
+            try:
+                self.set(opt, value)
+            except ZMQError:
+                errors += 1
+        if errors == 2:
+            raise ZMQError(EINVAL)
+
+    def subscribe(self, topic: Union[str, bytes]) -> None:
+        """Subscribe to ``topic`` (SUB/XSUB)."""
+        if isinstance(topic, str):
+            topic = topic.encode("utf-8")
+        self.set(SUBSCRIBE, topic)
+
+    def unsubscribe(self, topic: Union[str, bytes]) -> None:
+        """Cancel a subscription to ``topic``."""
+        if isinstance(topic, str):
+            topic = topic.encode("utf-8")
+        self.set(UNSUBSCRIBE, topic)
+
+    # -- serialisation ---------------------------------------------------
+
+    send_unicode = _oxmq.Socket.send_string
+    recv_unicode = _oxmq.Socket.recv_string
+
+    def send_json(self, obj: Any, flags: int = 0, **kwargs: Any) -> Any:
+        """Send a Python object as a JSON message (utf-8)."""
+        send_kwargs = {k: kwargs.pop(k) for k in ("routing_id", "group") if k in kwargs}
+        msg = json.dumps(obj, separators=(",", ":"), **kwargs).encode("utf-8")
+        return self.send(msg, flags=flags, **send_kwargs)
+
+    def recv_json(self, flags: int = 0, **kwargs: Any) -> Any:
+        """Receive a JSON message and decode it."""
+        return json.loads(self.recv(flags), **kwargs)
+
+    def send_pyobj(self, obj: Any, flags: int = 0, protocol: int = pickle.DEFAULT_PROTOCOL, **kwargs: Any) -> Any:
+        """Send a Python object as a pickle."""
+        return self.send(pickle.dumps(obj, protocol), flags=flags, **kwargs)
+
+    def recv_pyobj(self, flags: int = 0) -> Any:
+        """Receive a pickled Python object."""
+        return pickle.loads(self.recv(flags))
+
+    def send_serialized(self, msg: Any, serialize: Callable[[Any], Sequence[Any]], flags: int = 0, copy: bool = True, **kwargs: Any) -> Any:
+        """Send ``serialize(msg)`` (a list of frames) as one message."""
+        frames = serialize(msg)
+        return self.send_multipart(frames, flags=flags, copy=copy, **kwargs)
+
+    def recv_serialized(self, deserialize: Callable[[List[Any]], Any], flags: int = 0, copy: bool = True) -> Any:
+        """Receive a message and return ``deserialize(frames)``."""
+        frames = self.recv_multipart(flags=flags, copy=copy)
+        return deserialize(frames)
+
+    # -- monitor -----------------------------------------------------------
+
+    def get_monitor_socket(self, events: Optional[int] = None, addr: Optional[str] = None) -> Any:
+        """Socket monitors are not available in this version of oxmq."""
+        raise ZMQError(ENOTSUP, "socket monitors are not supported by this version of oxmq")
+
+    def disable_monitor(self) -> None:
+        """Socket monitors are not available in this version of oxmq."""
+        raise ZMQError(ENOTSUP, "socket monitors are not supported by this version of oxmq")
+
+
+__all__ = ["Socket"]
+

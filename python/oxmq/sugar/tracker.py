@@ -1,0 +1,82 @@
+"""MessageTracker: know when the core is done with a zero-copy buffer."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from oxmq._oxmq import Frame, _Tracker
+from oxmq.error import NotDone
+
+
+class MessageTracker:
+    """Tracks whether one or more zero-copy sends are done with their buffers.
+
+    Built from native trackers (what ``send(copy=False, track=True)`` makes),
+    ``threading.Event`` objects, ``Frame`` objects and other ``MessageTracker``
+    objects. ``done`` is true once all of them are done; ``wait(timeout)`` waits
+    for that and raises ``NotDone`` on timeout.
+    """
+
+    def __init__(self, *towatch: Any) -> None:
+        self.events: set = set()
+        self.peers: set = set()
+        self._native: list = []
+        for obj in towatch:
+            if isinstance(obj, _Tracker):
+                self._native.append(obj)
+            elif isinstance(obj, threading.Event):
+                self.events.add(obj)
+            elif isinstance(obj, MessageTracker):
+                self.peers.add(obj)
+            elif isinstance(obj, Frame):
+                if obj.tracker is None:
+                    raise ValueError("Not a tracked frame")
+                self.peers.add(obj.tracker)
+            else:
+                raise TypeError(f"Require Events or Message Frames, not {type(obj)}")
+
+    @property
+    def done(self) -> bool:
+        """Whether every tracked send has released its buffer."""
+        return (
+            all(t.done for t in self._native)
+            and all(e.is_set() for e in self.events)
+            and all(p.done for p in self.peers)
+        )
+
+    def wait(self, timeout: float | int = -1) -> None:
+        """Wait until done; ``timeout`` in seconds (negative: forever).
+
+        Raises ``NotDone`` if the sends are still in progress at the timeout.
+        """
+        if timeout is None or timeout < 0:
+            deadline = None
+        else:
+            deadline = time.monotonic() + timeout
+
+        def left() -> float:
+            if deadline is None:
+                return -1
+            return max(0.0, deadline - time.monotonic())
+
+        for t in self._native:
+            if not t.wait(left()):
+                raise NotDone
+        for e in self.events:
+            rem = left()
+            if not e.wait(None if rem < 0 else rem):
+                raise NotDone
+        for p in self.peers:
+            p.wait(left())
+        if not self.done:
+            raise NotDone
+
+    def __repr__(self) -> str:
+        return f"<MessageTracker done={self.done}>"
+
+
+_FINISHED_TRACKER = MessageTracker()
+
+__all__ = ["MessageTracker", "_FINISHED_TRACKER"]

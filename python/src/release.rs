@@ -1,0 +1,124 @@
+//! Zero-copy send support: the owner of a Python buffer lent to the core, and
+//! the queue through which the core hands it back.
+//!
+//! The core drops a message's owner on whichever thread drops the last
+//! reference, often the I/O thread, which must not take the GIL. So the
+//! owner's `Drop` only (a) marks its tracker done and (b) pushes the Python
+//! buffer onto [`RELEASED`]; the Python side drains that queue (releasing the
+//! buffers, with the GIL held) at the start of later socket calls. No thread
+//! and no cross-thread message per buffer, unlike pyzmq's garbage collector.
+
+use pyo3::buffer::PyUntypedBuffer;
+use pyo3::Python;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+/// Buffers the core is done with, waiting for a GIL holder to release them.
+static RELEASED: Mutex<Vec<PyUntypedBuffer>> = Mutex::new(Vec::new());
+/// How many entries `RELEASED` holds (read without the lock on every call).
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// Release queued buffers if there are any. One relaxed load when empty.
+#[inline]
+pub(crate) fn maybe_drain(py: Python<'_>) {
+    if PENDING.load(Ordering::Relaxed) != 0 {
+        drain_releases(py);
+    }
+}
+
+/// Release every queued buffer now; returns how many.
+pub(crate) fn drain_releases(py: Python<'_>) -> usize {
+    if PENDING.load(Ordering::Acquire) == 0 {
+        return 0;
+    }
+    let taken = {
+        let mut q = RELEASED.lock().unwrap_or_else(|e| e.into_inner());
+        PENDING.store(0, Ordering::Release);
+        std::mem::take(&mut *q)
+    };
+    let n = taken.len();
+    for b in taken {
+        b.release(py);
+    }
+    n
+}
+
+/// Completion flag of a tracked zero-copy send (`MessageTracker`).
+#[derive(Default)]
+pub(crate) struct Tracker {
+    done: AtomicBool,
+    lock: Mutex<()>,
+    cond: Condvar,
+}
+
+impl Tracker {
+    pub(crate) fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    fn set_done(&self) {
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.done.store(true, Ordering::Release);
+        self.cond.notify_all();
+    }
+
+    /// Wait (without the GIL) until done or `until`; returns whether done.
+    pub(crate) fn wait_until(&self, until: Instant) -> bool {
+        let mut g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        while !self.is_done() {
+            let now = Instant::now();
+            if now >= until {
+                return false;
+            }
+            g = self.cond.wait_timeout(g, until - now).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        true
+    }
+}
+
+/// A Python buffer lent to the core for a zero-copy send.
+pub(crate) struct Owner {
+    buf: Option<PyUntypedBuffer>,
+    ptr: *const u8,
+    len: usize,
+    tracker: Option<Arc<Tracker>>,
+}
+
+// SAFETY: the buffer's memory stays valid (and, for mutable exporters such as
+// bytearray, unresizable) while the export is held; the export itself is only
+// released with the GIL held, by `drain_releases`.
+unsafe impl Send for Owner {}
+unsafe impl Sync for Owner {}
+
+impl Owner {
+    /// `buf` must be C-contiguous.
+    pub(crate) fn new(buf: PyUntypedBuffer, tracker: Option<Arc<Tracker>>) -> Owner {
+        let ptr = buf.buf_ptr() as *const u8;
+        let len = buf.len_bytes();
+        Owner { buf: Some(buf), ptr, len, tracker }
+    }
+}
+
+impl AsRef<[u8]> for Owner {
+    fn as_ref(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: see the `Send` impl: the exported memory outlives `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        if let Some(b) = self.buf.take() {
+            let mut q = RELEASED.lock().unwrap_or_else(|e| e.into_inner());
+            q.push(b);
+            PENDING.store(q.len(), Ordering::Release);
+        }
+        if let Some(t) = &self.tracker {
+            t.set_done();
+        }
+    }
+}
