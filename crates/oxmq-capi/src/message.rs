@@ -1,0 +1,402 @@
+//! `zmq_msg_t`: a Rust value living in the caller's 64 bytes.
+//!
+//! The 64 bytes hold a [`Slot`]: a tag, then a [`Content`]. The tag tells an
+//! initialised message from closed or never-initialised memory, so closing
+//! twice, or closing garbage, fails with EFAULT instead of freeing something.
+//! `zmq_msg_init*` write a fresh slot without looking at what was there (as
+//! libzmq does); everything else checks the tag first.
+//!
+//! `zmq_msg_data` must return memory the caller may write into, stable for
+//! the life of the message. Frames up to `oxmq::INLINE_CAPACITY` bytes live
+//! inline in the `Msg` inside the slot (the pointer is into the caller's
+//! `zmq_msg_t`, like libzmq's small messages). A larger `zmq_msg_init_size`
+//! keeps a `Vec<u8>` the caller fills; it becomes a shared frame (same
+//! allocation, no copy) when first sent or copied. `zmq_msg_init_data` wraps
+//! the caller's buffer without copying; the free function runs when the last
+//! reference goes, on whichever thread drops it.
+
+use crate::boundary::{CResult, Errno, EFAULT, EINVAL};
+use crate::handle::SocketHandle;
+use crate::socket::clamp_len;
+use oxmq::{Msg, INLINE_CAPACITY};
+use std::ffi::{c_char, c_int, c_void};
+use std::mem::{align_of, size_of};
+
+/// libzmq's opaque message: 64 bytes, 8-byte aligned.
+#[repr(C, align(8))]
+pub struct zmq_msg_t {
+    _opaque: [u8; 64],
+}
+
+/// `void zmq_free_fn(void *data, void *hint)`.
+pub type zmq_free_fn = unsafe extern "C" fn(data: *mut c_void, hint: *mut c_void);
+
+/// "oxmqmsg!": an initialised message.
+const LIVE: u64 = u64::from_be_bytes(*b"oxmqmsg!");
+/// A closed message (any other value is treated the same: not initialised).
+const CLOSED: u64 = 0;
+
+/// Message properties (`zmq_msg_get`).
+const ZMQ_MORE: c_int = 1;
+const ZMQ_SRCFD: c_int = 2;
+const ZMQ_SHARED: c_int = 3;
+
+#[repr(C)]
+struct Slot {
+    tag: u64,
+    /// `zmq_msg_copy` made another reference to the same (heap) body.
+    shared: bool,
+    content: Content,
+}
+
+enum Content {
+    /// A frame: received, copied, small `init_size`, `init_data`, or a sent-once buffer.
+    Frame(Msg),
+    /// `zmq_msg_init_size` above the inline capacity: the caller writes into it.
+    Buffer(Vec<u8>),
+}
+
+const _: () = assert!(size_of::<zmq_msg_t>() == 64 && align_of::<zmq_msg_t>() == 8);
+const _: () = assert!(size_of::<Slot>() <= size_of::<zmq_msg_t>());
+const _: () = assert!(align_of::<Slot>() <= align_of::<zmq_msg_t>());
+
+impl Content {
+    /// Turn a writable buffer into a shared frame in place (same allocation).
+    fn freeze(&mut self) -> &Msg {
+        if let Content::Buffer(v) = self {
+            *self = Content::Frame(Msg::from_owner(std::mem::take(v)));
+        }
+        match self {
+            Content::Frame(m) => m,
+            Content::Buffer(_) => unreachable!("frozen above"),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Content::Frame(m) => m.len(),
+            Content::Buffer(v) => v.len(),
+        }
+    }
+}
+
+/// The live slot in `p`, or EFAULT (NULL, misaligned, closed, never initialised).
+///
+/// # Safety
+/// `p` is NULL or points to a readable and writable `zmq_msg_t` that no one
+/// else uses during the returned borrow.
+unsafe fn live<'a>(p: *const zmq_msg_t) -> CResult<&'a mut Slot> {
+    if p.is_null() || (p as usize) % align_of::<zmq_msg_t>() != 0 {
+        return Err(EFAULT);
+    }
+    // SAFETY: non-NULL, aligned, 64 readable bytes (caller). C memory is
+    // always initialised bytes to us, so reading the tag is fine whatever it holds.
+    let tag = unsafe { (p as *const u64).read() };
+    if tag != LIVE {
+        return Err(EFAULT);
+    }
+    // SAFETY: the tag says a `Slot` was written here by `init` and not
+    // released; the caller guarantees exclusive use for the borrow.
+    Ok(unsafe { &mut *(p as *mut Slot) })
+}
+
+/// Write a fresh slot into `p`, ignoring what was there.
+///
+/// # Safety
+/// `p` is NULL or points to a writable `zmq_msg_t`.
+unsafe fn init(p: *mut zmq_msg_t, content: Content) -> CResult<()> {
+    if p.is_null() || (p as usize) % align_of::<zmq_msg_t>() != 0 {
+        return Err(EFAULT);
+    }
+    // SAFETY: non-NULL, aligned, 64 writable bytes, which fit a Slot (asserted above).
+    unsafe { (p as *mut Slot).write(Slot { tag: LIVE, shared: false, content }) };
+    Ok(())
+}
+
+/// Release a live slot: mark it closed and drop its content.
+fn release(slot: &mut Slot) {
+    slot.tag = CLOSED;
+    let content = std::mem::replace(&mut slot.content, Content::Frame(Msg::new()));
+    drop(content);
+}
+
+/// Replace a live slot's content (dropping the old one).
+fn replace(slot: &mut Slot, content: Content) {
+    slot.shared = false;
+    slot.content = content;
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_init(msg: *mut zmq_msg_t) -> c_int {
+    ffi_int!({
+        // SAFETY: `msg` is NULL or a writable zmq_msg_t (zmq.h contract).
+        unsafe { init(msg, Content::Frame(Msg::new())) }?;
+        Ok(0)
+    })
+}
+
+/// A zeroed buffer of `size` bytes, or ENOMEM.
+fn zeroed(size: usize) -> CResult<Vec<u8>> {
+    debug_assert!(size > 0);
+    let layout = std::alloc::Layout::array::<u8>(size).map_err(|_| Errno(libc::ENOMEM))?;
+    // SAFETY: `layout` has a non-zero size.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return Err(Errno(libc::ENOMEM));
+    }
+    // SAFETY: `p` was allocated by the global allocator with exactly this
+    // layout (align 1, `size` bytes), all initialised (zeroed).
+    Ok(unsafe { Vec::from_raw_parts(p, size, size) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_init_size(msg: *mut zmq_msg_t, size: usize) -> c_int {
+    ffi_int!({
+        let content = if size <= INLINE_CAPACITY {
+            Content::Frame(Msg::from_slice(&[0u8; INLINE_CAPACITY][..size]))
+        } else {
+            Content::Buffer(zeroed(size)?)
+        };
+        // SAFETY: `msg` is NULL or a writable zmq_msg_t (zmq.h contract).
+        unsafe { init(msg, content) }?;
+        Ok(0)
+    })
+}
+
+/// A caller's buffer lent to a message (`zmq_msg_init_data`).
+struct Lent {
+    data: *mut c_void,
+    len: usize,
+    ffn: Option<zmq_free_fn>,
+    hint: *mut c_void,
+}
+
+// SAFETY: zmq_msg_init_data's contract lets the buffer be read, and the free
+// function be called with (data, hint), from any thread.
+unsafe impl Send for Lent {}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        if self.data.is_null() {
+            return &[];
+        }
+        // SAFETY: the caller lent `len` readable bytes at `data` until `ffn` runs.
+        unsafe { std::slice::from_raw_parts(self.data as *const u8, self.len) }
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if let Some(ffn) = self.ffn {
+            // SAFETY: the caller's free function, called once with its own arguments.
+            unsafe { ffn(self.data, self.hint) };
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_init_data(
+    msg: *mut zmq_msg_t,
+    data: *mut c_void,
+    size: usize,
+    ffn: Option<zmq_free_fn>,
+    hint: *mut c_void,
+) -> c_int {
+    ffi_int!({
+        if data.is_null() && size != 0 {
+            return Err(EFAULT);
+        }
+        if msg.is_null() {
+            return Err(EFAULT);
+        }
+        let frame = Msg::from_owner(Lent { data, len: size, ffn, hint });
+        // SAFETY: `msg` is a writable zmq_msg_t (zmq.h contract).
+        unsafe { init(msg, Content::Frame(frame)) }?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_close(msg: *mut zmq_msg_t) -> c_int {
+    ffi_int!({
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        release(unsafe { live(msg) }?);
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_data(msg: *mut zmq_msg_t) -> *mut c_void {
+    ffi_ptr!({
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        Ok(match &mut slot.content {
+            Content::Buffer(v) => v.as_mut_ptr() as *mut c_void,
+            Content::Frame(m) if m.is_inline() => {
+                // The body is inside the caller's zmq_msg_t: derive the pointer
+                // from theirs, at the body's offset in the slot.
+                let offset = m.as_slice().as_ptr() as usize - msg as usize;
+                (msg as *mut u8).wrapping_add(offset) as *mut c_void
+            }
+            // A heap body: as in libzmq, the caller may write into it.
+            Content::Frame(m) => m.as_slice().as_ptr() as *mut c_void,
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_size(msg: *const zmq_msg_t) -> usize {
+    ffi_boundary!(0, {
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        match unsafe { live(msg) } {
+            Ok(slot) => slot.content.len(),
+            Err(e) => {
+                crate::boundary::set_errno(e);
+                0
+            }
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_more(msg: *const zmq_msg_t) -> c_int {
+    // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+    unsafe { zmq_msg_get(msg, ZMQ_MORE) }.max(0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_get(msg: *const zmq_msg_t, property: c_int) -> c_int {
+    ffi_int!({
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        match property {
+            ZMQ_MORE => Ok(matches!(&slot.content, Content::Frame(m) if m.more()) as c_int),
+            ZMQ_SRCFD => Ok(-1),
+            ZMQ_SHARED => Ok(slot.shared as c_int),
+            _ => Err(EINVAL),
+        }
+    })
+}
+
+/// libzmq has no settable message property.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_set(msg: *mut zmq_msg_t, property: c_int, optval: c_int) -> c_int {
+    ffi_int!({
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        unsafe { live(msg) }?;
+        let _ = (property, optval);
+        Err(EINVAL)
+    })
+}
+
+/// Metadata properties ("Socket-Type", "Routing-Id", "Peer-Address", ...).
+///
+/// TODO(metadata): oxmq's `Msg` carries no connection metadata yet, so
+/// every property is unknown (EINVAL), as libzmq answers for a message that
+/// did not come from a connection.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_gets(msg: *const zmq_msg_t, property: *const c_char) -> *const c_char {
+    let p: *mut c_char = ffi_ptr!({
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        unsafe { live(msg) }?;
+        if property.is_null() {
+            return Err(EFAULT);
+        }
+        Err(EINVAL)
+    });
+    p
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_copy(dest: *mut zmq_msg_t, src: *mut zmq_msg_t) -> c_int {
+    ffi_int!({
+        if dest == src {
+            // SAFETY: `src` is NULL or a zmq_msg_t (zmq.h contract).
+            unsafe { live(src) }?;
+            return Ok(0);
+        }
+        // SAFETY: `src` is NULL or a zmq_msg_t, distinct from `dest` (checked).
+        let s = unsafe { live(src) }?;
+        let copy = s.content.freeze().clone();
+        let shared = !copy.is_inline();
+        s.shared |= shared;
+        // SAFETY: `dest` is NULL or a zmq_msg_t (zmq.h contract), not `src`.
+        match unsafe { live(dest) } {
+            Ok(d) => replace(d, Content::Frame(copy)),
+            // SAFETY: as above; libzmq requires an initialised `dest`, we
+            // also accept a closed or fresh one.
+            Err(_) => unsafe { init(dest, Content::Frame(copy)) }?,
+        }
+        // SAFETY: just written above.
+        unsafe { live(dest) }?.shared = shared;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_move(dest: *mut zmq_msg_t, src: *mut zmq_msg_t) -> c_int {
+    ffi_int!({
+        // SAFETY: `src` is NULL or a zmq_msg_t (zmq.h contract).
+        let s = unsafe { live(src) }?;
+        if dest == src {
+            return Ok(0);
+        }
+        let shared = std::mem::replace(&mut s.shared, false);
+        let content = std::mem::replace(&mut s.content, Content::Frame(Msg::new()));
+        // SAFETY: `dest` is NULL or a zmq_msg_t (zmq.h contract), not `src`.
+        match unsafe { live(dest) } {
+            Ok(d) => replace(d, content),
+            // SAFETY: as above (an uninitialised `dest` is accepted).
+            Err(_) => unsafe { init(dest, content) }?,
+        }
+        // SAFETY: just written above.
+        unsafe { live(dest) }?.shared = shared;
+        Ok(0)
+    })
+}
+
+/// Send the message; on success it becomes empty, on failure it is unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
+    ffi_int!({
+        // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
+        let socket = unsafe { SocketHandle::from_raw(s) }?;
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        let frame = slot.content.freeze();
+        let len = frame.len();
+        // The core consumes what it is given even when the send fails, and
+        // libzmq leaves a failed message with the caller: send a copy (inline
+        // bytes, or one more reference to a heap body).
+        socket.send(frame.clone(), flags)?;
+        replace(slot, Content::Frame(Msg::new()));
+        Ok(clamp_len(len))
+    })
+}
+
+/// Receive a frame into the message (its old content is dropped on success).
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_recv(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
+    ffi_int!({
+        // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
+        let socket = unsafe { SocketHandle::from_raw(s) }?;
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        let frame = socket.recv(flags)?;
+        let len = frame.len();
+        replace(slot, Content::Frame(frame));
+        Ok(clamp_len(len))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_sendmsg(s: *mut c_void, msg: *mut zmq_msg_t, flags: c_int) -> c_int {
+    // SAFETY: same contract as zmq_msg_send.
+    unsafe { zmq_msg_send(msg, s, flags) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_recvmsg(s: *mut c_void, msg: *mut zmq_msg_t, flags: c_int) -> c_int {
+    // SAFETY: same contract as zmq_msg_recv.
+    unsafe { zmq_msg_recv(msg, s, flags) }
+}
