@@ -446,6 +446,14 @@ impl Socket {
         self.call(py, |s| s.connect(addr).map_err(core_errno))
     }
 
+    /// Publish this socket's events on a PAIR bound at `addr` (inproc);
+    /// `None` stops monitoring (libzmq `zmq_socket_monitor`).
+    #[pyo3(signature = (addr, events = 0xFFFF))]
+    fn monitor(&self, py: Python<'_>, addr: Option<&str>, events: i64) -> PyResult<()> {
+        let events = u32::try_from(events).map_err(|_| zmq_error(py, oxmq::errno::EINVAL))?;
+        self.call(py, |s| s.monitor(addr, events).map_err(core_errno))
+    }
+
     /// Stop listening on `addr`.
     fn unbind(&self, py: Python<'_>, addr: &str) -> PyResult<()> {
         self.call(py, |s| s.unbind(addr).map_err(core_errno))

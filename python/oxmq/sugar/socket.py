@@ -274,12 +274,25 @@ class Socket(_oxmq.Socket):
     # -- monitor -----------------------------------------------------------
 
     def get_monitor_socket(self, events: Optional[int] = None, addr: Optional[str] = None) -> Any:
-        """Socket monitors are not available in this version of oxmq."""
-        raise ZMQError(ENOTSUP, "socket monitors are not supported by this version of oxmq")
+        """Start monitoring (all events unless ``events`` says otherwise) and
+        return a PAIR socket that receives them, as pyzmq does."""
+        current = self.__dict__.get("_monitor_socket")
+        if current is not None and not current.closed:
+            return current
+        if addr is None:
+            addr = f"inproc://monitor.s-{self.fileno()}"
+        if events is None:
+            events = 0xFFFF
+        self.monitor(addr, events)
+        mon = self.context.socket(SocketType.PAIR)
+        mon.connect(addr)
+        object.__setattr__(self, "_monitor_socket", mon)
+        return mon
 
     def disable_monitor(self) -> None:
-        """Socket monitors are not available in this version of oxmq."""
-        raise ZMQError(ENOTSUP, "socket monitors are not supported by this version of oxmq")
+        """Stop monitoring this socket."""
+        object.__setattr__(self, "_monitor_socket", None)
+        self.monitor(None, 0)
 
 
 __all__ = ["Socket"]

@@ -1,0 +1,1 @@
+"""Utilities, as in pyzmq's ``zmq.utils``."""
