@@ -418,8 +418,41 @@ static void test_messages(void *ctx)
     CHECK(zmq_msg_get(&r, ZMQ_SRCFD) == -1 || zmq_msg_get(&r, ZMQ_SRCFD) >= 0);
     FAILS(zmq_msg_get(&r, 999), EINVAL);
     FAILS(zmq_msg_set(&r, ZMQ_MORE, 1), EINVAL);
-    FAILS_NULL(zmq_msg_gets(&r, "Socket-Type"), EINVAL);
+    FAILS_NULL(zmq_msg_gets(&r, "Socket-Type"), EINVAL); /* inproc: no connection properties */
     OK(zmq_msg_close(&r));
+
+    /* Over tcp a received message knows its peer's properties. */
+    {
+        void *pull = zmq_socket(ctx, ZMQ_PULL);
+        void *push = zmq_socket(ctx, ZMQ_PUSH);
+        int tmo = 5000;
+        OK(zmq_setsockopt(pull, ZMQ_RCVTIMEO, &tmo, sizeof tmo));
+        OK(zmq_bind(pull, "tcp://127.0.0.1:*"));
+        char ep[64];
+        size_t eplen = sizeof ep;
+        OK(zmq_getsockopt(pull, ZMQ_LAST_ENDPOINT, ep, &eplen));
+        OK(zmq_connect(push, ep));
+        CHECK(zmq_send(push, "hi", 2, 0) == 2);
+        zmq_msg_t got;
+        OK(zmq_msg_init(&got));
+        CHECK(zmq_msg_recv(&got, pull, 0) == 2);
+        const char *st = zmq_msg_gets(&got, "Socket-Type");
+        CHECK(st != NULL && strcmp(st, "PUSH") == 0);
+        const char *addr = zmq_msg_gets(&got, "Peer-Address");
+        CHECK(addr != NULL && strcmp(addr, "127.0.0.1") == 0);
+        FAILS_NULL(zmq_msg_gets(&got, "No-Such-Property"), EINVAL);
+        zmq_msg_t copy;
+        OK(zmq_msg_init(&copy));
+        OK(zmq_msg_copy(&copy, &got));
+        OK(zmq_msg_close(&got));
+        st = zmq_msg_gets(&copy, "Socket-Type"); /* properties travel with copies */
+        CHECK(st != NULL && strcmp(st, "PUSH") == 0);
+        OK(zmq_msg_close(&copy));
+        int zero = 0;
+        OK(zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero));
+        OK(zmq_close(push));
+        OK(zmq_close(pull));
+    }
     FAILS(zmq_msg_recv(&r, a, ZMQ_DONTWAIT), EFAULT); /* closed message */
 
     /* A failed send leaves the message with the caller. */

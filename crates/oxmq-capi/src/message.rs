@@ -18,9 +18,11 @@
 use crate::boundary::{CResult, Errno, EFAULT, EINVAL};
 use crate::handle::SocketHandle;
 use crate::socket::clamp_len;
-use oxmq::{Msg, INLINE_CAPACITY};
+use oxmq::{Msg, PeerProperties, INLINE_CAPACITY};
+use std::ffi::CStr;
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::{align_of, size_of};
+use std::sync::Arc;
 
 /// libzmq's opaque message: 64 bytes, 8-byte aligned.
 #[repr(C, align(8))]
@@ -31,10 +33,10 @@ pub struct zmq_msg_t {
 /// `void zmq_free_fn(void *data, void *hint)`.
 pub type zmq_free_fn = unsafe extern "C" fn(data: *mut c_void, hint: *mut c_void);
 
-/// "oxmqmsg!": an initialised message.
-const LIVE: u64 = u64::from_be_bytes(*b"oxmqmsg!");
+/// "oxmq": an initialised message.
+const LIVE: u32 = u32::from_be_bytes(*b"oxmq");
 /// A closed message (any other value is treated the same: not initialised).
-const CLOSED: u64 = 0;
+const CLOSED: u32 = 0;
 
 /// Message properties (`zmq_msg_get`).
 const ZMQ_MORE: c_int = 1;
@@ -43,9 +45,11 @@ const ZMQ_SHARED: c_int = 3;
 
 #[repr(C)]
 struct Slot {
-    tag: u64,
+    tag: u32,
     /// `zmq_msg_copy` made another reference to the same (heap) body.
     shared: bool,
+    /// The sending peer's connection properties, for `zmq_msg_gets`.
+    properties: Option<Arc<PeerProperties>>,
     content: Content,
 }
 
@@ -91,7 +95,7 @@ unsafe fn live<'a>(p: *const zmq_msg_t) -> CResult<&'a mut Slot> {
     }
     // SAFETY: non-NULL, aligned, 64 readable bytes (caller). C memory is
     // always initialised bytes to us, so reading the tag is fine whatever it holds.
-    let tag = unsafe { (p as *const u64).read() };
+    let tag = unsafe { (p as *const u32).read() };
     if tag != LIVE {
         return Err(EFAULT);
     }
@@ -109,7 +113,7 @@ unsafe fn init(p: *mut zmq_msg_t, content: Content) -> CResult<()> {
         return Err(EFAULT);
     }
     // SAFETY: non-NULL, aligned, 64 writable bytes, which fit a Slot (asserted above).
-    unsafe { (p as *mut Slot).write(Slot { tag: LIVE, shared: false, content }) };
+    unsafe { (p as *mut Slot).write(Slot { tag: LIVE, shared: false, properties: None, content }) };
     Ok(())
 }
 
@@ -118,11 +122,13 @@ fn release(slot: &mut Slot) {
     slot.tag = CLOSED;
     let content = std::mem::replace(&mut slot.content, Content::Frame(Msg::new()));
     drop(content);
+    slot.properties = None;
 }
 
 /// Replace a live slot's content (dropping the old one).
 fn replace(slot: &mut Slot, content: Content) {
     slot.shared = false;
+    slot.properties = None;
     slot.content = content;
 }
 
@@ -289,20 +295,23 @@ pub unsafe extern "C" fn zmq_msg_set(msg: *mut zmq_msg_t, property: c_int, optva
     })
 }
 
-/// Metadata properties ("Socket-Type", "Routing-Id", "Peer-Address", ...).
-///
-/// TODO(metadata): oxmq's `Msg` carries no connection metadata yet, so
-/// every property is unknown (EINVAL), as libzmq answers for a message that
-/// did not come from a connection.
+/// A connection property of the peer that sent a received message
+/// ("Socket-Type", "Identity", "Peer-Address", or its READY metadata).
+/// Unknown names, and messages that did not come from a tcp/ipc peer, give
+/// NULL with EINVAL, as in libzmq.
 #[no_mangle]
 pub unsafe extern "C" fn zmq_msg_gets(msg: *const zmq_msg_t, property: *const c_char) -> *const c_char {
     let p: *mut c_char = ffi_ptr!({
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
-        unsafe { live(msg) }?;
+        let slot = unsafe { live(msg) }?;
         if property.is_null() {
             return Err(EFAULT);
         }
-        Err(EINVAL)
+        // SAFETY: non-NULL; zmq.h: `property` is a NUL-terminated string.
+        let name = unsafe { CStr::from_ptr(property) }.to_str().map_err(|_| EINVAL)?;
+        let value = slot.properties.as_ref().and_then(|p| p.get_cstr(name)).ok_or(EINVAL)?;
+        // The value lives as long as the message holds its properties.
+        Ok(value.as_ptr() as *mut c_char)
     });
     p
 }
@@ -320,6 +329,7 @@ pub unsafe extern "C" fn zmq_msg_copy(dest: *mut zmq_msg_t, src: *mut zmq_msg_t)
         let copy = s.content.freeze().clone();
         let shared = !copy.is_inline();
         s.shared |= shared;
+        let properties = s.properties.clone();
         // SAFETY: `dest` is NULL or a zmq_msg_t (zmq.h contract), not `src`.
         match unsafe { live(dest) } {
             Ok(d) => replace(d, Content::Frame(copy)),
@@ -328,7 +338,9 @@ pub unsafe extern "C" fn zmq_msg_copy(dest: *mut zmq_msg_t, src: *mut zmq_msg_t)
             Err(_) => unsafe { init(dest, Content::Frame(copy)) }?,
         }
         // SAFETY: just written above.
-        unsafe { live(dest) }?.shared = shared;
+        let d = unsafe { live(dest) }?;
+        d.shared = shared;
+        d.properties = properties;
         Ok(0)
     })
 }
@@ -342,6 +354,7 @@ pub unsafe extern "C" fn zmq_msg_move(dest: *mut zmq_msg_t, src: *mut zmq_msg_t)
             return Ok(0);
         }
         let shared = std::mem::replace(&mut s.shared, false);
+        let properties = s.properties.take();
         let content = std::mem::replace(&mut s.content, Content::Frame(Msg::new()));
         // SAFETY: `dest` is NULL or a zmq_msg_t (zmq.h contract), not `src`.
         match unsafe { live(dest) } {
@@ -350,7 +363,9 @@ pub unsafe extern "C" fn zmq_msg_move(dest: *mut zmq_msg_t, src: *mut zmq_msg_t)
             Err(_) => unsafe { init(dest, content) }?,
         }
         // SAFETY: just written above.
-        unsafe { live(dest) }?.shared = shared;
+        let d = unsafe { live(dest) }?;
+        d.shared = shared;
+        d.properties = properties;
         Ok(0)
     })
 }
@@ -385,6 +400,7 @@ pub unsafe extern "C" fn zmq_msg_recv(msg: *mut zmq_msg_t, s: *mut c_void, flags
         let frame = socket.recv(flags)?;
         let len = frame.len();
         replace(slot, Content::Frame(frame));
+        slot.properties = socket.peer_properties();
         Ok(clamp_len(len))
     })
 }

@@ -36,6 +36,7 @@ pub use options::{opt, POLLERR, POLLIN, POLLOUT};
 pub use oxmq_proto::SocketType;
 pub use poll::{poll, PollItem};
 pub use socket::options_codec::OptionValue;
+pub use socket::peer::PeerProperties;
 pub use socket::{Socket, DONTWAIT, SNDMORE};
 
 /// The libzmq version this library is compatible with.

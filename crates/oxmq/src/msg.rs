@@ -20,6 +20,11 @@ pub(crate) const FLAG_SUBSCRIBE: u8 = 0x02;
 pub(crate) const FLAG_CANCEL: u8 = 0x04;
 /// Internal: the peer's routing id, written first into a pipe after each handshake.
 pub(crate) const FLAG_ROUTING_ID: u8 = 0x08;
+/// Internal: the peer's connection properties (ZMTP metadata encoding), written
+/// first into an inbound pipe after each handshake; read by `zmq_msg_gets`.
+pub(crate) const FLAG_PEER_PROPERTIES: u8 = 0x10;
+/// Bookkeeping frames that the HWM does not count as messages.
+pub(crate) const FLAGS_UNCOUNTED: u8 = FLAG_ROUTING_ID | FLAG_PEER_PROPERTIES;
 
 #[derive(Clone)]
 enum Body {
@@ -197,7 +202,7 @@ impl Msg {
     /// Internal messages (subscriptions, routing ids) never reach the user as data.
     #[inline]
     pub(crate) fn is_internal(&self) -> bool {
-        self.flags & (FLAG_SUBSCRIBE | FLAG_CANCEL | FLAG_ROUTING_ID) != 0
+        self.flags & (FLAG_SUBSCRIBE | FLAG_CANCEL | FLAGS_UNCOUNTED) != 0
     }
 }
 

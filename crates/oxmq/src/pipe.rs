@@ -40,7 +40,7 @@
 //!   owned by each side are disjoint (see [`Core`]), and the chunk memory that
 //!   both ends may still hold is released by the last `Arc<Core>` owner.
 
-use crate::msg::{Msg, FLAG_MORE, FLAG_ROUTING_ID};
+use crate::msg::{Msg, FLAGS_UNCOUNTED, FLAG_MORE};
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -341,8 +341,9 @@ impl PipeWriter {
     /// Store a frame privately; it becomes visible at the next `flush`.
     #[inline]
     pub(crate) fn write(&mut self, msg: Msg) {
-        // Routing-id frames are bookkeeping, not messages: libzmq's HWM ignores them.
-        let counted = msg.flags() & (FLAG_MORE | FLAG_ROUTING_ID) == 0;
+        // Routing-id and peer-property frames are bookkeeping, not messages:
+        // libzmq's HWM ignores them.
+        let counted = msg.flags() & (FLAG_MORE | FLAGS_UNCOUNTED) == 0;
         let i = (self.write_idx % CHUNK_U64) as usize;
         // SAFETY: `back` is `chunk(write_idx)`, live and owned by the writer's
         // chain; slot `write_idx` is beyond `C`, so the reader never touches
@@ -522,7 +523,7 @@ impl PipeReader {
         if i + 1 == CHUNK {
             self.advance();
         }
-        if msg.flags() & (FLAG_MORE | FLAG_ROUTING_ID) == 0 {
+        if msg.flags() & (FLAG_MORE | FLAGS_UNCOUNTED) == 0 {
             self.msgs_read += 1;
             // Relaxed: a stale `lwm` only changes how often we publish; the
             // publication when running dry guarantees liveness regardless.

@@ -169,3 +169,34 @@ fn peer_error_command_closes_the_connection() {
     send(&push, b"still here");
     assert_eq!(recv(&pull), b"still here");
 }
+
+#[test]
+fn received_messages_know_their_peers_ready_properties() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    let ep = bind_fresh(Transport::Tcp, &pull);
+    let mut peer = RawPeer::connect(&ep);
+    peer.write(&greeting("NULL")).unwrap();
+    peer.read_greeting().unwrap();
+    peer.write(&ready(&[("Socket-Type", b"PUSH"), ("X-Hello", b"world")])).unwrap();
+    peer.read_frame().unwrap();
+    peer.write(&frame(0, b"m")).unwrap();
+    assert_eq!(recv(&pull), b"m");
+    assert_eq!(pull.peer_property("Socket-Type").as_deref(), Some(&b"PUSH"[..]));
+    assert_eq!(pull.peer_property("x-hello").as_deref(), Some(&b"world"[..]), "names are case-insensitive");
+    assert_eq!(pull.peer_property("Peer-Address").as_deref(), Some(&b"127.0.0.1"[..]));
+    assert_eq!(pull.peer_property("Nope"), None);
+}
+
+#[test]
+fn inproc_messages_have_no_peer_properties() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    let push = sock(&ctx, SocketType::Push);
+    link(Transport::InprocBindFirst, &pull, &push);
+    send(&push, b"m");
+    assert_eq!(recv(&pull), b"m");
+    assert_eq!(pull.peer_property("Socket-Type"), None);
+}

@@ -10,7 +10,7 @@ use crate::io::engine::{Engine, EngineConfig, Fault, Step};
 use crate::io::stream::Stream;
 use crate::io::{EnginePipe, SocketLink};
 use crate::monitor::{monitor_event as ev, Monitor};
-use crate::msg::{Msg, FLAG_ROUTING_ID};
+use crate::msg::{Msg, FLAG_PEER_PROPERTIES, FLAG_ROUTING_ID};
 use crate::pipe::{pipe, Wake, WakeSlot};
 use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
@@ -196,26 +196,44 @@ impl Link {
     }
 }
 
-/// Creates the pipe pair for a fresh connection, with the ROUTING_ID frame
-/// first for ROUTER, and sends the socket its end. Returns the engine's end.
-fn new_pipe_pair(link: &Link, mailbox: &Mailbox, waker: &Arc<TokenWaker>, peer: &PeerInfo) -> EnginePipe {
+/// Creates the pipe pair for a fresh connection, with the peer frames first
+/// (see `push_peer_frames`), and sends the socket its end. Returns the engine's end.
+fn new_pipe_pair(
+    link: &Link,
+    mailbox: &Mailbox,
+    waker: &Arc<TokenWaker>,
+    peer: &PeerInfo,
+    stream: &Stream,
+) -> EnginePipe {
     let opts = &link.cfg.options;
     let w: Arc<dyn Wake> = waker.clone();
     let (inn_w, inn_r) = pipe(opts.rcvhwm_limit(), WakeSlot::new(), WakeSlot::with(w.clone()));
     let (out_w, out_r) = pipe(opts.sndhwm_limit(), WakeSlot::with(w), WakeSlot::new());
     let key = new_pipe_key();
     let mut ep = EnginePipe { out: out_r, inn: inn_w, key };
-    push_routing_id(link, &mut ep, peer);
+    push_peer_frames(link, &mut ep, peer, stream);
     mailbox.send(SocketCommand::Attach(SocketPipe::new(out_w, inn_r, link.endpoint_id, key)));
     ep
 }
 
-fn push_routing_id(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo) {
+/// Tell the socket who the peer is, ahead of its messages: its connection
+/// properties (READY metadata plus "Peer-Address", for `zmq_msg_gets`) and,
+/// for ROUTER, its routing id.
+fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo, stream: &Stream) {
+    let mut props = peer.metadata.clone();
+    if let Stream::Tcp(t) = stream {
+        if let Ok(addr) = t.peer_addr() {
+            props.insert("Peer-Address", addr.ip().to_string().as_bytes());
+        }
+    }
+    let mut encoded = Vec::with_capacity(64);
+    props.encode(&mut encoded);
+    ep.inn.write(Msg::from_vec(encoded).with_flags(FLAG_PEER_PROPERTIES));
     if link.cfg.socket_type == SocketType::Router {
         let id = peer.identity.clone().unwrap_or_default();
         ep.inn.write(Msg::from_bytes(id).with_flags(FLAG_ROUTING_ID));
-        ep.inn.flush();
     }
+    ep.inn.flush();
 }
 
 struct Listener {
@@ -702,7 +720,7 @@ fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
                 let Some(mb) = c.link.mailbox.take() else {
                     return Outcome::Remove;
                 };
-                let ep = new_pipe_pair(&c.link, &mb, &c.waker, &peer);
+                let ep = new_pipe_pair(&c.link, &mb, &c.waker, &peer, &c.engine.stream);
                 c.engine.attach(ep, false);
                 c.attached = true;
             }
@@ -798,14 +816,14 @@ impl Session {
                     mb.send(SocketCommand::Hiccup { key: p.key });
                 }
             }
-            push_routing_id(&self.link, &mut p, peer);
+            push_peer_frames(&self.link, &mut p, peer, &engine.stream);
             engine.attach(p, self.skip_partial);
             self.skip_partial = false;
         } else if !self.queued {
             let Some(mb) = self.link.mailbox.clone() else {
                 return false;
             };
-            let ep = new_pipe_pair(&self.link, &mb, &self.waker, peer);
+            let ep = new_pipe_pair(&self.link, &mb, &self.waker, peer, &engine.stream);
             engine.attach(ep, false);
         } else {
             return false;

@@ -40,6 +40,7 @@ impl Fq {
                 if !msg.more() {
                     self.cur = None;
                 }
+                pipes.last_read = Some(id);
                 return Ok((msg, id));
             }
             self.cur = None;
@@ -55,6 +56,7 @@ impl Fq {
                         self.cur = Some(id);
                     }
                     self.ring.advance();
+                    pipes.last_read = Some(id);
                     return Ok((msg, id));
                 }
                 None => {

@@ -76,7 +76,10 @@ impl Pattern for Pair {
         loop {
             match p.read() {
                 Some(m) if m.is_internal() => continue,
-                Some(m) => return Ok(m),
+                Some(m) => {
+                    pipes.last_read = Some(id);
+                    return Ok(m);
+                }
                 None => {
                     if p.is_terminated() {
                         pipes.mark_dead(id);

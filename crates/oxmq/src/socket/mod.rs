@@ -8,6 +8,7 @@
 
 pub(crate) mod mailbox;
 pub(crate) mod options_codec;
+pub(crate) mod peer;
 pub(crate) mod pipes;
 
 use crate::ctx::{Context, CtxInner};
@@ -23,6 +24,7 @@ use crate::transport::inproc;
 use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use options_codec::{decode_int, encode_int, get_generic, is_bytes_option, set_generic, OptionValue};
 use oxmq_proto::SocketType;
+use peer::PeerProperties;
 use pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -228,6 +230,21 @@ impl Socket {
     /// Whether the last frame received has more frames after it.
     pub fn rcvmore(&self) -> bool {
         self.core.borrow().rcvmore
+    }
+
+    /// A connection property of the peer that sent the last frame received
+    /// (libzmq `zmq_msg_gets`): "Socket-Type", "Identity", "Peer-Address", or
+    /// any other property it announced in READY. `None` for inproc peers and
+    /// unknown names. Names compare case-insensitively, as ZMTP says.
+    pub fn peer_property(&self, name: &str) -> Option<Vec<u8>> {
+        self.peer_properties()?.get(name).map(<[u8]>::to_vec)
+    }
+
+    /// All connection properties of the peer that sent the last frame received.
+    pub fn peer_properties(&self) -> Option<Arc<PeerProperties>> {
+        let core = self.core.borrow();
+        let id = core.pipes.last_read?;
+        core.pipes.contains(id).then(|| core.pipes.get(id).peer_properties.clone())?
     }
 
     /// `POLLIN | POLLOUT` readiness now (libzmq `ZMQ_EVENTS`).

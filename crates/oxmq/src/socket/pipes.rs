@@ -1,9 +1,11 @@
 //! The socket's side of its connections: one `SocketPipe` per peer.
 
-use crate::msg::Msg;
+use crate::msg::{Msg, FLAGS_UNCOUNTED};
 use crate::pipe::{PipeReader, PipeWriter};
+use crate::socket::peer::PeerProperties;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Index of a pipe in a socket's [`Pipes`] slab. Valid from `Pattern::attach`
 /// until `Pattern::detach` returns; then it may be reused.
@@ -28,6 +30,9 @@ pub(crate) struct SocketPipe {
     pub(crate) inn: PipeReader,
     /// The peer's routing id, learnt from the ROUTING_ID frame at the head of `inn`.
     pub(crate) peer_routing_id: Option<Bytes>,
+    /// The peer's connection properties, from the PEER_PROPERTIES frame an
+    /// engine writes after each handshake.
+    pub(crate) peer_properties: Option<Arc<PeerProperties>>,
     /// ZMQ_CONNECT_ROUTING_ID: for a pipe made by `connect`, the id a ROUTER
     /// socket uses for this peer instead of the one the peer announces.
     pub(crate) connect_routing_id: Option<Bytes>,
@@ -39,7 +44,16 @@ pub(crate) struct SocketPipe {
 
 impl SocketPipe {
     pub(crate) fn new(out: PipeWriter, inn: PipeReader, endpoint: EndpointId, key: u64) -> SocketPipe {
-        SocketPipe { out, inn, peer_routing_id: None, connect_routing_id: None, endpoint, key, head: None }
+        SocketPipe {
+            out,
+            inn,
+            peer_routing_id: None,
+            peer_properties: None,
+            connect_routing_id: None,
+            endpoint,
+            key,
+            head: None,
+        }
     }
 
     /// Read the next user-visible frame, absorbing routing-id frames on the way.
@@ -51,8 +65,8 @@ impl SocketPipe {
         }
         loop {
             let msg = self.inn.read()?;
-            if msg.is_routing_id() {
-                self.peer_routing_id = Some(msg.into_bytes());
+            if msg.flags() & FLAGS_UNCOUNTED != 0 {
+                self.absorb(msg);
                 continue;
             }
             return Some(msg);
@@ -72,15 +86,23 @@ impl SocketPipe {
             }
             // A routing-id frame is only ever at the head of a message.
             match self.inn.read() {
-                Some(msg) if msg.is_routing_id() => {
-                    self.peer_routing_id = Some(msg.into_bytes());
-                }
+                Some(msg) if msg.flags() & FLAGS_UNCOUNTED != 0 => self.absorb(msg),
                 Some(msg) => {
                     self.head = Some(msg);
                     return true;
                 }
                 None => return false,
             }
+        }
+    }
+
+    /// Keep what a bookkeeping frame says about the peer.
+    #[cold]
+    fn absorb(&mut self, msg: Msg) {
+        if msg.is_routing_id() {
+            self.peer_routing_id = Some(msg.into_bytes());
+        } else {
+            self.peer_properties = PeerProperties::decode(msg.as_slice()).map(Arc::new);
         }
     }
 
@@ -97,6 +119,8 @@ pub(crate) struct Pipes {
     free: Vec<u32>,
     /// Pipes a pattern found terminated; the socket detaches them after the call.
     pub(crate) dead: Vec<PipeId>,
+    /// The pipe the last frame handed to the user came from (for its peer's properties).
+    pub(crate) last_read: Option<PipeId>,
 }
 
 impl Pipes {
@@ -114,6 +138,9 @@ impl Pipes {
     }
 
     pub(crate) fn remove(&mut self, id: PipeId) -> Option<SocketPipe> {
+        if self.last_read == Some(id) {
+            self.last_read = None;
+        }
         let p = self.slots.get_mut(id.0 as usize)?.take();
         if p.is_some() {
             self.free.push(id.0);
