@@ -6,6 +6,7 @@
 //! eventfd) is visited only when the pattern cannot proceed, or when another
 //! thread has queued something.
 
+mod cell;
 pub(crate) mod mailbox;
 pub(crate) mod options_codec;
 pub(crate) mod peer;
@@ -21,12 +22,12 @@ use crate::patterns::{new_pattern, Pattern};
 use crate::pipe::{pipe, WakeSlot};
 use crate::transport::endpoint::{parse_endpoint, Endpoint};
 use crate::transport::inproc;
+use cell::{CoreCell, CoreGuard};
 use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use options_codec::{decode_int, encode_int, get_generic, is_bytes_option, set_generic, OptionValue};
 use oxmq_proto::SocketType;
 use peer::PeerProperties;
 use pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -58,7 +59,11 @@ struct EndpointRecord {
 /// A ZeroMQ socket. Not `Sync`: like libzmq, one thread uses it at a time;
 /// it may move between threads. Dropping it closes it (honouring LINGER).
 pub struct Socket {
-    core: RefCell<Core>,
+    core: CoreCell<Core>,
+    kind: SocketType,
+    /// Not `Sync` for Rust callers (libzmq's one-thread-at-a-time rule);
+    /// `CoreCell` keeps raw-handle callers (C, Python) sound regardless.
+    _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
 }
 
 pub(crate) struct Core {
@@ -86,7 +91,9 @@ impl Socket {
         let pattern = new_pattern(kind, &options);
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Socket {
-            core: RefCell::new(Core {
+            kind,
+            _not_sync: std::marker::PhantomData,
+            core: CoreCell::new(Core {
                 id,
                 kind,
                 ctx: ctx.inner.clone(),
@@ -107,8 +114,9 @@ impl Socket {
         }
     }
 
-    fn core(&self) -> Result<std::cell::RefMut<'_, Core>> {
-        let core = self.core.try_borrow_mut().map_err(|_| Error::Invalid("socket used re-entrantly"))?;
+    #[inline]
+    fn core(&self) -> Result<CoreGuard<'_, Core>> {
+        let core = self.core.lock()?;
         if core.closed {
             return Err(Error::NotSocket);
         }
@@ -117,7 +125,7 @@ impl Socket {
 
     /// The socket type.
     pub fn socket_type(&self) -> SocketType {
-        self.core.borrow().kind
+        self.kind
     }
 
     /// Accept connections on `endpoint` (`tcp://`, `ipc://`, `inproc://`).
@@ -229,7 +237,7 @@ impl Socket {
 
     /// Whether the last frame received has more frames after it.
     pub fn rcvmore(&self) -> bool {
-        self.core.borrow().rcvmore
+        self.core.lock().map(|c| c.rcvmore).unwrap_or(false)
     }
 
     /// A connection property of the peer that sent the last frame received
@@ -242,7 +250,7 @@ impl Socket {
 
     /// All connection properties of the peer that sent the last frame received.
     pub fn peer_properties(&self) -> Option<Arc<PeerProperties>> {
-        let core = self.core.borrow();
+        let core = self.core.lock().ok()?;
         let id = core.pipes.last_read?;
         core.pipes.contains(id).then(|| core.pipes.get(id).peer_properties.clone())?
     }
