@@ -6,6 +6,7 @@
 use bytes::BytesMut;
 use mio::{Interest, Registry, Token};
 use std::io::{self, IoSlice};
+use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, RawFd};
 
 pub(crate) enum Stream {
@@ -38,19 +39,34 @@ impl Stream {
 
     /// Reads into `buf`'s spare capacity (the caller reserves). `Ok(0)` is EOF.
     pub(crate) fn read_into(&self, buf: &mut BytesMut) -> io::Result<usize> {
+        let n = self.read_uninit(buf.spare_capacity_mut())?;
+        // SAFETY: the kernel initialised the first `n` spare bytes.
+        unsafe { buf.set_len(buf.len() + n) };
+        Ok(n)
+    }
+
+    /// Reads at most `limit` bytes into `buf`'s spare capacity (the caller
+    /// reserves), so a read can stop exactly at a frame's end. `Ok(0)` is EOF.
+    pub(crate) fn read_into_vec(&self, buf: &mut Vec<u8>, limit: usize) -> io::Result<usize> {
         let spare = buf.spare_capacity_mut();
+        let take = limit.min(spare.len());
+        let n = self.read_uninit(&mut spare[..take])?;
+        // SAFETY: the kernel initialised the first `n` spare bytes.
+        unsafe { buf.set_len(buf.len() + n) };
+        Ok(n)
+    }
+
+    /// One `recv` into `spare`; returns how many leading bytes it initialised.
+    fn read_uninit(&self, spare: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
         if spare.is_empty() {
             return Err(io::Error::from_raw_os_error(libc::ENOBUFS));
         }
         loop {
-            // SAFETY: `spare` is writable memory of `spare.len()` bytes owned
-            // by `buf`; the kernel writes at most that many bytes into it.
+            // SAFETY: `spare` is writable memory of `spare.len()` bytes; the
+            // kernel writes at most that many bytes into it.
             let n = unsafe { libc::recv(self.fd(), spare.as_mut_ptr().cast(), spare.len(), 0) };
             if n >= 0 {
-                let n = n as usize;
-                // SAFETY: the kernel initialised the first `n` spare bytes.
-                unsafe { buf.set_len(buf.len() + n) };
-                return Ok(n);
+                return Ok(n as usize);
             }
             let e = io::Error::last_os_error();
             if e.kind() != io::ErrorKind::Interrupted {
