@@ -3,7 +3,7 @@
 #   make test    set up what is missing (Debian packages, Rust components, Python
 #                venv), then fmt check, clippy, cargo tests, and the interop suite
 #                against real libzmq (pyzmq); prints the interop matrix at the end.
-#   make bench   run the throughput example.
+#   make bench   the benchmark studies and bench/REPORT.md (QUICK=1: small counts).
 #   make fmt | lint | interop | setup | clean
 #
 # Every set-up step is idempotent and cheap when already done.
@@ -106,9 +106,8 @@ interop: venv interop-peer
 	@echo "==> $(VENV_PY) -m pytest tests/interop -v $(PYTEST_ARGS)"
 	@$(VENV_PY) -m pytest tests/interop -v $(PYTEST_ARGS)
 
-bench:
-	@echo "==> cargo run --release --example throughput -p oxmq"
-	@$(CARGO) run --release --example throughput -p oxmq
+# The main job: every benchmark study side by side (mk/bench.mk); QUICK=1 for tiny counts.
+bench: bench-suite
 
 clean:
 	@echo "==> cargo clean"

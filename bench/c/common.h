@@ -1,0 +1,76 @@
+/* Shared helpers for the C study programs (bench/). Each program takes its
+ * parameters on argv and prints one JSON line of results on stdout; programs
+ * that bind first print "READY <endpoint>" so the orchestrator can start the
+ * peer. The same sources build against Debian libzmq and oxmq's C ABI. */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+static inline double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static inline void die(const char *what) {
+    fprintf(stderr, "FAIL: %s: %s\n", what, zmq_strerror(zmq_errno()));
+    exit(1);
+}
+
+#define CHECK(x)                      \
+    do {                              \
+        if ((x) < 0) die(#x);         \
+    } while (0)
+
+/* The libzmq-like file mapped into this process (which library really ran). */
+static inline const char *mapped_lib(void) {
+    static char found[512];
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024];
+    found[0] = 0;
+    if (!f) return "?";
+    while (fgets(line, sizeof line, f)) {
+        char *p = strchr(line, '/');
+        if (!p) continue;
+        p[strcspn(p, "\n")] = 0;
+        const char *base = strrchr(p, '/') + 1;
+        if (strncmp(base, "libzmq", 6) == 0 || strncmp(base, "liboxmq", 7) == 0) {
+            snprintf(found, sizeof found, "%s", p);
+            break;
+        }
+    }
+    fclose(f);
+    return found[0] ? found : "?";
+}
+
+/* Common JSON suffix: which library and version ran. */
+static inline void print_lib_fields(void) {
+    int a, b, c;
+    zmq_version(&a, &b, &c);
+    printf("\"lib\":\"%s\",\"zmq_version\":\"%d.%d.%d\"", mapped_lib(), a, b, c);
+}
+
+static inline void ready(void *sock) {
+    char ep[256];
+    size_t n = sizeof ep;
+    CHECK(zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &n));
+    printf("READY %s\n", ep);
+    fflush(stdout);
+}
+
+static inline long argl(int argc, char **argv, int i, long dflt) {
+    return argc > i ? atol(argv[i]) : dflt;
+}
+
+static inline void nofree(void *data, void *hint) {
+    (void)data;
+    (void)hint;
+}
+
+#endif

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Structure check of a benchmark run (make bench-check): the report, the JSON
+and the plots are produced and well-formed. It never asserts a speed.
+
+    python bench/check.py [OUT_DIR]      (default bench/out/quick)
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+STUDIES = [str(n) for n in range(1, 9)]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def main():
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "out" / "quick")
+    passed, failed = [], []
+
+    def check(cond, what):
+        (passed if cond else failed).append(what)
+        print("%s - %s" % ("ok" if cond else "not ok", what))
+        return cond
+
+    res = out / "results.json"
+    if not check(res.is_file(), "results.json exists"):
+        return finish(passed, failed)
+    try:
+        data = json.loads(res.read_text())
+        check(True, "results.json parses")
+    except ValueError as e:
+        check(False, "results.json parses (%s)" % e)
+        return finish(passed, failed)
+    m = data.get("machine", {})
+    check(all(m.get(k) for k in ("cpu", "cores", "kernel", "versions")), "machine: CPU, cores, kernel, versions")
+    check(all(k in m.get("versions", {}) for k in ("pyzmq", "pyomq", "Debian libzmq (pkg-config)", "rustc")),
+          "machine: versions of the peers")
+    for n in STUDIES:
+        st = data.get("studies", {}).get(n)
+        if not check(isinstance(st, dict) and not st.get("error"), "study %s present and did not crash" % n):
+            continue
+        cells = st.get("cells", [])
+        check(bool(cells), "study %s has cells" % n)
+        ran = 0
+        ok = True
+        for c in cells:
+            for key, side in c.get("sides", {}).items():
+                if "unavailable" in side:
+                    ok &= isinstance(side["unavailable"], str) and bool(side["unavailable"])
+                    continue
+                for metric, d in side.get("metrics", {}).items():
+                    vals = d.get("values", [])
+                    ok &= bool(vals) and all(isinstance(v, (int, float)) for v in vals)
+                    ok &= d.get("min", 0) <= d.get("median", -1) <= d.get("max", -2)
+                ran += bool(side.get("metrics"))
+        check(ok, "study %s: every side has figures (median within min–max) or a reason it could not run" % n)
+        check(ran > 0, "study %s: at least one side ran" % n)
+    rep = out / "REPORT.md"
+    if check(rep.is_file(), "REPORT.md exists"):
+        text = rep.read_text()
+        for n in STUDIES:
+            check(re.search(r"^## %s\. " % n, text, re.M) is not None, "REPORT.md has a section for study %s" % n)
+        check("## Machine" in text, "REPORT.md records the machine")
+        imgs = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+        check(len(imgs) >= 6, "REPORT.md links plots (%d)" % len(imgs))
+        bad = [i for i in imgs if not (out / i).is_file() or (out / i).read_bytes()[:8] != PNG_MAGIC]
+        check(not bad, "every linked plot is a PNG file%s" % (" (bad: %s)" % bad if bad else ""))
+    return finish(passed, failed)
+
+
+def finish(passed, failed):
+    print("bench-check: %d passed, %d failed" % (len(passed), len(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,558 @@
+"""Rendering for bench/run.py: REPORT.md, PNG plots (matplotlib, Agg) and the
+summary table printed at the end of a run. Works from results.json alone, so
+`run.py --report-only` can re-render a report without re-running anything."""
+
+import os
+from pathlib import Path
+
+from run import UNITS, fmt_stat, num, size_label
+
+LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client_seconds", "cpu_s_per_mline",
+                "us_per_call"}
+
+ABOUT = {
+    "8": "Raw loopback TCP and Unix stream socket bandwidth (one process writes 1 MiB chunks, another reads them, "
+         "pinned to different cores), and memcpy bandwidth for 1 MiB (cache-resident) and 64 MiB (memory) blocks, "
+         "measured in the same run. These are the ceilings the large-message rows of the throughput study are "
+         "compared against.",
+    "1": "A tight loop of non-blocking 5-byte sends on a PUB socket bound to ipc with no subscriber: the message "
+         "is dropped at once, so this is the cost of crossing the API (and, for bindings, the language boundary). "
+         "ns per call, lower is better. The gap between a binding's row and the C row is the binding's own share.",
+    "2": "PUSH/PULL throughput from 16 B to 4 MiB. tcp and ipc run sender and receiver in separate processes "
+         "pinned to different cores; inproc runs them as two threads of one process. *copy* hands the library a "
+         "buffer to copy (C `zmq_send`, Rust `send(&[u8])`, Python `send(copy=True)`); *zc* is zero-copy (C "
+         "`zmq_msg_init_data`, Rust `send(Bytes)`, Python `send(copy=False)`, and `recv(copy=False)` on the "
+         "receiving side). Delivered messages/s are timed on the receiver from the first message to the last; "
+         "send-side calls/s on the sender (they differ while the pipe buffers). pyzmq copies anything below "
+         "`zmq.COPY_THRESHOLD` (64 KiB) even with copy=False, so its zc rows only differ from copy above that. "
+         "inproc zero-copy hands over a reference, so its MB/s can exceed memory bandwidth.",
+    "3": "REQ/REP round trips, client and server in separate processes pinned to different cores (tcp, ipc), "
+         "or two threads (inproc). Each round trip is timed separately after 100 warm-up trips; mean, median "
+         "(p50) and 99th percentile in µs, lower is better.",
+    "4": "The classic inproc hand-off: 1,048,576 four-byte messages over an inproc PAIR from one thread to "
+         "another, timed from before the receiving thread starts until it has them all. Baselines without "
+         "ZeroMQ: a bounded (1000-slot) ring queue with a mutex and two condition variables in C, and "
+         "`queue.Queue(maxsize=1000)` in Python.",
+    "5": "The zguide weather station: a PUB server publishes random \"%05d %d %d\" zip/temperature/humidity "
+         "updates over tcp as fast as it can, and a SUB client filters on \"10001 \" and averages 100 updates. "
+         "Zip codes are drawn from a range of 10,000 codes around 10001 (the zguide uses 100,000; the smaller "
+         "range keeps each run near a second), so about a million updates are published per run. Client wall "
+         "time (lower is better, includes connecting) and the publisher's rate while it ran.",
+    "6": "Three writer processes PUSH log lines (~80 bytes, one in ten an ERROR) to a collector's PULL, which "
+         "republishes every line on PUB to two SUB readers, one taking everything and one filtering on \"ERROR\"; "
+         "all over tcp loopback, six processes on two cores (no pinning). End-to-end lines/s (first write to the "
+         "last reader's end) and CPU seconds (user+system, all six processes) per million lines. Python only.",
+    "7": "A function call carried over REQ/REP on ipc to a server process, in three shapes: add two ints; sort "
+         "an array of 10 floats shipped both ways; and a call during which the server calls back into the caller "
+         "9 times (10 round trips). µs per call, lower is better, against `multiprocessing.Pipe` carrying the "
+         "same bytes. For context only, not measured here: published figures for a ctypes-over-IPC bridge are "
+         "130-200 µs for a minimal call and 2-2.5 ms for the callback shape.",
+}
+
+COLORS = {
+    "c_libzmq": "#1f77b4", "c_oxmq": "#d62728", "rust_oxmq": "#ff7f0e", "pyzmq": "#2ca02c", "pyomq": "#9467bd",
+    "oxmq_py": "#e377c2", "c_mutex": "#7f7f7f", "py_queue": "#8c564b", "py_pipe": "#17becf",
+    "pydeb_libzmq": "#bcbd22", "pydeb_oxmq": "#ff9896", "perl_libzmq": "#aec7e8", "perl_oxmq": "#ffbb78",
+    "ruby_libzmq": "#98df8a", "ruby_oxmq": "#c5b0d5",
+}
+
+
+SHORT = {"c_libzmq": "C libzmq", "c_oxmq": "C oxmq-ABI", "rust_oxmq": "Rust oxmq", "pyzmq": "pyzmq",
+         "pyomq": "pyomq", "oxmq_py": "py-oxmq", "c_mutex": "C mutex", "py_queue": "queue.Queue",
+         "py_pipe": "mp.Pipe"}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def unavailable(st):
+    """{side: (label, why)}; where a side ran in some cells only, say in how many it could not."""
+    seen, count = {}, {}
+    cells = st.get("cells", [])
+    for cell in cells:
+        for key, e in cell["sides"].items():
+            if "unavailable" in e:
+                count[key] = count.get(key, 0) + 1
+                seen.setdefault(key, (e["label"], e["unavailable"], cell["label"]))
+    out = {}
+    for key, (label, why, where) in seen.items():
+        if count[key] < len(cells):
+            why = "in %d of %d cells (first: %s: %s)" % (count[key], len(cells), where, why)
+        out[key] = (label, why)
+    return out
+
+
+def failures(st):
+    out = []
+    for cell in st.get("cells", []):
+        for key, e in cell["sides"].items():
+            if e.get("errors") and "unavailable" not in e:
+                out.append("%s, %s: %d of the runs failed (%s)" % (cell["label"], e["label"], len(e["errors"]),
+                                                                     e["errors"][-1][:160]))
+    return out
+
+
+def ratio_text(cell, metric, key):
+    rs = [r for r in cell.get("ratios", {}).get(metric, []) if r["oxmq"] == key]
+    return ", ".join("%.2f× vs %s" % (r["ratio"], cell["sides"][r["peer"]]["label"]) for r in rs)
+
+
+def behind(st, metric, threshold=0.95):
+    out = []
+    for cell in st.get("cells", []):
+        for r in cell.get("ratios", {}).get(metric, []):
+            if r["ratio"] < threshold:
+                out.append((r["ratio"], cell, r))
+    out.sort(key=lambda t: t[0])
+    return out
+
+
+def cell_table(cell, metrics, ratio_metric):
+    head = ["side"] + ["%s (%s)" % (m, UNITS.get(m, ("", 1))[0]) for m in metrics] + ["speed ratio oxmq/peer"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key, e in cell["sides"].items():
+        if "unavailable" in e:
+            lines.append("| %s | not available: %s |%s" % (e["label"], e["unavailable"].replace("|", "/"),
+                                                            " |" * (len(head) - 2)))
+            continue
+        vals = [fmt_stat(e["metrics"][m], None) if m in e["metrics"] else "–" for m in metrics]
+        lines.append("| %s | %s | %s |" % (e["label"], " | ".join(vals), ratio_text(cell, ratio_metric, key)))
+    return "\n".join(lines)
+
+
+def bar_plot(cell, metric, path, title, xlabel, log=False):
+    plt = _plt()
+    rows = [(k, e) for k, e in cell["sides"].items() if metric in e.get("metrics", {})]
+    if not rows:
+        return False
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.5))
+    labels = [e["label"] for _, e in rows]
+    med = [e["metrics"][metric]["median"] for _, e in rows]
+    lo = [m - e["metrics"][metric]["min"] for m, (_, e) in zip(med, rows)]
+    hi = [e["metrics"][metric]["max"] - m for m, (_, e) in zip(med, rows)]
+    ax.barh(range(len(rows)), med, xerr=[lo, hi], color=[COLORS.get(k, "#888") for k, _ in rows], capsize=3)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(labels)
+    ax.invert_yaxis()
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    for i, m in enumerate(med):
+        ax.text(m, i, " " + num(m), va="center", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def grouped_bars(cells, metric, path, title, ylabel, cell_name):
+    plt = _plt()
+    keys = []
+    for c in cells:
+        for k, e in c["sides"].items():
+            if metric in e.get("metrics", {}) and k not in keys:
+                keys.append(k)
+    if not keys:
+        return False
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    w = 0.8 / len(keys)
+    for j, k in enumerate(keys):
+        xs, ys, err = [], [], [[], []]
+        for i, c in enumerate(cells):
+            e = c["sides"].get(k, {})
+            d = e.get("metrics", {}).get(metric)
+            if d:
+                xs.append(i + j * w)
+                ys.append(d["median"])
+                err[0].append(d["median"] - d["min"])
+                err[1].append(d["max"] - d["median"])
+        label = next(c["sides"][k]["label"] for c in cells if k in c["sides"])
+        ax.bar(xs, ys, w, yerr=err, label=label, color=COLORS.get(k, "#888"), capsize=2)
+    ax.set_xticks([i + 0.4 - w / 2 for i in range(len(cells))])
+    ax.set_xticklabels([cell_name(c) for c in cells])
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+# --- per-study sections ------------------------------------------------------
+
+
+def physical_limits(data):
+    st = data["studies"].get("8")
+    out = {}
+    if not st or not st.get("cells"):
+        return out
+    for key, e in st["cells"][0]["sides"].items():
+        d = e.get("metrics", {}).get("mb_per_s")
+        if d:
+            out[key] = d["median"]
+    return out
+
+
+def sec_simple(n, st, plots, metrics, ratio_metric, plot_metric, xlabel, log=False):
+    md = []
+    for i, cell in enumerate(st.get("cells", [])):
+        if len(st["cells"]) > 1:
+            md.append("**%s**\n" % cell["label"])
+        md.append(cell_table(cell, metrics, ratio_metric))
+        fn = "study%s_%d.png" % (n, i)
+        if bar_plot(cell, plot_metric, plots / fn, "%s: %s" % (st["title"][:60], cell["label"]), xlabel, log):
+            md.append("\n![%s](plots/%s)\n" % (cell["label"], fn))
+    return md
+
+
+def sec_throughput(st, plots, data):
+    plt = _plt()
+    md = []
+    cells = st.get("cells", [])
+    keys = []
+    for c in cells:
+        for k, e in c["sides"].items():
+            if e.get("metrics") and k not in keys:
+                keys.append(k)
+    transports = [t for t in ("tcp", "ipc", "inproc") if any(c["key"]["transport"] == t for c in cells)]
+    if not cells:
+        return md
+    # Pivot: delivered msgs/s per size and mode, one column per implementation.
+    labels = {k: next(c["sides"][k]["label"] for c in cells if k in c["sides"]) for k in keys}
+    for t in transports:
+        md.append("**%s** — delivered messages/s, median (min–max); ratio = oxmq/peer\n" % t)
+        head = ["size", "mode"] + [labels[k] for k in keys] + ["speed ratio oxmq/peer"]
+        md.append("| " + " | ".join(head) + " |")
+        md.append("|" + "---|" * len(head))
+        for c in cells:
+            if c["key"]["transport"] != t:
+                continue
+            row = [size_label(c["key"]["size"]), c["key"]["mode"]]
+            for k in keys:
+                d = c["sides"].get(k, {}).get("metrics", {}).get("msgs_per_s")
+                row.append(fmt_stat(d) if d else "–")
+            rs = c.get("ratios", {}).get("msgs_per_s", [])
+            row.append(", ".join("%s / %s %.2f×" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                                     r["ratio"]) for r in rs))
+            md.append("| " + " | ".join(row) + " |")
+        md.append("")
+    # Plots: msgs/s vs size (log-log), zero-copy normalised to copy, MB/s vs limits.
+    limits = physical_limits(data)
+    fig1, ax1 = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4.5), squeeze=False)
+    fig2, ax2 = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4), squeeze=False)
+    fig3, ax3 = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4.5), squeeze=False)
+    for j, t in enumerate(transports):
+        for k in keys:
+            series = {}
+            for mode in ("copy", "zc"):
+                pts = sorted((c["key"]["size"], c["sides"][k]["metrics"]["msgs_per_s"]["median"],
+                              c["sides"][k]["metrics"].get("mb_per_s", {}).get("median"))
+                             for c in cells if c["key"]["transport"] == t and c["key"]["mode"] == mode
+                             and "msgs_per_s" in c["sides"].get(k, {}).get("metrics", {}))
+                series[mode] = pts
+                if pts:
+                    style = "-" if mode == "copy" else "--"
+                    ax1[0][j].plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", ms=3,
+                                   color=COLORS.get(k, "#888"), label="%s %s" % (labels[k], mode))
+                    ax3[0][j].plot([p[0] for p in pts], [p[2] for p in pts], style, marker="o", ms=3,
+                                   color=COLORS.get(k, "#888"), label="%s %s" % (labels[k], mode))
+            copy = {p[0]: p[1] for p in series.get("copy", [])}
+            norm = [(s, v / copy[s]) for s, v, _ in series.get("zc", []) if s in copy]
+            if norm:
+                ax2[0][j].plot([p[0] for p in norm], [p[1] for p in norm], marker="o", ms=3,
+                               color=COLORS.get(k, "#888"), label=labels[k])
+        limit_key = {"tcp": "tcp_1048576", "ipc": "unix_1048576", "inproc": "memcpy_1048576"}[t]
+        if limit_key in limits:
+            ax3[0][j].axhline(limits[limit_key], color="k", lw=0.8, ls=":",
+                              label="machine: %s" % limit_key.replace("_1048576", " 1 MiB"))
+        for ax, title, ylabel in ((ax1[0][j], "%s: messages/s" % t, "messages/s (log)"),
+                                  (ax2[0][j], "%s: zero-copy / copy" % t, "zc msgs/s ÷ copy msgs/s"),
+                                  (ax3[0][j], "%s: MB/s delivered" % t, "MB/s (log)")):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("message size (bytes)")
+            ax.set_title(title)
+            ax.set_ylabel(ylabel)
+            if ax is not ax2[0][j]:
+                ax.set_yscale("log")
+            else:
+                ax.axhline(1.0, color="k", lw=0.8)
+        ax1[0][j].legend(fontsize=6)
+        ax2[0][j].legend(fontsize=6)
+        ax3[0][j].legend(fontsize=6)
+    for fig, fn in ((fig1, "thr_msgs.png"), (fig2, "thr_zc_over_copy.png"), (fig3, "thr_mbps.png")):
+        fig.tight_layout()
+        fig.savefig(plots / fn, dpi=110)
+        plt.close(fig)
+    md.append("![messages/s vs size](plots/thr_msgs.png)\n")
+    md.append("Zero-copy normalised to copy (above 1: zero-copy wins), the crossover plot of pyzmq's own study:\n")
+    md.append("![zero-copy / copy](plots/thr_zc_over_copy.png)\n")
+    md.append("MB/s delivered against the machine's limits from study 8 (dotted):\n")
+    md.append("![MB/s vs size](plots/thr_mbps.png)\n")
+    # Large messages as a fraction of the machine.
+    if limits or any("raw" in c["sides"] for c in cells):
+        md.append("Large messages as a fraction of the machine: delivered MB/s ÷ raw loopback TCP (tcp), Unix "
+                  "socket (ipc) or memcpy (inproc) bandwidth with writes of the message size, probed as an extra "
+                  "side interleaved with the copy cell of each size (the *machine* column above); zero-copy over "
+                  "inproc hands over a reference and is not bounded by memcpy.\n")
+        head = ["transport", "size", "mode"] + [labels[k] for k in keys if k != "raw"]
+        md.append("| " + " | ".join(head) + " |")
+        md.append("|" + "---|" * len(head))
+        stale = []
+        for c in cells:
+            if c["key"]["size"] < (1 << 20):
+                continue
+            t = c["key"]["transport"]
+            raw = None
+            for cc in cells:  # the raw probe interleaved in this size's copy cell, if any
+                if cc["key"]["transport"] == t and cc["key"]["size"] == c["key"]["size"]:
+                    raw = cc["sides"].get("raw", {}).get("metrics", {}).get("mb_per_s") or raw
+            lim = raw["median"] if raw else limits.get(
+                {"tcp": "tcp_1048576", "ipc": "unix_1048576", "inproc": "memcpy_1048576"}[t])
+            if not lim:
+                continue
+            if not raw:
+                stale.append("%s %s" % (t, size_label(c["key"]["size"])))
+            row = [t, size_label(c["key"]["size"]), c["key"]["mode"]]
+            for k in keys:
+                if k == "raw":
+                    continue
+                d = c["sides"].get(k, {}).get("metrics", {}).get("mb_per_s")
+                row.append("%.0f%% (%s MB/s)" % (100 * d["median"] / lim, num(d["median"])) if d else "–")
+            md.append("| " + " | ".join(row) + " |")
+        md.append("")
+        if stale:
+            md.append("These cells (%s) had no raw probe interleaved with them (results from a run before the "
+                      "probe was added), so they are divided by study 8's figure, measured once at the start of "
+                      "the run: if other jobs loaded the machine then and not later, the ceiling is too low and "
+                      "fractions can exceed 100%%. Read them as an upper bound.\n" % ", ".join(sorted(set(stale))))
+    # Send-side calls/s, compact.
+    md.append("<details><summary>Send-side calls/s (all cells)</summary>\n")
+    head = ["transport", "size", "mode"] + [labels[k] for k in keys]
+    md.append("| " + " | ".join(head) + " |")
+    md.append("|" + "---|" * len(head))
+    for c in cells:
+        row = [c["key"]["transport"], size_label(c["key"]["size"]), c["key"]["mode"]]
+        for k in keys:
+            d = c["sides"].get(k, {}).get("metrics", {}).get("send_calls_per_s")
+            row.append(fmt_stat(d) if d else "–")
+        md.append("| " + " | ".join(row) + " |")
+    md.append("\n</details>\n")
+    return md
+
+
+def sec_latency(st, plots):
+    plt = _plt()
+    md = []
+    cells = st.get("cells", [])
+    keys = []
+    for c in cells:
+        for k, e in c["sides"].items():
+            if e.get("metrics") and k not in keys:
+                keys.append(k)
+    labels = {k: next(c["sides"][k]["label"] for c in cells if k in c["sides"]) for k in keys}
+    head = ["transport", "size"] + [labels[k] for k in keys] + ["speed ratio oxmq/peer (mean)"]
+    md.append("mean / p50 / p99 round trip in µs (medians over the repetitions)\n")
+    md.append("| " + " | ".join(head) + " |")
+    md.append("|" + "---|" * len(head))
+    for c in cells:
+        row = [c["key"]["transport"], size_label(c["key"]["size"])]
+        for k in keys:
+            m = c["sides"].get(k, {}).get("metrics", {})
+            row.append(" / ".join(num(m[x]["median"]) for x in ("mean_us", "p50_us", "p99_us")) if "mean_us" in m
+                       else "–")
+        row.append(", ".join("%s / %s %.2f×" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                                 r["ratio"]) for r in c.get("ratios", {}).get("mean_us", [])))
+        md.append("| " + " | ".join(row) + " |")
+    md.append("")
+    transports = [t for t in ("tcp", "ipc", "inproc") if any(c["key"]["transport"] == t for c in cells)]
+    if transports and keys:
+        fig, axs = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4.5), squeeze=False)
+        for j, t in enumerate(transports):
+            ax = axs[0][j]
+            for k in keys:
+                pts = sorted((c["key"]["size"], c["sides"][k]["metrics"]["p50_us"]["median"],
+                              c["sides"][k]["metrics"]["p99_us"]["median"]) for c in cells
+                             if c["key"]["transport"] == t and "p50_us" in c["sides"].get(k, {}).get("metrics", {}))
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", ms=3, color=COLORS.get(k, "#888"),
+                            label="%s p50" % labels[k])
+                    ax.plot([p[0] for p in pts], [p[2] for p in pts], ":", marker="^", ms=3,
+                            color=COLORS.get(k, "#888"), label="%s p99" % labels[k])
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("message size (bytes)")
+            ax.set_ylabel("round trip (µs, log)")
+            ax.set_title("%s: REQ/REP round trip" % t)
+            ax.legend(fontsize=6)
+        fig.tight_layout()
+        fig.savefig(plots / "latency.png", dpi=110)
+        plt.close(fig)
+        md.append("![latency](plots/latency.png)\n")
+    return md
+
+
+SECTIONS = {
+    "8": lambda st, plots, data: sec_simple("8", st, plots, ["mb_per_s"], "mb_per_s", "mb_per_s", "MB/s"),
+    "1": lambda st, plots, data: sec_simple("1", st, plots, ["ns_per_call"], "ns_per_call", "ns_per_call",
+                                            "ns per call (log)", log=True),
+    "2": lambda st, plots, data: sec_throughput(st, plots, data),
+    "3": lambda st, plots, data: sec_latency(st, plots),
+    "4": lambda st, plots, data: sec_simple("4", st, plots, ["seconds", "msgs_per_s"], "seconds", "seconds",
+                                            "seconds for the hand-off (lower is better)"),
+    "5": lambda st, plots, data: sec_simple("5", st, plots, ["client_seconds", "pub_rate"], "client_seconds",
+                                            "client_seconds", "client wall time, s (lower is better)"),
+    "6": lambda st, plots, data: sec_simple("6", st, plots, ["lines_per_s", "cpu_s_per_mline"], "lines_per_s",
+                                            "lines_per_s", "lines/s end to end"),
+    "7": lambda st, plots, data: sec_rpc(st, plots),
+}
+
+RATIO_METRIC = {"1": "ns_per_call", "2": "msgs_per_s", "3": "mean_us", "4": "seconds", "5": "client_seconds",
+                "6": "lines_per_s", "7": "us_per_call"}
+
+
+def sec_rpc(st, plots):
+    md = []
+    for cell in st.get("cells", []):
+        md.append("**%s**\n" % cell["label"])
+        md.append(cell_table(cell, ["us_per_call"], "us_per_call"))
+        md.append("")
+    if grouped_bars(st.get("cells", []), "us_per_call", plots / "rpc.png", "cross-process calls over ipc",
+                    "µs per call (lower is better)", lambda c: c["key"]["shape"]):
+        md.append("![rpc](plots/rpc.png)\n")
+    return md
+
+
+def honest_lines(n, st):
+    md = []
+    un = unavailable(st)
+    for key, (label, why) in un.items():
+        md.append("- **%s could not run:** %s" % (label, why))
+    m = RATIO_METRIC.get(n)
+    if m:
+        b = behind(st, m)
+        total = sum(len(c.get("ratios", {}).get(m, [])) for c in st.get("cells", []))
+        if b:
+            worst = "; ".join("%s vs %s at %s: %.2f×" % (c["sides"][r["oxmq"]]["label"], c["sides"][r["peer"]]["label"],
+                                                       c["label"], ratio) for ratio, c, r in b[:6])
+            md.append("- **oxmq is behind** in %d of %d comparisons (speed ratio < 0.95). Worst: %s." % (
+                len(b), total, worst))
+        elif total:
+            md.append("- oxmq is at or ahead of its peers in all %d comparisons here (speed ratio ≥ 0.95)." % total)
+        else:
+            md.append("- No oxmq side ran in this study yet, so there is no ratio to report.")
+    for f in failures(st):
+        md.append("- Failed runs: " + f)
+    if st.get("error"):
+        md.append("- The study crashed: `%s`" % st["error"])
+    return md
+
+
+def write_all(data, out):
+    out = Path(out)
+    plots = out / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    for old in plots.glob("*.png"):
+        old.unlink()
+    mach = data["machine"]
+    md = ["# oxmq benchmark report", ""]
+    md.append("Generated by `make bench` (`bench/run.py`)%s on %s. Every comparison interleaves its sides "
+              "(A B A B ...) over %d repetitions after an uncounted warm-up run; counts are sized so a timed run "
+              "lasts about %.1f s (0.6× that in the throughput study, which has many cells). Figures are the "
+              "median with min–max across repetitions. **Speed ratio oxmq/peer**: above 1 means oxmq is faster "
+              "(for times and costs it is peer time ÷ oxmq time). The machine is shared and noisy; only ratios "
+              "measured side by side in one run are worth comparing. Raw figures: `results.json`." % (
+                  " in QUICK mode (tiny counts; not for quoting)" if data.get("quick") else "", mach["date"],
+                  data["reps"], data["target_s"]))
+    md.append("")
+    md.append("## Machine\n")
+    md.append("- CPU: %s, %d cores, %s RAM; kernel %s; pinning with taskset: %s" % (
+        mach["cpu"], mach["cores"], mach["memory"], mach["kernel"], "yes" if mach["taskset"] else "no"))
+    for k, v in mach["versions"].items():
+        md.append("- %s: %s" % (k, v))
+    md.append("")
+    md.append("## At a glance\n")
+    md.append("```")
+    md.extend(summary_lines(data))
+    md.append("```")
+    md.append("")
+    for n in ("1", "2", "3", "4", "5", "6", "7", "8"):
+        st = data["studies"].get(n)
+        if st is None:
+            continue
+        md.append("## %s. %s\n" % (n, st["title"]))
+        md.append(ABOUT.get(n, ""))
+        md.append("")
+        try:
+            md.extend(SECTIONS[n](st, plots, data))
+        except Exception as e:  # noqa: BLE001 - one broken section must not lose the report
+            md.append("(rendering this section failed: `%r`)" % e)
+        md.append("")
+        md.extend(honest_lines(n, st))
+        md.append("")
+    (out / "REPORT.md").write_text("\n".join(md) + "\n")
+
+
+# --- summary -----------------------------------------------------------------
+
+HEADLINE = {
+    "1": (lambda c: True, ["ns_per_call"]),
+    "2": (lambda c: (c["key"]["transport"], c["key"]["size"], c["key"]["mode"]) in {
+        ("tcp", 16, "copy"), ("tcp", 65536, "copy"), ("tcp", 1 << 20, "copy"), ("tcp", 1 << 20, "zc"),
+        ("ipc", 16, "copy"), ("inproc", 16, "copy")}, ["msgs_per_s"]),
+    "3": (lambda c: c["key"]["size"] == 64, ["mean_us", "p99_us"]),
+    "4": (lambda c: True, ["seconds"]),
+    "5": (lambda c: True, ["client_seconds", "pub_rate"]),
+    "6": (lambda c: True, ["lines_per_s", "cpu_s_per_mline"]),
+    "7": (lambda c: True, ["us_per_call"]),
+    "8": (lambda c: True, ["mb_per_s"]),
+}
+
+
+def summary_lines(data):
+    rows = []
+    for n in ("8", "1", "2", "3", "4", "5", "6", "7"):
+        st = data["studies"].get(n)
+        if not st:
+            continue
+        pick, metrics = HEADLINE[n]
+        for c in st.get("cells", []):
+            if not pick(c):
+                continue
+            for key, e in c["sides"].items():
+                if "unavailable" in e:
+                    rows.append((n, c["label"], e["label"], "not available", ""))
+                    continue
+                for m in metrics:
+                    d = e["metrics"].get(m)
+                    if not d:
+                        continue
+                    rows.append((n, c["label"], e["label"], "%s: %s" % (m, fmt_stat(d, m)),
+                                 ratio_text(c, m, key)))
+    w = [max([len(r[i]) for r in rows] + [5]) for i in range(4)]
+    head = ("#", "case", "side", "median (min–max)", "speed ratio oxmq/peer")
+    lines = ["%-*s  %-*s  %-*s  %-*s  %s" % (w[0], head[0], w[1], head[1], w[2], head[2], w[3], head[3], head[4])]
+    for r in rows:
+        reason = ""
+        lines.append("%-*s  %-*s  %-*s  %-*s  %s" % (w[0], r[0], w[1], r[1], w[2], r[2], w[3], r[3], r[4] or reason))
+    return lines
+
+
+def print_summary(data):
+    print("\n".join(summary_lines(data)))
+    un = []
+    for n, st in sorted(data["studies"].items()):
+        for key, (label, why) in unavailable(st).items():
+            un.append((n, label, why))
+    if un:
+        print("\nnot available (study, side, why):")
+        for n, label, why in un:
+            print("  %s  %-34s %s" % (n, label, why[:150]))
+    print("(%s)" % os.environ.get("BENCH_SUMMARY_NOTE", "details: REPORT.md, results.json"))

@@ -1,0 +1,824 @@
+#!/usr/bin/env python3
+"""The oxmq benchmark suite: the classic ZeroMQ studies, side by side.
+
+    python bench/run.py [--quick] [--studies 1,2,...] [--report-only]
+
+Runs every study's sides interleaved (A B A B ..., warm-up not counted),
+reports the median with min-max and the speed ratio oxmq/peer, shows progress
+on stderr, prints a summary table, and writes REPORT.md, plots/*.png and
+results.json into bench/ (or bench/out/quick/ in quick mode, so a quick run
+never overwrites the committed full report).
+
+Each side is a small program (bench/c, bench/py, bench/perl, bench/ruby,
+crates/oxmq/examples/bench_oxmq.rs) printing one JSON line. A side whose
+implementation is not there yet (oxmq's C ABI, its Python package, a binding)
+is reported as "not available (why)" and lights up when it lands.
+
+Environment: QUICK=1 (same as --quick), BENCH_STUDIES=1,2 (same as
+--studies), BENCH_TARGET_S (seconds per timed run, default 1.0), BENCH_REPS.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+TARGET = ROOT / "target"
+C_LIBZMQ = TARGET / "bench" / "c-libzmq"
+C_OXMQ = TARGET / "bench" / "c-oxmq"
+RUST_BIN = TARGET / "release" / "examples" / "bench_oxmq"
+CAPI_DIR = TARGET / "release" / "capi"
+CAPI_SO = CAPI_DIR / "libzmq.so.5"
+VENV_PY = ROOT / ".venv" / "bin" / "python"
+SYS_PY = Path("/usr/bin/python3")
+PY_STUDY = BENCH / "py" / "study.py"
+NCPU = os.cpu_count() or 1
+HAVE_TASKSET = shutil.which("taskset") is not None and NCPU >= 2
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------
+# Implementations: who can run, and how a study program is started for each.
+# ----------------------------------------------------------------------------
+
+
+def probe(argv, env=None, timeout=30):
+    """Run a probe command; return None if it worked, else a one-line reason."""
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return str(e)
+    if r.returncode == 0:
+        return None
+    lines = [l for l in (r.stderr or r.stdout).strip().splitlines() if l.strip()]
+    return lines[-1][:200] if lines else "exit %d" % r.returncode
+
+
+class Impl:
+    """One side: a language binding on one library."""
+
+    def __init__(self, key, label, group, oxmq=False, peers=(), expect_capi=False):
+        self.key, self.label, self.group, self.oxmq = key, label, group, oxmq
+        self.peers = list(peers)  # keys this side's ratio is taken against
+        self.expect_capi = expect_capi  # results must show oxmq's libzmq.so.5 mapped
+        self.reason = None  # why it can't run; None = available
+        self.env = {}
+        self._argv = None
+
+    def argv(self, prog, *args):
+        return self._argv(prog) + [str(a) for a in args]
+
+    @property
+    def available(self):
+        return self.reason is None
+
+
+def base_env():
+    env = dict(os.environ)
+    for k in ("FFI_CHECKLIB_PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"):
+        env.pop(k, None)
+    return env
+
+
+def discover():
+    impls = {}
+
+    def add(impl):
+        impls[impl.key] = impl
+        return impl
+
+    capi_reason = None if CAPI_SO.exists() else (
+        "oxmq's C ABI is not built yet (%s missing; issue 4, `make capi`)" % CAPI_SO.relative_to(ROOT))
+
+    # C on Debian libzmq, and the same sources on oxmq's C ABI.
+    c = add(Impl("c_libzmq", "C, libzmq", "C"))
+    c._argv = lambda prog: [str(C_LIBZMQ / prog)]
+    if not (C_LIBZMQ / "thr").exists():
+        c.reason = "bench/c not built against Debian libzmq (run `make bench`)"
+    co = add(Impl("c_oxmq", "C, oxmq C ABI", "C", oxmq=True, peers=["c_libzmq"], expect_capi=True))
+    co._argv = lambda prog: [str(C_OXMQ / prog)]
+    if capi_reason:
+        co.reason = capi_reason
+    elif not (C_OXMQ / "thr").exists():
+        co.reason = "C ABI present but bench/c not built against it yet (run `make bench`)"
+    r = add(Impl("rust_oxmq", "Rust, oxmq", "C", oxmq=True, peers=["c_libzmq"]))
+    r._argv = lambda prog: [str(RUST_BIN), prog]
+    if not RUST_BIN.exists():
+        r.reason = "%s not built (cargo build --release --example bench_oxmq -p oxmq)" % RUST_BIN.relative_to(ROOT)
+    mx = add(Impl("c_mutex", "C, mutex+condvar queue", "C"))
+    mx._argv = lambda prog: [str(C_LIBZMQ / prog)]
+    mx.reason = c.reason
+
+    # Python in the project venv.
+    def py(key, label, module, oxmq=False, peers=(), what=""):
+        i = add(Impl(key, label, "Python", oxmq=oxmq, peers=peers))
+        i._argv = lambda prog, m=module: [str(VENV_PY), str(PY_STUDY), m, prog]
+        if not VENV_PY.exists():
+            i.reason = "no project venv (.venv; `make venv`)"
+        elif module not in ("queue", "pipe"):
+            why = probe([str(VENV_PY), "-c", "import %s" % module])
+            if why:
+                i.reason = why + what
+        return i
+
+    py("pyzmq", "Python, pyzmq", "zmq")
+    py("pyomq", "Python, pyomq", "pyomq", what=" (pip install pyomq==0.21.0)")
+    py("oxmq_py", "Python, oxmq", "oxmq", oxmq=True, peers=["pyzmq", "pyomq", "py_queue", "py_pipe"],
+       what=" (oxmq's Python package, issue 3, is not installed in .venv yet)")
+    py("py_queue", "Python, queue.Queue", "queue")
+    py("py_pipe", "Python, multiprocessing.Pipe", "pipe")
+
+    # Debian's pyzmq (built against the system libzmq), on libzmq and on oxmq's ABI.
+    d = add(Impl("pydeb_libzmq", "Python, Debian pyzmq on libzmq", "Python"))
+    d._argv = lambda prog: [str(SYS_PY), str(PY_STUDY), "zmq", prog]
+    d.reason = probe([str(SYS_PY), "-c", "import zmq"], env=base_env()) if SYS_PY.exists() else "no /usr/bin/python3"
+    if d.reason:
+        d.reason += " (Debian python3-zmq)"
+    do = add(Impl("pydeb_oxmq", "Python, Debian pyzmq on oxmq ABI", "Python", oxmq=True, peers=["pydeb_libzmq"],
+                  expect_capi=True))
+    do._argv = d._argv
+    do.env = {"LD_LIBRARY_PATH": str(CAPI_DIR)}
+    do.reason = capi_reason or d.reason
+
+    # Perl ZMQ::FFI: FFI::CheckLib searches FFI_CHECKLIB_PATH first.
+    perl_why = probe(["perl", "-MZMQ::FFI", "-e", "1"], env=base_env()) if shutil.which("perl") else "no perl"
+    if perl_why:
+        perl_why += " (Debian libzmq-ffi-perl)"
+    pl = add(Impl("perl_libzmq", "Perl ZMQ::FFI, libzmq", "Perl"))
+    pl._argv = lambda prog: ["perl", str(BENCH / "perl" / (prog + ".pl"))]
+    pl.reason = perl_why
+    plo = add(Impl("perl_oxmq", "Perl ZMQ::FFI, oxmq C ABI", "Perl", oxmq=True, peers=["perl_libzmq"],
+                   expect_capi=True))
+    plo._argv = pl._argv
+    plo.env = {"FFI_CHECKLIB_PATH": str(CAPI_DIR)}
+    plo.reason = capi_reason or perl_why
+
+    # Ruby ffi-rzmq: dlopen("libzmq.so.5"), so LD_LIBRARY_PATH selects the library.
+    rb_why = probe(["ruby", "-rffi-rzmq", "-e", "1"], env=base_env()) if shutil.which("ruby") else "no ruby"
+    if rb_why:
+        rb_why += " (Debian ruby-ffi-rzmq)"
+    rb = add(Impl("ruby_libzmq", "Ruby ffi-rzmq, libzmq", "Ruby"))
+    rb._argv = lambda prog: ["ruby", str(BENCH / "ruby" / (prog + ".rb"))]
+    rb.reason = rb_why
+    rbo = add(Impl("ruby_oxmq", "Ruby ffi-rzmq, oxmq C ABI", "Ruby", oxmq=True, peers=["ruby_libzmq"],
+                   expect_capi=True))
+    rbo._argv = rb._argv
+    rbo.env = {"LD_LIBRARY_PATH": str(CAPI_DIR)}
+    rbo.reason = capi_reason or rb_why
+
+    phys = add(Impl("phys", "machine", "machine"))
+    phys._argv = lambda prog: [str(C_LIBZMQ / "physical")]
+    if not (C_LIBZMQ / "physical").exists():
+        phys.reason = "bench/c/physical.c not built (run `make bench`)"
+    return impls
+
+
+# ----------------------------------------------------------------------------
+# Running programs
+# ----------------------------------------------------------------------------
+
+
+class RunError(Exception):
+    pass
+
+
+class Proc:
+    """One process of a run. ready=True: wait for its "READY ep..." line and make
+    the tokens available to later processes as {ep0}, {ep1}. stop=True: the
+    orchestrator ends it with SIGTERM once the others are done."""
+
+    def __init__(self, role, impl, prog, args, cpu=None, ready=False, stop=False):
+        self.role, self.impl, self.prog, self.args = role, impl, prog, list(args)
+        self.cpu, self.ready, self.stop = cpu, ready, stop
+
+
+class _Delay(Proc):
+    """A pause between starting two processes (lets subscriptions settle)."""
+
+    def __init__(self, secs):
+        super().__init__("delay", None, None, [])
+        self.secs = secs
+
+
+def _drain(stream, lines, ready_evt):
+    for raw in iter(stream.readline, b""):
+        line = raw.decode(errors="replace").rstrip("\n")
+        lines.append(line)
+        if line.startswith("READY"):
+            ready_evt.set()
+    ready_evt.set()
+
+
+def run_procs(procs, timeout):
+    """Start procs in order, wait, and return {role: parsed JSON line}."""
+    started = []
+    tokens = {}
+    deadline = time.monotonic() + timeout
+    try:
+        for p in procs:
+            if isinstance(p, _Delay):
+                time.sleep(p.secs)
+                continue
+            try:
+                args = [a.format(**tokens) if isinstance(a, str) else a for a in p.args]
+            except KeyError as e:
+                raise RunError("%s: the peer's READY line lacks %s" % (p.role, e)) from None
+            argv = p.impl.argv(p.prog, *args)
+            if p.cpu is not None and HAVE_TASKSET:
+                argv = ["taskset", "-c", str(p.cpu % NCPU)] + argv
+            env = base_env()
+            env.update(p.impl.env)
+            err = tempfile.TemporaryFile()
+            popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, env=env)
+            lines, evt = [], threading.Event()
+            th = threading.Thread(target=_drain, args=(popen.stdout, lines, evt), daemon=True)
+            th.start()
+            started.append((p, popen, lines, th, err))
+            if p.ready:
+                if not evt.wait(max(0.1, deadline - time.monotonic())):
+                    raise RunError("%s: no READY line within the time limit" % p.role)
+                ready_lines = [l for l in lines if l.startswith("READY")]
+                if not ready_lines:
+                    raise RunError("%s exited before READY%s" % (p.role, _stderr_tail(err)))
+                for i, tok in enumerate(ready_lines[0].split()[1:]):
+                    tokens["ep%d" % i] = tok
+        # Wait for the processes that end on their own, then stop the others.
+        for p, popen, lines, th, err in started:
+            if p.stop:
+                continue
+            try:
+                popen.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                raise RunError("%s timed out after %.0f s" % (p.role, timeout)) from None
+        for p, popen, lines, th, err in started:
+            if p.stop and popen.poll() is None:
+                popen.terminate()
+                try:
+                    popen.wait(10)
+                except subprocess.TimeoutExpired:
+                    raise RunError("%s did not stop on SIGTERM" % p.role) from None
+        out = {}
+        for p, popen, lines, th, err in started:
+            th.join(5)
+            if popen.returncode != 0:
+                raise RunError("%s exited with %s%s" % (p.role, popen.returncode, _stderr_tail(err)))
+            js = [l for l in lines if l.startswith("{")]
+            if not js:
+                raise RunError("%s printed no JSON result%s" % (p.role, _stderr_tail(err)))
+            res = json.loads(js[-1])
+            if p.impl.expect_capi and "lib" in res and str(CAPI_DIR) not in res["lib"]:
+                raise RunError("%s ran on %s, not on oxmq's library" % (p.role, res["lib"]))
+            out[p.role] = res
+        return out
+    finally:
+        for p, popen, lines, th, err in started:
+            if popen.poll() is None:
+                popen.kill()
+                popen.wait()
+            err.close()
+        # Remove the ipc socket files a run bound (and the throughput ack's).
+        for p in procs:
+            for a in p.args:
+                if isinstance(a, str) and a.startswith("ipc:///tmp/oxmq-bench-"):
+                    for path in (a[6:], a[6:] + "-ack"):
+                        try:
+                            os.unlink(path)
+                        except OSError:
+                            pass
+
+
+def _stderr_tail(err):
+    try:
+        err.seek(0)
+        text = err.read().decode(errors="replace").strip()
+    except (OSError, ValueError):
+        return ""
+    return (": " + " | ".join(text.splitlines()[-3:])[-300:]) if text else ""
+
+
+# ----------------------------------------------------------------------------
+# Measurement: interleaved sides, warm-up, calibration, statistics
+# ----------------------------------------------------------------------------
+
+
+class Side:
+    """A side of a comparison cell. run(count) -> flat dict of metrics; the
+    calibration key names the metric holding the timed seconds."""
+
+    def __init__(self, impl, run, count, calibrate=None, cmin=1, cmax=10**9):
+        self.impl, self.run, self.count = impl, run, count
+        self.calibrate, self.cmin, self.cmax = calibrate, cmin, cmax
+
+
+class Suite:
+    def __init__(self, quick, target, reps, timeout):
+        self.quick, self.target, self.reps, self.timeout = quick, target, reps, timeout
+        self.results = {}
+
+    def compare(self, study, cell_key, sides, metrics, label, target=None):
+        """Measure the sides of one cell, interleaved; store and return the cell."""
+        target = target or self.target
+        cell = {"key": cell_key, "label": label, "sides": {}}
+        live = []
+        for s in sides:
+            entry = {"label": s.impl.label, "group": s.impl.group, "oxmq": s.impl.oxmq, "metrics": {},
+                     "errors": []}
+            cell["sides"][s.impl.key] = entry
+            if not s.impl.available:
+                entry["unavailable"] = s.impl.reason
+                continue
+            # Warm-up (not counted), which also sizes the count for ~target seconds.
+            try:
+                res = s.run(s.count)
+            except RunError as e:
+                entry["unavailable"] = "failed: %s" % e
+                log("  %-34s %s" % (s.impl.label, entry["unavailable"]))
+                continue
+            if s.calibrate and not self.quick:
+                secs = max(float(res.get(s.calibrate) or 0), 1e-4)
+                s.count = int(max(s.cmin, min(s.cmax, s.count * target / secs)))
+            entry["count"] = s.count
+            for k in ("lib", "zmq_version", "module", "module_version"):
+                if k in res:
+                    entry[k] = res[k]
+            live.append((s, entry))
+        for rep in range(self.reps):
+            for s, entry in live:
+                if any("timed out" in e for e in entry["errors"]):
+                    continue  # one hang in a cell is enough: don't spend the time limit again
+                try:
+                    res = s.run(s.count)
+                except RunError as e:
+                    entry["errors"].append(str(e))
+                    log("  rep %d/%d %-30s FAILED %s" % (rep + 1, self.reps, s.impl.label, e))
+                    continue
+                for m in metrics:
+                    if m in res and res[m] is not None:
+                        entry["metrics"].setdefault(m, {"values": []})["values"].append(float(res[m]))
+            log("  %s  rep %d/%d done" % (label, rep + 1, self.reps))
+        for s, entry in live:
+            for m, d in entry["metrics"].items():
+                v = d["values"]
+                d.update(median=statistics.median(v), min=min(v), max=max(v))
+            if not entry["metrics"]:
+                entry["unavailable"] = "every run failed: %s" % (entry["errors"][-1] if entry["errors"] else "?")
+            first = metrics[0]
+            if first in entry["metrics"]:
+                log("  %-34s %s" % (s.impl.label, fmt_stat(entry["metrics"][first], first)))
+        self.results.setdefault(study, {"cells": []})["cells"].append(cell)
+        return cell
+
+
+def side_speed(entry, metric, lower_better):
+    d = entry.get("metrics", {}).get(metric)
+    if not d:
+        return None
+    v = d["median"]
+    if v <= 0:
+        return None
+    return 1.0 / v if lower_better else v
+
+
+def ratios(cell, metric, lower_better, impls):
+    """Speed ratios oxmq/peer (>1 = oxmq faster) for one cell."""
+    out = []
+    for key, e in cell["sides"].items():
+        if not e.get("oxmq"):
+            continue
+        mine = side_speed(e, metric, lower_better)
+        for peer in impls[key].peers:
+            pe = cell["sides"].get(peer)
+            if pe is None:
+                continue
+            theirs = side_speed(pe, metric, lower_better)
+            if mine is None or theirs is None:
+                continue
+            out.append({"oxmq": key, "peer": peer, "ratio": mine / theirs})
+    cell.setdefault("ratios", {})[metric] = out
+    return out
+
+
+# ----------------------------------------------------------------------------
+# Formatting
+# ----------------------------------------------------------------------------
+
+UNITS = {
+    "ns_per_call": ("ns", 1), "msgs_per_s": ("msg/s", 1), "mb_per_s": ("MB/s", 1),
+    "send_calls_per_s": ("calls/s", 1), "mean_us": ("µs", 1), "p50_us": ("µs", 1), "p99_us": ("µs", 1),
+    "seconds": ("s", 1), "pub_rate": ("msg/s", 1), "client_seconds": ("s", 1), "lines_per_s": ("lines/s", 1),
+    "cpu_s_per_mline": ("CPU s/M lines", 1), "us_per_call": ("µs", 1),
+}
+
+
+def num(v):
+    a = abs(v)
+    if a >= 1e9:
+        return "%.2fG" % (v / 1e9)
+    if a >= 1e6:
+        return "%.2fM" % (v / 1e6)
+    if a >= 1e4:
+        return "%.1fk" % (v / 1e3)
+    if a >= 100:
+        return "%.0f" % v
+    if a >= 10:
+        return "%.1f" % v
+    if a >= 1:
+        return "%.2f" % v
+    return "%.3f" % v
+
+
+def fmt_stat(d, metric=None):
+    unit = UNITS.get(metric, ("", 1))[0]
+    return "%s (%s–%s)%s" % (num(d["median"]), num(d["min"]), num(d["max"]), (" " + unit) if unit else "")
+
+
+def size_label(n):
+    n = int(n)
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return "%d MiB" % (n >> 20)
+    if n >= 1024 and n % 1024 == 0:
+        return "%d KiB" % (n >> 10)
+    return "%d B" % n
+
+
+# ----------------------------------------------------------------------------
+# The studies
+# ----------------------------------------------------------------------------
+
+STUDIES = {}
+
+
+def study(num_, name, title):
+    def deco(fn):
+        STUDIES[num_] = (name, title, fn)
+        return fn
+
+    return deco
+
+
+@study(8, "physical", "The physical limit: loopback TCP, Unix socket and memcpy bandwidth")
+def study_physical(suite, impls):
+    total = 64 << 20 if suite.quick else 512 << 20
+    kinds = [("tcp", 1 << 20), ("unix", 1 << 20), ("memcpy", 1 << 20), ("memcpy", 64 << 20)]
+    phys = impls["phys"]
+    sides = []
+    for kind, chunk in kinds:
+        # Each kind is a pseudo-implementation so that the kinds are interleaved.
+        i = Impl("%s_%d" % (kind, chunk), "%s, %s writes" % (kind, size_label(chunk)), "machine")
+        i._argv, i.reason = phys._argv, phys.reason
+
+        def run(count, kind=kind, chunk=chunk, i=i):
+            r = run_procs([Proc("probe", i, "physical", [kind, chunk, count])], suite.timeout)["probe"]
+            return r
+
+        sides.append(Side(i, run, total, calibrate="seconds", cmin=chunk, cmax=64 << 30))
+    suite.compare(8, {}, sides, ["mb_per_s", "seconds"], "physical limit")
+
+
+def _callcost_side(suite, impl, count):
+    def run(n):
+        return run_procs([Proc("main", impl, "callcost", [n])], suite.timeout)["main"]
+
+    return Side(impl, run, count, calibrate="seconds", cmin=1000, cmax=100_000_000)
+
+
+@study(1, "callcost", "Call cost: a non-blocking 5-byte send on a PUB bound to ipc, no subscriber")
+def study_callcost(suite, impls):
+    keys = ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "pyomq", "oxmq_py", "pydeb_libzmq", "pydeb_oxmq",
+            "perl_libzmq", "perl_oxmq", "ruby_libzmq", "ruby_oxmq"]
+    count = 20_000 if suite.quick else 200_000
+    sides = [_callcost_side(suite, impls[k], count) for k in keys]
+    cell = suite.compare(1, {}, sides, ["ns_per_call"], "call cost")
+    ratios(cell, "ns_per_call", True, impls)
+
+
+THR_IMPLS = ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "pyomq", "oxmq_py"]
+
+
+def thr_sizes(quick, transport):
+    if quick:
+        return [16, 1 << 20] if transport != "tcp" else [16, 4096, 1 << 20]
+    if transport == "tcp":
+        return [16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20]
+    return [16, 256, 4096, 65536, 1 << 20, 4 << 20]
+
+
+@study(2, "throughput", "Throughput vs message size: PUSH/PULL, copy vs zero-copy")
+def study_throughput(suite, impls):
+    target = suite.target * 0.6
+    ipc_n = [0]
+    for transport in ("tcp", "ipc", "inproc"):
+        for size in thr_sizes(suite.quick, transport):
+            for mode in ("copy", "zc"):
+                sides = []
+                for k in THR_IMPLS:
+                    impl = impls[k]
+
+                    def run(n, impl=impl, size=size, mode=mode, transport=transport):
+                        if transport == "inproc":
+                            return run_procs([Proc("main", impl, "thr", ["inproc", size, n, mode])],
+                                             suite.timeout)["main"]
+                        if transport == "tcp":
+                            ep = "tcp://127.0.0.1:*"
+                        else:
+                            ipc_n[0] += 1
+                            ep = "ipc:///tmp/oxmq-bench-thr-%d-%d" % (os.getpid(), ipc_n[0])
+                        r = run_procs([Proc("recv", impl, "thr", ["recv", ep, size, n, mode], cpu=0, ready=True),
+                                       Proc("send", impl, "thr", ["send", "{ep0}", size, n, mode, "{ep1}"], cpu=1)],
+                                      suite.timeout)
+                        out = dict(r["recv"])
+                        out["send_calls_per_s"] = r["send"]["send_calls_per_s"]
+                        return out
+
+                    init = 20 if suite.quick else int(max(20, min(20000, (8 << 20) // size)))
+                    if suite.quick and size <= 4096:
+                        init = 2000
+                    sides.append(Side(impl, run, init, calibrate="seconds", cmin=20, cmax=50_000_000))
+                if size >= 1 << 20 and mode == "copy":
+                    sides.append(_raw_side(suite, impls, transport, size))
+                label = "%s %s %s" % (transport, size_label(size), mode)
+                log("[2 throughput] %s" % label)
+                cell = suite.compare(2, {"transport": transport, "size": size, "mode": mode}, sides,
+                                     ["msgs_per_s", "mb_per_s", "send_calls_per_s"], label, target=target)
+                ratios(cell, "msgs_per_s", False, impls)
+
+
+RAW_KIND = {"tcp": "tcp", "ipc": "unix", "inproc": "memcpy"}
+
+
+def _raw_side(suite, impls, transport, size):
+    """The machine's own limit for this cell (study 8's probe with SIZE writes),
+    interleaved with the messaging sides so that both see the same load."""
+    i = Impl("raw", "machine: raw socket / memcpy", "machine")
+    i._argv, i.reason = impls["phys"]._argv, impls["phys"].reason
+    kind = RAW_KIND[transport]
+
+    def run(n):
+        r = run_procs([Proc("probe", i, "physical", [kind, size, n * size])], suite.timeout)["probe"]
+        return {"msgs_per_s": r["mb_per_s"] * 1e6 / size, "mb_per_s": r["mb_per_s"], "seconds": r["seconds"]}
+
+    return Side(i, run, 20 if suite.quick else 200, calibrate="seconds", cmin=4, cmax=100_000)
+
+
+def lat_sizes(quick):
+    return [64] if quick else [64, 4096, 262144]
+
+
+@study(3, "latency", "Latency: REQ/REP round trips vs message size")
+def study_latency(suite, impls):
+    ipc_n = [0]
+    for transport in ("tcp", "ipc", "inproc"):
+        for size in lat_sizes(suite.quick):
+            sides = []
+            for k in THR_IMPLS:
+                impl = impls[k]
+
+                def run(n, impl=impl, size=size, transport=transport):
+                    if transport == "inproc":
+                        return run_procs([Proc("main", impl, "lat", ["inproc", size, n])], suite.timeout)["main"]
+                    if transport == "tcp":
+                        ep = "tcp://127.0.0.1:*"
+                    else:
+                        ipc_n[0] += 1
+                        ep = "ipc:///tmp/oxmq-bench-lat-%d-%d" % (os.getpid(), ipc_n[0])
+                    r = run_procs([Proc("server", impl, "lat", ["server", ep, size, n], cpu=0, ready=True),
+                                   Proc("client", impl, "lat", ["client", "{ep0}", size, n], cpu=1)],
+                                  suite.timeout)
+                    return r["client"]
+
+                init = 200 if suite.quick else (2000 if size <= 4096 else 200)
+                sides.append(Side(impl, run, init, calibrate="seconds", cmin=200, cmax=300_000))
+            label = "%s %s" % (transport, size_label(size))
+            log("[3 latency] %s" % label)
+            cell = suite.compare(3, {"transport": transport, "size": size}, sides,
+                                 ["mean_us", "p50_us", "p99_us"], label)
+            ratios(cell, "mean_us", True, impls)
+            ratios(cell, "p99_us", True, impls)
+
+
+@study(4, "inproc", "inproc hand-off: 1,048,576 four-byte messages over PAIR between two threads")
+def study_inproc(suite, impls):
+    n = 1 << 16 if suite.quick else 1 << 20
+    sides = []
+    for k, mode in [("c_libzmq", "zmq"), ("c_oxmq", "zmq"), ("rust_oxmq", None), ("c_mutex", "mutex"),
+                    ("pyzmq", None), ("pyomq", None), ("oxmq_py", None), ("py_queue", None)]:
+        impl = impls[k]
+        args = [mode, n] if mode else [n]
+
+        def run(count, impl=impl, args=args):
+            return run_procs([Proc("main", impl, "inproc_pair", args)], suite.timeout)["main"]
+
+        sides.append(Side(impl, run, n))
+    impls["c_oxmq"].peers = ["c_libzmq", "c_mutex"]
+    impls["rust_oxmq"].peers = ["c_libzmq", "c_mutex"]
+    cell = suite.compare(4, {"count": n}, sides, ["seconds", "msgs_per_s"], "inproc PAIR x %d" % n)
+    ratios(cell, "seconds", True, impls)
+    impls["c_oxmq"].peers = ["c_libzmq"]
+    impls["rust_oxmq"].peers = ["c_libzmq"]
+
+
+@study(5, "weather", "Weather station: PUB server and a SUB client filtering on \"10001 \"")
+def study_weather(suite, impls):
+    zip_range, n = (1000, 20) if suite.quick else (10000, 100)
+    sides = []
+    for k in ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "pyomq", "oxmq_py", "perl_libzmq", "perl_oxmq"]:
+        impl = impls[k]
+
+        def run(count, impl=impl):
+            r = run_procs([Proc("server", impl, "weather", ["server", "tcp://127.0.0.1:*", zip_range], cpu=0,
+                                ready=True, stop=True),
+                           Proc("client", impl, "weather", ["client", "{ep0}", n], cpu=1)], suite.timeout)
+            return {"client_seconds": r["client"]["seconds"], "pub_rate": r["server"]["pub_rate"],
+                    "lib": r["client"].get("lib"), "module": r["client"].get("module"),
+                    "module_version": r["client"].get("module_version")}
+
+        sides.append(Side(impl, run, n))
+    cell = suite.compare(5, {"zip_range": zip_range, "updates": n}, sides, ["client_seconds", "pub_rate"],
+                         "weather station")
+    ratios(cell, "client_seconds", True, impls)
+    ratios(cell, "pub_rate", False, impls)
+
+
+@study(6, "logpipe", "Log pipeline: 3 writers PUSH -> collector PULL/PUB -> 2 SUB readers")
+def study_logpipe(suite, impls):
+    per_writer = 5000 if suite.quick else 200_000
+    sides = []
+    for k in ["pyzmq", "pyomq", "oxmq_py"]:
+        impl = impls[k]
+
+        def run(count, impl=impl):
+            procs = [Proc("collector", impl, "logpipe", ["collector", 3], ready=True),
+                     Proc("reader_all", impl, "logpipe", ["reader", "{ep1}", ""], ready=True),
+                     Proc("reader_err", impl, "logpipe", ["reader", "{ep1}", "ERROR"], ready=True)]
+            writers = [Proc("w%d" % i, impl, "logpipe", ["writer", "{ep0}", count, i, "{ep1}"]) for i in range(3)]
+            r = run_procs(procs + [_Delay(0.5)] + writers, suite.timeout)
+            total = 3 * count
+            if r["reader_all"]["lines"] != total:
+                raise RunError("unfiltered reader got %d of %d lines" % (r["reader_all"]["lines"], total))
+            t0 = min(r["w%d" % i]["start"] for i in range(3))
+            t1 = max(r["reader_all"]["end"], r["reader_err"]["end"])
+            cpu = sum(v["cpu"] for v in r.values())
+            return {"lines_per_s": total / (t1 - t0), "cpu_s_per_mline": cpu / (total / 1e6),
+                    "error_lines": r["reader_err"]["lines"], "module": r["collector"].get("module"),
+                    "module_version": r["collector"].get("module_version")}
+
+        sides.append(Side(impl, run, per_writer))
+    cell = suite.compare(6, {"lines": 3 * per_writer}, sides, ["lines_per_s", "cpu_s_per_mline"], "log pipeline")
+    ratios(cell, "lines_per_s", False, impls)
+    ratios(cell, "cpu_s_per_mline", True, impls)
+
+
+@study(7, "rpc", "Cross-process calls over REQ/REP on ipc")
+def study_rpc(suite, impls):
+    ipc_n = [0]
+    for shape in ("add", "sort", "callback"):
+        sides = []
+        for k in ["pyzmq", "pyomq", "oxmq_py", "py_pipe"]:
+            impl = impls[k]
+
+            def run(n, impl=impl, shape=shape):
+                if impl.key == "py_pipe":
+                    return run_procs([Proc("client", impl, "rpc", ["client", "-", shape, n])], suite.timeout)["client"]
+                ipc_n[0] += 1
+                ep = "ipc:///tmp/oxmq-bench-rpc-%d-%d" % (os.getpid(), ipc_n[0])
+                r = run_procs([Proc("server", impl, "rpc", ["server", ep], cpu=0, ready=True),
+                               Proc("client", impl, "rpc", ["client", "{ep0}", shape, n], cpu=1)], suite.timeout)
+                return r["client"]
+
+            init = (50 if shape == "callback" else 300) if suite.quick else (200 if shape == "callback" else 2000)
+            sides.append(Side(impl, run, init, calibrate="seconds", cmin=50, cmax=1_000_000))
+        log("[7 rpc] %s" % shape)
+        cell = suite.compare(7, {"shape": shape}, sides, ["us_per_call"], "rpc %s" % shape)
+        ratios(cell, "us_per_call", True, impls)
+
+
+# ----------------------------------------------------------------------------
+# Machine and versions
+# ----------------------------------------------------------------------------
+
+
+def sh(argv, env=None):
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30, env=env)
+        return (r.stdout or r.stderr).strip() if r.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def machine_info(impls):
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = "%.1f GiB" % (int(line.split()[1]) / 1048576)
+    except OSError:
+        pass
+    v = {}
+    v["gcc"] = (sh(["gcc", "--version"]) or "?").splitlines()[0]
+    v["Debian libzmq (pkg-config)"] = sh(["pkg-config", "--modversion", "libzmq"]) or "?"
+    v["rustc"] = sh(["rustc", "--version"]) or "?"
+    v["python (venv)"] = sh([str(VENV_PY), "-c", "import sys; print(sys.version.split()[0])"]) or "?"
+    for mod, name in (("zmq", "pyzmq"), ("pyomq", "pyomq"), ("oxmq", "oxmq (Python)")):
+        out = sh([str(VENV_PY), "-c", "import %s as z; print(z.__version__, 'libzmq', z.zmq_version())" % mod])
+        v[name] = out or "not installed"
+    v["matplotlib"] = sh([str(VENV_PY), "-c", "import matplotlib; print(matplotlib.__version__)"]) or "?"
+    v["Debian python3-zmq"] = sh([str(SYS_PY), "-c", "import zmq; print(zmq.__version__, 'libzmq', zmq.zmq_version())"],
+                                 env=base_env()) or "not installed"
+    v["perl ZMQ::FFI"] = sh(["perl", "-MZMQ::FFI", "-e", "print $ZMQ::FFI::VERSION"], env=base_env()) or "not installed"
+    v["ruby"] = sh(["ruby", "-e", "print RUBY_VERSION"]) or "?"
+    v["ruby ffi-rzmq"] = sh(["ruby", "-rffi-rzmq", "-e", "print ZMQ::VERSION rescue print 'present'"],
+                            env=base_env()) or "not installed"
+    cargo = (ROOT / "Cargo.toml").read_text() if (ROOT / "Cargo.toml").exists() else ""
+    ver = next((l.split("=", 1)[1].strip().strip('"') for l in cargo.splitlines() if l.startswith("version")), "?")
+    v["oxmq (crate)"] = ver
+    v["oxmq C ABI"] = str(CAPI_SO.relative_to(ROOT)) if CAPI_SO.exists() else "not built"
+    v["git"] = sh(["git", "-C", str(ROOT), "describe", "--always", "--dirty"]) or "?"
+    return {"cpu": cpu, "cores": NCPU, "memory": mem, "kernel": platform.release(), "os": platform.platform(),
+            "taskset": HAVE_TASKSET, "versions": v,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "implementations": {k: {"label": i.label, "available": i.available, "reason": i.reason}
+                                for k, i in impls.items()}}
+
+
+# ----------------------------------------------------------------------------
+# main
+# ----------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", default=os.environ.get("QUICK", "") not in ("", "0"))
+    ap.add_argument("--studies", default=os.environ.get("BENCH_STUDIES", ""))
+    ap.add_argument("--report-only", action="store_true", help="re-render REPORT.md and plots from results.json")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    out = Path(args.out) if args.out else (BENCH / "out" / "quick" if args.quick else BENCH)
+    out.mkdir(parents=True, exist_ok=True)
+    import report  # bench/report.py
+
+    if args.report_only:
+        data = json.loads((out / "results.json").read_text())
+        report.write_all(data, out)
+        report.print_summary(data)
+        return 0
+    reps = int(os.environ.get("BENCH_REPS", "2" if args.quick else "5"))
+    target = float(os.environ.get("BENCH_TARGET_S", "1.0"))
+    suite = Suite(args.quick, target, reps, timeout=20 if args.quick else 60)
+    impls = discover()
+    wanted = [int(s) for s in args.studies.split(",") if s.strip()] or sorted(STUDIES)
+    order = [n for n in (8, 1, 2, 4, 3, 7, 5, 6) if n in wanted]
+    log("oxmq bench: %s mode, %d reps, ~%.1f s per run, studies %s" % (
+        "QUICK" if args.quick else "full", reps, target, ",".join(map(str, order))))
+    for k, i in impls.items():
+        if not i.available:
+            log("  not available: %-30s %s" % (i.label, i.reason))
+    data = {"quick": args.quick, "reps": reps, "target_s": target, "machine": machine_info(impls), "studies": {}}
+    t_start = time.monotonic()
+    for n in order:
+        name, title, fn = STUDIES[n]
+        log("== study %d: %s" % (n, title))
+        t0 = time.monotonic()
+        try:
+            fn(suite, impls)
+            res = suite.results.get(n, {"cells": []})
+        except Exception as e:  # noqa: BLE001 - a broken study must not sink the others
+            log("  study %d crashed: %r" % (n, e))
+            res = {"cells": [], "error": repr(e)}
+        res.update(name=name, title=title, seconds=time.monotonic() - t0)
+        data["studies"][str(n)] = res
+        data["elapsed_s"] = time.monotonic() - t_start
+        (out / "results.json").write_text(json.dumps(data, indent=1))
+        log("  (study %d took %.0f s)" % (n, res["seconds"]))
+    data["elapsed_s"] = time.monotonic() - t_start
+    (out / "results.json").write_text(json.dumps(data, indent=1))
+    report.write_all(data, out)
+    report.print_summary(data)
+    log("wrote %s, %s, %s/ (%.0f s)" % (out / "REPORT.md", out / "results.json", out / "plots",
+                                         data["elapsed_s"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(BENCH))
+    sys.exit(main())
