@@ -5,19 +5,7 @@ mod common;
 use common::*;
 use oxmq::{errno, opt, Context, OptionValue, SocketType};
 
-const ALL_TYPES: &[SocketType] = &[
-    SocketType::Pair,
-    SocketType::Pub,
-    SocketType::Sub,
-    SocketType::Req,
-    SocketType::Rep,
-    SocketType::Dealer,
-    SocketType::Router,
-    SocketType::Pull,
-    SocketType::Push,
-    SocketType::XPub,
-    SocketType::XSub,
-];
+const ALL_TYPES: &[SocketType] = &SocketType::ALL;
 
 #[test]
 fn defaults_match_libzmq() {
