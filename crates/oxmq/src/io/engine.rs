@@ -163,6 +163,9 @@ pub(crate) struct Engine {
     segs: VecDeque<Seg>,
     readable: bool,
     writable: bool,
+    /// The peer hung up (EOF or error queued): a short read no longer means
+    /// the socket is drained, the EOF behind the data has no edge of its own.
+    hangup: bool,
     pipe: Option<EnginePipe>,
     /// A frame to process before any in `rx`: one that starts a message,
     /// held while the inbound pipe is full, or a just completed big frame.
@@ -205,6 +208,7 @@ impl Engine {
             segs: VecDeque::new(),
             readable: true,
             writable: true,
+            hangup: false,
             pipe: None,
             stalled: None,
             big: None,
@@ -228,6 +232,11 @@ impl Engine {
     pub(crate) fn set_ready(&mut self, readable: bool, writable: bool) {
         self.readable |= readable;
         self.writable |= writable;
+    }
+
+    /// Record that the poller reported the peer's hang-up (see `hangup`).
+    pub(crate) fn note_hangup(&mut self) {
+        self.hangup = true;
     }
 
     pub(crate) fn is_handshaking(&self) -> bool {
@@ -421,9 +430,11 @@ impl Engine {
                 Ok((0, _)) => return Err(Fault::PeerClosed),
                 Ok((n, room)) => {
                     budget = budget.saturating_sub(n);
-                    if n < room {
+                    if n < room && !self.hangup {
                         // A short read drained the socket: skip the
                         // WouldBlock round trip; the next arrival is a new edge.
+                        // Not after a hang-up: its EOF was announced by the
+                        // edge we are serving, and only a read will show it.
                         self.readable = false;
                     }
                     if let Some(hb) = &mut self.heartbeat {

@@ -390,6 +390,9 @@ impl Poller {
                 }
                 let r = ev.is_readable() || ev.is_read_closed() || ev.is_error();
                 let w = ev.is_writable() || ev.is_write_closed() || ev.is_error();
+                if ev.is_read_closed() || ev.is_error() {
+                    self.note_hangup(ev.token().0);
+                }
                 self.run_obj(ev.token().0, now, r, w);
             }
 
@@ -586,6 +589,20 @@ impl Poller {
         x ^= x << 17;
         self.rng = x;
         x
+    }
+
+    /// The peer hung up: its EOF is already queued and no later edge will
+    /// announce it, so the engine must read until it sees it.
+    fn note_hangup(&mut self, idx: usize) {
+        match self.slab.get_mut(idx) {
+            Some(Some(Entry { obj: Obj::Conn(c), .. })) => c.engine.note_hangup(),
+            Some(Some(Entry { obj: Obj::Session(s), .. })) => {
+                if let SState::Active(engine) = &mut s.state {
+                    engine.note_hangup();
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Runs one object and files its follow-ups (again, timer, removal).
