@@ -31,7 +31,7 @@ use crate::options::Options;
 use bytes::{Buf, Bytes, BytesMut};
 use oxmq_proto::{
     encode_frame_header, Command, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, Heartbeat,
-    HeartbeatAction, MechanismConfig, PeerInfo, ProtocolError, SocketType, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
+    HeartbeatAction, PeerInfo, ProtocolError, SocketType, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
 };
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -189,12 +189,7 @@ pub(crate) struct Engine {
 impl Engine {
     pub(crate) fn new(stream: Stream, cfg: EngineConfig, now: Instant) -> Engine {
         let opts = &cfg.options;
-        let mut hs = Handshake::new(HandshakeConfig {
-            socket_type: cfg.socket_type,
-            identity: opts.routing_id.clone(),
-            as_server: false,
-            mechanism: MechanismConfig::Null,
-        });
+        let mut hs = Handshake::new(HandshakeConfig::null(cfg.socket_type, &opts.routing_id));
         hs.set_max_msg_size(opts.maxmsgsize);
         let is_pub = matches!(cfg.socket_type, SocketType::Pub | SocketType::XPub);
         let mut e = Engine {
