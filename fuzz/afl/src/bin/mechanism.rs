@@ -1,0 +1,5 @@
+//! AFL++ target `mechanism` (body in the library; corpus in fuzz/corpus/mechanism).
+fn main() {
+    oxmq_afl::abort_on_panic();
+    afl::fuzz_nohook!(|data: &[u8]| oxmq_afl::mechanism(data));
+}
