@@ -243,7 +243,13 @@ struct Listener {
     /// Bound to a wildcard address: monitor events of its connections name
     /// each connection's local address instead (as libzmq does).
     wildcard: bool,
+    /// accept() failed for want of resources (EMFILE...): the waiting
+    /// connections raise no new edge, so try again at this time.
+    retry_at: Option<Instant>,
 }
+
+/// How long a listener waits before accepting again after EMFILE and friends.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 
 /// An accepted connection.
 struct Conn {
@@ -494,7 +500,10 @@ impl Poller {
                     return;
                 }
                 let wildcard = link.endpoint.starts_with("tcp://0.0.0.0:") || link.endpoint.starts_with("tcp://[::]:");
-                self.insert(idx, Obj::Listener(Listener { sock, link: link.into(), _cleanup: cleanup, wildcard }));
+                self.insert(
+                    idx,
+                    Obj::Listener(Listener { sock, link: link.into(), _cleanup: cleanup, wildcard, retry_at: None }),
+                );
                 // Connections may already be queued.
                 self.run_obj(idx, now, true, false);
             }
@@ -614,7 +623,7 @@ impl Poller {
         };
         let mut accepted = Vec::new();
         let outcome = match &mut entry.obj {
-            Obj::Listener(l) => run_listener(l, &mut accepted),
+            Obj::Listener(l) => run_listener(l, &mut accepted, now),
             Obj::Conn(c) => {
                 c.engine.set_ready(readable, writable);
                 run_conn(c, now)
@@ -622,7 +631,7 @@ impl Poller {
             Obj::Session(s) => run_session(s, idx, registry, now, readable, writable, jitter),
         };
         let deadline = match &entry.obj {
-            Obj::Listener(_) => None,
+            Obj::Listener(l) => l.retry_at,
             Obj::Conn(c) => c.engine.deadline(),
             Obj::Session(s) => s.deadline(),
         };
@@ -691,7 +700,8 @@ fn deregister_obj(registry: &Registry, obj: Obj) {
 
 /// Accepts what is queued: each stream, with the endpoint its monitor events
 /// name if not the listener's.
-fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<Arc<str>>)>) -> Outcome {
+fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<Arc<str>>)>, now: Instant) -> Outcome {
+    l.retry_at = None;
     for _ in 0..ACCEPT_BUDGET {
         let res = match &l.sock {
             ListenSock::Tcp(s) => s.accept().map(|(s, _)| {
@@ -713,9 +723,11 @@ fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<Arc<str>>)>
             Err(e) if e.kind() == io::ErrorKind::Interrupted || e.kind() == io::ErrorKind::ConnectionAborted => {
                 l.link.emit(ev::ACCEPT_FAILED, e.raw_os_error().unwrap_or(0) as u32);
             }
-            // EMFILE and friends: try again on the next connection attempt.
+            // EMFILE and friends: the connection stays in the backlog. Try
+            // again shortly (no edge will say when descriptors are free).
             Err(e) => {
                 l.link.emit(ev::ACCEPT_FAILED, e.raw_os_error().unwrap_or(0) as u32);
+                l.retry_at = Some(now + ACCEPT_RETRY);
                 return Outcome::Keep;
             }
         }
