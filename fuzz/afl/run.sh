@@ -12,6 +12,10 @@ SECONDS_PER=${1:?seconds per target}
 shift
 TARGETS=${*:-decoder handshake greeting mechanism capi_msg}
 OUT=out
+# cargo-afl's own AFL++ tools first: its afl-cmin needs the afl-showmap of the
+# same release, not an older one from the system (Debian's afl++ 4.04c).
+AFL_BIN=$(ls -d "$HOME"/.local/share/afl.rs/rustc-"$(rustc -V | awk '{print $2}')"-*/afl.rs-*/afl/bin 2>/dev/null | head -1)
+[ -n "$AFL_BIN" ] && export PATH="$AFL_BIN:$PATH"
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_QUIET=1
 
 echo "==> cargo afl build --release --features afl-bins"
@@ -19,12 +23,17 @@ nice -n 10 cargo afl build --release --features afl-bins
 
 failed=0
 for t in $TARGETS; do
+  if [ "${FUZZ_SKIP_RUN:-0}" = 1 ] && [ -d "$OUT/$t/default/queue" ]; then
+    echo "==> $t: minimising the existing campaign in $OUT/$t"
+  else
   rm -rf "$OUT/$t"
   mkdir -p "$OUT/$t"
   echo "==> fuzz $t for ${SECONDS_PER}s (nice 19)"
   nice -n 19 cargo afl fuzz -V "$SECONDS_PER" -i "../corpus/$t" -o "$OUT/$t" "target/release/$t" \
     > "$OUT/$t/afl.log" 2>&1 || { echo "afl-fuzz failed for $t:"; tail -20 "$OUT/$t/afl.log"; exit 1; }
+  fi
   stats="$OUT/$t/default/fuzzer_stats"
+  SECONDS_PER=$(awk -F: '/^run_time/{gsub(/ /,"",$2); print $2}' "$stats")
   execs=$(awk -F: '/^execs_done/{gsub(/ /,"",$2); print $2}' "$stats")
   speed=$(awk -F: '/^execs_per_sec/{gsub(/ /,"",$2); print $2}' "$stats")
   cvg=$(awk -F: '/^bitmap_cvg/{gsub(/ /,"",$2); print $2}' "$stats")
@@ -33,7 +42,10 @@ for t in $TARGETS; do
   queue=$(find "$OUT/$t/default/queue" -maxdepth 1 -name 'id:*' | wc -l)
   # Minimise the queue into the committed corpus.
   rm -rf "$OUT/$t/cmin"
-  nice -n 19 cargo afl cmin -i "$OUT/$t/default/queue" -o "$OUT/$t/cmin" -- "target/release/$t" \
+  # The bash afl-cmin: cargo-afl's afl-cmin.py found no tuples in persistent-mode traces here.
+  CMIN="cargo afl cmin"
+  [ -n "$AFL_BIN" ] && [ -x "$AFL_BIN/afl-cmin.bash" ] && CMIN="$AFL_BIN/afl-cmin.bash"
+  nice -n 19 $CMIN -i "$OUT/$t/default/queue" -o "$OUT/$t/cmin" -- "target/release/$t" \
     > "$OUT/$t/cmin.log" 2>&1 || { echo "afl-cmin failed for $t:"; tail -20 "$OUT/$t/cmin.log"; exit 1; }
   rm -f ../corpus/"$t"/afl-*
   for f in "$OUT/$t/cmin"/*; do

@@ -26,7 +26,11 @@ mod pipe;
 mod poll;
 mod signaler;
 mod socket;
+mod sync;
 mod transport;
+
+#[cfg(all(test, loom))]
+mod loom_tests;
 
 pub use ctx::{ctxopt, Context};
 pub use error::{errno, Error, Result};

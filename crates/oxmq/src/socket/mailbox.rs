@@ -5,9 +5,9 @@
 use crate::pipe::Wake;
 use crate::signaler::Signaler;
 use crate::socket::pipes::{EndpointId, PipeId, SocketPipe};
+use crate::sync::{AtomicBool, Mutex, Ordering};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Commands from I/O threads, inproc peers and the context.
 // Commands are rare and moved once, so the large `Attach` is not boxed.
