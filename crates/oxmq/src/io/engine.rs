@@ -30,12 +30,12 @@ use crate::io::zap::ZapClient;
 use crate::io::EnginePipe;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
 use crate::options::Options;
+use crate::pipe::Wake;
 use bytes::{Buf, Bytes, BytesMut};
 use oxmq_proto::{
     encode_frame_header, Command, CurveCodec, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError,
     Heartbeat, HeartbeatAction, PeerInfo, ProtocolError, SocketType, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
 };
-use crate::pipe::Wake;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -177,10 +177,6 @@ impl CurveCodec {
             .map_err(|_| ProtocolError::Cryptographic { what: "MESSAGE" })?;
         self.last_recv_nonce = n;
         let flags = buf[32];
-        Ok(Unboxed {
-            more: flags & FLAG_MORE != 0,
-            command: flags & FLAG_COMMAND != 0,
-            body: buf.freeze().slice(33..),
-        })
+        Ok(Unboxed { more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0, body: buf.freeze().slice(33..) })
     }
 }
