@@ -146,7 +146,7 @@ impl CurveCodec {
         let tag_at = out.len();
         out.extend_from_slice(&[0; TAG_LEN]);
         let plain_at = out.len();
-        out.push(u8::from(more) * FLAG_MORE | u8::from(command) * FLAG_COMMAND);
+        out.push((u8::from(more) * FLAG_MORE) | (u8::from(command) * FLAG_COMMAND));
         for p in parts {
             out.extend_from_slice(p);
         }
