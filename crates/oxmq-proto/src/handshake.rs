@@ -149,7 +149,7 @@ pub struct Handshake {
 
 /// Wipes the caller's entropy once the mechanism has consumed it.
 fn take_entropy(config: &mut HandshakeConfig) -> [u8; 32] {
-    std::mem::replace(&mut config.entropy, [0; 32])
+    std::mem::take(&mut config.entropy)
 }
 
 impl Handshake {
