@@ -33,8 +33,8 @@ fn nofile() -> libc::rlimit {
     r
 }
 
-fn set_nofile(cur: u64, max: u64) {
-    let r = libc::rlimit { rlim_cur: cur as libc::rlim_t, rlim_max: max as libc::rlim_t };
+fn set_nofile(cur: libc::rlim_t, max: libc::rlim_t) {
+    let r = libc::rlimit { rlim_cur: cur, rlim_max: max };
     // SAFETY: setrlimit reads the struct we own.
     assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) }, 0);
 }
@@ -74,10 +74,10 @@ fn fd_limit_during_accept() {
     let highest = std::fs::read_dir("/proc/self/fd")
         .unwrap()
         .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u64>().ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<libc::rlim_t>().ok())
         .max()
         .unwrap();
-    set_nofile(highest + 1, saved.rlim_max as u64);
+    set_nofile(highest + 1, saved.rlim_max);
     let mut fillers = Vec::new();
     while let Ok(f) = File::open("/dev/null") {
         fillers.push(f);
@@ -107,7 +107,7 @@ fn fd_limit_during_accept() {
 
     // Descriptors free again: the connections that waited are accepted.
     drop(fillers);
-    set_nofile(saved.rlim_cur as u64, saved.rlim_max as u64);
+    set_nofile(saved.rlim_cur, saved.rlim_max);
     let deadline = Instant::now() + BOUND;
     let mut accepted = 0;
     while accepted < LATE {
