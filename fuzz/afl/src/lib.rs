@@ -48,8 +48,11 @@ pub fn abort_on_panic() {
     }));
 }
 
+/// A fuzz target's body.
+pub type Target = fn(&[u8]);
+
 /// The targets by name (the corpus directories have the same names).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("decoder", decode),
     ("handshake", handshake),
     ("greeting", greeting),
