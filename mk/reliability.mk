@@ -69,15 +69,16 @@ loom:
 	@LOOM_MAX_PREEMPTIONS=$(or $(LOOM_MAX_PREEMPTIONS),2) RUSTFLAGS="--cfg loom" \
 	  $(CARGO) test --release -p oxmq --lib --target-dir target/loom loom_tests
 
-# Miri interprets the pipe's unit tests (lock-free SPSC queue, wake protocol).
+# Miri interprets the pipe's unit tests (lock-free SPSC queue, wake protocol)
+# and the socket cell's (the one-flag lock around a socket's state).
 # Not in make test: it needs a nightly toolchain with the miri component,
 # which a fresh machine does not have (rustup cannot fetch it offline).
 miri:
 	@if ! $(CARGO) +nightly miri --version >/dev/null 2>&1; then \
 	  echo "SKIP miri: no nightly toolchain with the miri component"; \
 	else \
-	  echo "==> cargo +nightly miri test -p oxmq --lib pipe"; \
-	  MIRIFLAGS="-Zmiri-disable-isolation" $(CARGO) +nightly miri test -p oxmq --lib pipe; \
+	  echo "==> cargo +nightly miri test -p oxmq --lib -- pipe:: socket::cell"; \
+	  MIRIFLAGS="-Zmiri-disable-isolation" $(CARGO) +nightly miri test -p oxmq --lib -- pipe:: socket::cell; \
 	fi
 
 TEST_STEPS += soak faults-c faults-python fuzz-replay loom
