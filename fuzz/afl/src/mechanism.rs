@@ -9,6 +9,7 @@ use oxmq_proto::{
     keypair_from_entropy, CurveConfig, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, MechanismConfig,
     PeerInfo, PlainConfig, SocketType, ZapReply,
 };
+use std::sync::OnceLock;
 use zeroize::Zeroizing;
 
 /// A 64-octet greeting decodes, re-encodes to itself, and a handshake reaches
@@ -48,8 +49,14 @@ fn verdict(socket_type: SocketType, stream: &[u8], chunk: usize) -> Option<bool>
     None
 }
 
+/// The long-term key pairs, derived once: two scalar multiplications per
+/// input would otherwise dominate the NULL and PLAIN inputs' run time.
 fn keys(seed: u8) -> ([u8; 32], Zeroizing<[u8; 32]>) {
-    keypair_from_entropy([seed; 32])
+    type Pair = ([u8; 32], Zeroizing<[u8; 32]>);
+    static SERVER: OnceLock<Pair> = OnceLock::new();
+    static CLIENT: OnceLock<Pair> = OnceLock::new();
+    let slot = if seed == 7 { &SERVER } else { &CLIENT };
+    slot.get_or_init(|| keypair_from_entropy([seed; 32])).clone()
 }
 
 /// Our side and an honest peer for mechanism `mech` (0 NULL, 1 PLAIN, 2 CURVE).
