@@ -37,6 +37,11 @@ pub(crate) trait Mechanism: Send {
     fn take_zap_request(&mut self) -> Option<ZapRequest> {
         None
     }
+    /// Whether a ZAP request is pending or unanswered: the handshake then
+    /// leaves the peer's further bytes unread until the answer is in.
+    fn awaiting_zap(&self) -> bool {
+        false
+    }
     /// The handler's answer to the request taken above.
     fn zap_reply(&mut self, _reply: ZapReply) -> Result<(), HandshakeError> {
         Err(ProtocolError::UnexpectedCommand { name: b"ZAP".to_vec() }.into())

@@ -240,6 +240,10 @@ impl Mechanism for CurveServer {
         self.peer.take()
     }
 
+    fn awaiting_zap(&self) -> bool {
+        matches!(self.state, State::ToAsk(..) | State::WaitingForZap(_))
+    }
+
     fn take_zap_request(&mut self) -> Option<ZapRequest> {
         match std::mem::replace(&mut self.state, State::Failed) {
             State::ToAsk(session, req) => {
