@@ -37,6 +37,11 @@ pub(crate) trait Mechanism: Send {
     fn take_zap_request(&mut self) -> Option<ZapRequest> {
         None
     }
+    /// Whether a ZAP request is pending or unanswered: the handshake then
+    /// leaves the peer's further bytes unread until the answer is in.
+    fn awaiting_zap(&self) -> bool {
+        false
+    }
     /// The handler's answer to the request taken above.
     fn zap_reply(&mut self, _reply: ZapReply) -> Result<(), HandshakeError> {
         Err(ProtocolError::UnexpectedCommand { name: b"ZAP".to_vec() }.into())
@@ -105,6 +110,22 @@ pub(crate) fn validate_peer(
 pub(crate) fn write_command(out: &mut Vec<u8>, body: &[u8]) {
     encode_frame_header(out, false, true, body.len());
     out.extend_from_slice(body);
+}
+
+/// Writes queued command bodies as frames, emptying the queue.
+pub(crate) fn write_commands<B: AsRef<[u8]>>(bodies: &mut Vec<B>, out: &mut Vec<u8>) {
+    for body in bodies.drain(..) {
+        write_command(out, body.as_ref());
+    }
+}
+
+/// The peer, once nothing we must send first is still queued.
+pub(crate) fn peer_once_sent<B>(queued: &[B], peer: &mut Option<PeerInfo>) -> Option<PeerInfo> {
+    if queued.is_empty() {
+        peer.take()
+    } else {
+        None
+    }
 }
 
 /// The body of an ERROR command carrying a ZAP status.

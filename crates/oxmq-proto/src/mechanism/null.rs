@@ -106,6 +106,10 @@ impl Mechanism for NullMechanism {
         Some(peer)
     }
 
+    fn awaiting_zap(&self) -> bool {
+        matches!(self.zap, Zap::ToAsk(_) | Zap::Waiting)
+    }
+
     fn take_zap_request(&mut self) -> Option<ZapRequest> {
         match std::mem::replace(&mut self.zap, Zap::Waiting) {
             Zap::ToAsk(req) => Some(req),
