@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 SECONDS_PER=${1:?seconds per target}
 shift
-TARGETS=${*:-decoder handshake greeting mechanism capi_msg}
+TARGETS=${*:-decoder handshake greeting mechanism capi_msg plain curve}
 OUT=out
 # cargo-afl's own AFL++ tools first: its afl-cmin needs the afl-showmap of the
 # same release, not an older one from the system (Debian's afl++ 4.04c).

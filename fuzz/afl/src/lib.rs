@@ -38,7 +38,18 @@ mod mechanism;
 
 pub use capi_msg::capi_msg;
 pub use mechanism::{greeting, mechanism};
+use oxmq_proto::fuzzing::security::{self, Mech};
 pub use oxmq_proto::fuzzing::{decode, handshake};
+
+/// The security engineer's PLAIN and CURVE bodies (oxmq-proto's cargo-fuzz
+/// targets `plain` and `curve`), run under AFL++ as well.
+pub fn plain(data: &[u8]) {
+    security::handshake(Mech::Plain, data);
+}
+
+pub fn curve(data: &[u8]) {
+    security::handshake(Mech::Curve, data);
+}
 
 /// Every panic aborts, even one a `catch_unwind` would have swallowed.
 pub fn abort_on_panic() {
@@ -58,4 +69,6 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("greeting", greeting),
     ("mechanism", mechanism),
     ("capi_msg", capi_msg),
+    ("plain", plain),
+    ("curve", curve),
 ];
