@@ -11,7 +11,8 @@
 #   make faults-python     Context.term() with sockets in every state (Python)
 #   make loom              loom models of the pipe's wake-up/HWM protocols and the
 #                          mailbox (a `--cfg loom` build in target/loom)
-#   make miri              the pipe's unit tests under Miri (needs a nightly with miri)
+#   make miri              the pipe and socket-cell unit tests under Miri (needs a
+#                          nightly with miri)
 #
 # The Rust fault tests (crates/oxmq/tests/faults_*.rs) run in the core's
 # `cargo test --workspace`. make test adds the 60 s soak, the corpus replay and
