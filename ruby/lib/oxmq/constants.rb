@@ -45,14 +45,14 @@ module ZMQ
     linger: [17, :int], reconnect_ivl: [18, :int], backlog: [19, :int],
     reconnect_ivl_max: [21, :int], maxmsgsize: [22, :int], sndhwm: [23, :int],
     rcvhwm: [24, :int], multicast_hops: [25, :int], rcvtimeo: [27, :int],
-    sndtimeo: [28, :int], last_endpoint: [32, :bytes_r], router_mandatory: [33, :bool],
+    sndtimeo: [28, :int], last_endpoint: [32, :bytes_r], router_mandatory: [33, :bool_w],
     tcp_keepalive: [34, :int], tcp_keepalive_cnt: [35, :int], tcp_keepalive_idle: [36, :int],
-    tcp_keepalive_intvl: [37, :int], immediate: [39, :bool], xpub_verbose: [40, :bool],
-    ipv6: [42, :bool], probe_router: [51, :bool], req_correlate: [52, :bool],
-    req_relaxed: [53, :bool], conflate: [54, :bool], router_handover: [56, :bool],
-    tos: [57, :int], connect_routing_id: [61, :bytes], handshake_ivl: [66, :int],
-    xpub_nodrop: [69, :bool], heartbeat_ivl: [75, :int], heartbeat_ttl: [76, :int],
-    heartbeat_timeout: [77, :int], xpub_verboser: [78, :bool]
+    tcp_keepalive_intvl: [37, :int], immediate: [39, :bool], xpub_verbose: [40, :bool_w],
+    ipv6: [42, :bool], probe_router: [51, :bool_w], req_correlate: [52, :bool_w],
+    req_relaxed: [53, :bool_w], conflate: [54, :bool], router_handover: [56, :bool_w],
+    tos: [57, :int], connect_routing_id: [61, :bytes_w], handshake_ivl: [66, :int],
+    xpub_nodrop: [69, :bool_w], heartbeat_ivl: [75, :int], heartbeat_ttl: [76, :int],
+    heartbeat_timeout: [77, :int], xpub_verboser: [78, :bool_w]
   }.freeze
 
   SUBSCRIBE = 6

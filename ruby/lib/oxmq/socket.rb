@@ -131,16 +131,18 @@ module ZMQ
 
           setsockopt(num, v)
         end
-      when :bool
-        define_method(name) { getsockopt(num) != 0 }
-        alias_method "#{name}?", name
+      when :bool, :bool_w
+        if kind == :bool
+          define_method(name) { getsockopt(num) != 0 }
+          alias_method "#{name}?", name
+        end
         define_method("#{name}=") do |v|
           raise TypeError, "#{name} must be true or false, not #{v.class}" unless [true, false].include?(v)
 
           setsockopt(num, v)
         end
-      when :bytes
-        define_method(name) { getsockopt(num) }
+      when :bytes, :bytes_w
+        define_method(name) { getsockopt(num) } if kind == :bytes
         define_method("#{name}=") do |v|
           raise TypeError, "#{name} must be a String, not #{v.class}" unless v.is_a?(String)
 

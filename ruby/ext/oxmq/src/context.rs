@@ -12,12 +12,14 @@ use crate::socket::Socket;
 use crate::wait::{without_gvl, EventFd};
 use magnus::Error;
 use oxmq::{errno, opt, SocketType};
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 #[magnus::wrap(class = "ZMQ::Context", free_immediately, size)]
 pub(crate) struct Context {
-    ctx: oxmq::Context,
+    /// Taken (once) by `drop`.
+    ctx: ManuallyDrop<oxmq::Context>,
     /// Only touched when sockets are created and at destroy, never on send/recv.
     sockets: Mutex<Vec<Weak<Slot>>>,
     destroyed: AtomicBool,
@@ -28,14 +30,16 @@ impl Drop for Context {
     fn drop(&mut self) {
         // Inside the GC: live sockets keep working (each holds the core
         // context); the last reference may wait for LINGER, so drop it elsewhere.
-        reaper::dispose(Box::new(self.ctx.clone()));
+        // SAFETY: `drop` runs once and `ctx` is not used after this.
+        let ctx = unsafe { ManuallyDrop::take(&mut self.ctx) };
+        reaper::dispose(Box::new(ctx));
     }
 }
 
 impl Context {
     pub(crate) fn new() -> Context {
         Context {
-            ctx: oxmq::Context::new(),
+            ctx: ManuallyDrop::new(oxmq::Context::new()),
             sockets: Mutex::new(Vec::new()),
             destroyed: AtomicBool::new(false),
             linger: AtomicI64::new(0),
@@ -43,17 +47,18 @@ impl Context {
     }
 
     pub(crate) fn socket(&self, kind: i32) -> Result<Socket, Error> {
-        let kind = SocketType::from_raw(kind).ok_or_else(|| zmq_error(errno::EINVAL, Some("Invalid argument: unknown socket type")))?;
+        let kind = SocketType::from_raw(kind)
+            .ok_or_else(|| zmq_error(errno::EINVAL, Some("Invalid argument: unknown socket type")))?;
         if self.destroyed.load(Ordering::Acquire) {
             return Err(zmq_error(errno::ETERM, None));
         }
         let sock = self.ctx.socket(kind).map_err(core_error)?;
         let wake = EventFd::new().map_err(|e| zmq_error(e.raw_os_error().unwrap_or(errno::EMFILE), None))?;
-        let slot = Arc::new(Slot::new(self.ctx.clone(), sock, wake).map_err(|e| zmq_error(e, None))?);
+        let slot = Arc::new(Slot::new((*self.ctx).clone(), sock, wake).map_err(|e| zmq_error(e, None))?);
         let mut list = self.sockets.lock().unwrap_or_else(|e| e.into_inner());
         list.retain(|w| w.strong_count() > 0);
         list.push(Arc::downgrade(&slot));
-        Ok(Socket { slot })
+        Ok(Socket::new(slot))
     }
 
     pub(crate) fn destroy(&self) -> Result<(), Error> {
@@ -77,14 +82,14 @@ impl Context {
             slot.close();
         }
         drop(slots);
-        let ctx = self.ctx.clone();
+        let ctx = (*self.ctx).clone();
         let wake = crate::wait::thread_wake().unwrap_or(-1);
         // Waits (GVL released, so they can run) for threads still inside a
         // socket to leave, being woken with ETERM, and for LINGER.
         if without_gvl(wake, || ctx.term()).is_none() {
             // An interrupt was pending, so Ruby did not run it: terminate on
             // a thread of its own and let the interrupt be raised here.
-            let ctx = self.ctx.clone();
+            let ctx = (*self.ctx).clone();
             let _ = std::thread::Builder::new().name("oxmq-ruby-term".into()).spawn(move || ctx.term());
             crate::wait::check_interrupts()?;
         }

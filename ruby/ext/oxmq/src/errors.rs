@@ -5,8 +5,8 @@
 //! them too), libzmq's own (ETERM, EFSM, ...) become `ZMQ::Error` subclasses
 //! of the same name. Only failures take this path.
 
-use magnus::value::Lazy;
 use magnus::prelude::*;
+use magnus::value::Lazy;
 use magnus::{Error, Exception, RClass, Ruby};
 
 static ERROR_CLASS: Lazy<RClass> = Lazy::new(|ruby| {

@@ -9,8 +9,8 @@
 //! socket calls and delete the entries. Small strings are copied: below
 //! [`ZERO_COPY_MIN`] a copy costs less than the bookkeeping.
 
-use magnus::value::Lazy;
 use magnus::prelude::*;
+use magnus::value::Lazy;
 use magnus::{RHash, RString, Ruby};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;

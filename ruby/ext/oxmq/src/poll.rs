@@ -28,9 +28,11 @@ pub(crate) fn poll(ruby: &Ruby, items: RArray, timeout_ms: i64) -> Result<RArray
         let pair = RArray::try_convert(item)?;
         let (obj, events): (Value, i16) = (pair.entry(0)?, pair.entry(1)?);
         let target = match <&Socket>::try_convert(obj) {
-            Ok(s) => Target::Socket(s.slot.clone()),
+            Ok(s) => Target::Socket(Arc::clone(&s.slot)),
             Err(_) if obj.is_kind_of(ruby.class_integer()) => Target::Fd(i32::try_convert(obj)?),
-            Err(_) => return Err(Error::new(ruby.exception_type_error(), "expected a ZMQ::Socket or a file descriptor")),
+            Err(_) => {
+                return Err(Error::new(ruby.exception_type_error(), "expected a ZMQ::Socket or a file descriptor"))
+            }
         };
         targets.push((target, events));
     }

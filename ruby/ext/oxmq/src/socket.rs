@@ -15,6 +15,7 @@ use crate::slot::{Guard, Slot};
 use crate::wait::wait_readable;
 use magnus::{Error, IntoValue, RString, Ruby, Value};
 use oxmq::{errno, opt, Msg, OptionValue, DONTWAIT, SNDMORE};
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,16 +26,29 @@ pub(crate) const FRAME_DONTWAIT: i64 = 4;
 
 #[magnus::wrap(class = "ZMQ::Socket", free_immediately, size)]
 pub(crate) struct Socket {
-    pub(crate) slot: Arc<Slot>,
+    /// Taken (once) by `drop`.
+    pub(crate) slot: ManuallyDrop<Arc<Slot>>,
+}
+
+impl Socket {
+    pub(crate) fn new(slot: Arc<Slot>) -> Socket {
+        Socket { slot: ManuallyDrop::new(slot) }
+    }
 }
 
 impl Drop for Socket {
     fn drop(&mut self) {
-        // Runs inside the GC: close without waiting, and let the reaper
+        // Runs inside the GC, so nobody can reach this socket any more:
+        // close it with LINGER 0 (as czmq's destroy), and let the reaper
         // thread drop the slot, whose context reference may be the last one
-        // (dropping that waits for LINGER).
+        // (dropping that waits for the other sockets' LINGER).
+        if let Ok(s) = self.slot.enter() {
+            let _ = s.set_option_int(opt::LINGER, 0);
+        }
         self.slot.close();
-        reaper::dispose(Box::new(self.slot.clone()));
+        // SAFETY: `drop` runs once and `slot` is not used after this.
+        let slot = unsafe { ManuallyDrop::take(&mut self.slot) };
+        reaper::dispose(Box::new(slot));
     }
 }
 
@@ -50,7 +64,12 @@ impl Socket {
     /// unless `nonblock`. `timeout_opt` is SNDTIMEO or RCVTIMEO. `Ok(None)`:
     /// `nonblock` and nothing could be done.
     #[inline]
-    fn run<T>(&self, nonblock: bool, timeout_opt: i32, mut op: impl FnMut(&oxmq::Socket) -> ZResult<T>) -> Result<Option<T>, Error> {
+    fn run<T>(
+        &self,
+        nonblock: bool,
+        timeout_opt: i32,
+        mut op: impl FnMut(&oxmq::Socket) -> ZResult<T>,
+    ) -> Result<Option<T>, Error> {
         let sock = self.enter()?;
         match op(&sock) {
             Ok(v) => Ok(Some(v)),
@@ -61,7 +80,12 @@ impl Socket {
     }
 
     #[cold]
-    fn block<T>(&self, sock: &Guard<'_>, timeout_opt: i32, mut op: impl FnMut(&oxmq::Socket) -> ZResult<T>) -> Result<T, Error> {
+    fn block<T>(
+        &self,
+        sock: &Guard<'_>,
+        timeout_opt: i32,
+        mut op: impl FnMut(&oxmq::Socket) -> ZResult<T>,
+    ) -> Result<T, Error> {
         let timeout_ms = sock.get_option_int(timeout_opt).map_err(core_error)?;
         if timeout_ms == 0 {
             return Err(zmq_error(errno::EAGAIN, None));
@@ -70,13 +94,15 @@ impl Socket {
         let fds = [self.slot.fd, self.slot.closed_wake.raw()];
         loop {
             wait_readable(&fds, deadline)?;
-            if self.slot.is_closed() {
-                return Err(zmq_error(errno::ENOTSOCK, None));
-            }
+            // The guard keeps the socket alive even once closed, so a
+            // context termination still reports ETERM, as libzmq does.
             match op(sock) {
                 Ok(v) => return Ok(v),
                 Err(oxmq::Error::Again) => {}
                 Err(e) => return Err(core_error(e)),
+            }
+            if self.slot.is_closed() {
+                return Err(zmq_error(errno::ENOTSOCK, None));
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(zmq_error(errno::EAGAIN, None));
@@ -223,7 +249,7 @@ impl Socket {
     }
 
     pub(crate) fn fd(&self) -> Result<i32, Error> {
-        Ok(self.enter()?.fd().map_err(core_error)?)
+        self.enter()?.fd().map_err(core_error)
     }
 
     pub(crate) fn events(&self) -> Result<i64, Error> {

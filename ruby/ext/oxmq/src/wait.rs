@@ -1,15 +1,17 @@
 //! Blocking without the GVL, interruptibly.
 //!
-//! A call that cannot complete at once releases the GVL
-//! (`rb_thread_call_without_gvl2`) and sleeps in `poll(2)` on the socket's
+//! A call that cannot complete at once releases the GVL (`rb_nogvl`) and sleeps in `poll(2)` on the socket's
 //! readiness descriptor plus this thread's *wake* eventfd. Ruby's unblocking
 //! function for the thread (called for Ctrl-C, `Thread#raise`, `Thread#kill`,
 //! `Timeout`) writes that eventfd, so the sleep ends at once; back under the
 //! GVL we run the pending interrupts through `rb_protect`, which turns a
 //! raise into an ordinary `Err` that unwinds our frames normally (a
 //! `longjmp` over Rust frames would skip their destructors, e.g. a slot
-//! guard). The `2` variant matters: the plain one checks interrupts itself
-//! after the region and may `longjmp` out of it.
+//! guard). Two flags matter: INTR_FAIL (do not check interrupts after the
+//! region, which could `longjmp` out of it) and UBF_ASYNC_SAFE (our
+//! unblocking function only writes an eventfd, so Ruby may call it straight
+//! from its signal handler: without that, a SIGINT to a process whose only
+//! thread sleeps here would never wake it).
 
 use magnus::Error;
 use std::cell::Cell;
@@ -95,13 +97,15 @@ pub(crate) fn without_gvl<R, F: FnOnce() -> R>(wake: RawFd, f: F) -> Option<R> {
     }
     let mut call = Call { f: Some(f), out: None };
     // SAFETY: `trampoline` matches `call`'s type; `call` outlives the call;
-    // `unblock` only writes an eventfd (async-signal-safe, no Ruby API).
+    // `unblock` only writes an eventfd (async-signal-safe, no Ruby API), as
+    // UBF_ASYNC_SAFE promises.
     unsafe {
-        rb_sys::rb_thread_call_without_gvl2(
+        rb_sys::rb_nogvl(
             Some(trampoline::<F, R>),
             (&mut call as *mut Call<F, R>).cast(),
             Some(unblock),
             wake as usize as *mut c_void,
+            (rb_sys::RB_NOGVL_INTR_FAIL | rb_sys::RB_NOGVL_UBF_ASYNC_SAFE) as i32,
         );
     }
     call.out
@@ -132,7 +136,8 @@ pub(crate) fn wait_readable(fds: &[RawFd], deadline: Option<Instant>) -> Result<
         None => -1,
         Some(d) => {
             let left = d.saturating_duration_since(Instant::now());
-            left.as_millis().min(i32::MAX as u128) as libc::c_int + (left.subsec_nanos() % 1_000_000 != 0) as libc::c_int
+            left.as_millis().min(i32::MAX as u128) as libc::c_int
+                + (left.subsec_nanos() % 1_000_000 != 0) as libc::c_int
         }
     };
     let ran = without_gvl(wake, || {
