@@ -179,6 +179,14 @@ def discover():
     rbo.env = {"LD_LIBRARY_PATH": str(CAPI_DIR)}
     rbo.reason = capi_reason or rb_why
 
+    # The native oxmq gem (ruby/, `make ruby`): the same study on its rbczmq API.
+    gem_why = probe(["ruby", "-roxmq", "-e", "1"], env=base_env()) if shutil.which("ruby") else "no ruby"
+    if gem_why:
+        gem_why += " (the oxmq gem: `make ruby`)"
+    rbg = add(Impl("ruby_gem", "Ruby oxmq gem (native)", "Ruby", oxmq=True, peers=["ruby_libzmq", "ruby_oxmq"]))
+    rbg._argv = lambda prog: ["ruby", str(BENCH / "ruby" / (prog + "_gem.rb"))]
+    rbg.reason = gem_why
+
     phys = add(Impl("phys", "machine", "machine"))
     phys._argv = lambda prog: [str(C_LIBZMQ / "physical")]
     if not (C_LIBZMQ / "physical").exists():
@@ -498,7 +506,7 @@ def _callcost_side(suite, impl, count):
 @study(1, "callcost", "Call cost: a non-blocking 5-byte send on a PUB bound to ipc, no subscriber")
 def study_callcost(suite, impls):
     keys = ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "pyomq", "oxmq_py", "pydeb_libzmq", "pydeb_oxmq",
-            "perl_libzmq", "perl_oxmq", "ruby_libzmq", "ruby_oxmq"]
+            "perl_libzmq", "perl_oxmq", "ruby_libzmq", "ruby_oxmq", "ruby_gem"]
     count = 20_000 if suite.quick else 200_000
     sides = [_callcost_side(suite, impls[k], count) for k in keys]
     cell = suite.compare(1, {}, sides, ["ns_per_call"], "call cost")

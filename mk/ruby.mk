@@ -39,3 +39,6 @@ ruby-test: ruby ruby-lint
 	@cd ruby && rspec --no-color --format progress -I spec spec
 
 TEST_STEPS += ruby-test
+
+# The benchmark studies light up the gem's rows when it is installed.
+bench-build: ruby
