@@ -642,7 +642,7 @@ def study_inproc(suite, impls):
 def study_weather(suite, impls):
     zip_range, n = (1000, 20) if suite.quick else (10000, 100)
     sides = []
-    for k in ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "pyomq", "oxmq_py", "perl_libzmq", "perl_oxmq"]:
+    for k in ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "pyomq", "oxmq_py", "perl_libzmq", "perl_oxmq", "ruby_gem"]:
         impl = impls[k]
 
         def run(count, impl=impl):
