@@ -12,9 +12,11 @@
 
 from __future__ import annotations
 
+import time as _time
+from enum import Enum, IntEnum, IntFlag
 from typing import Any, Optional, Tuple
 
-from oxmq import constants, error
+from oxmq import backend, constants, error
 from oxmq._oxmq import __version__ as __oxmq_version__
 from oxmq._oxmq import strerror
 from oxmq.constants import *  # noqa: F401,F403
@@ -32,8 +34,38 @@ from oxmq.sugar import (
     zmq_poll,
 )
 
+from oxmq import sugar, utils  # noqa: E402  (pyzmq's zmq.sugar / zmq.utils)
+from oxmq.backend import IPC_PATH_MAX_LEN
+
 #: The pyzmq API version this package follows (``zmq.pyzmq_version()``).
-__version__ = "27.0.0"
+__version__ = "27.3.0"
+__revision__ = ""
+
+#: Draft sockets (CLIENT/SERVER, RADIO/DISH, ...) are not built into oxmq.
+PYZMQ_DRAFT_API = False
+
+# pyzmq's names for the plain classes, as opposed to zmq.asyncio's
+SyncContext = Context
+SyncSocket = Socket
+
+
+class Stopwatch:
+    """Elapsed time in microseconds (pyzmq's ``zmq.Stopwatch``)."""
+
+    def __init__(self) -> None:
+        self._start: Optional[int] = None
+
+    def start(self) -> None:
+        """Start timing (again, if already started)."""
+        self._start = _time.monotonic_ns()
+
+    def stop(self) -> int:
+        """Stop and return the microseconds since ``start()``."""
+        if self._start is None:
+            raise ZMQError(constants.EINVAL, "Must start the Stopwatch before calling stop.")
+        elapsed = (_time.monotonic_ns() - self._start) // 1000
+        self._start = None
+        return elapsed
 
 #: ``copy=False`` sends smaller than this are copied (pyzmq's default).
 COPY_THRESHOLD = 65536
@@ -104,6 +136,15 @@ def curve_public(secret_key: bytes) -> Any:
 
 
 __all__ = [
+    "Enum",
+    "IntEnum",
+    "IntFlag",
+    "IPC_PATH_MAX_LEN",
+    "PYZMQ_DRAFT_API",
+    "Stopwatch",
+    "SyncContext",
+    "SyncSocket",
+    "__revision__",
     "Context",
     "Socket",
     "Frame",

@@ -27,6 +27,7 @@ mod options;
 mod poll;
 mod proxy;
 mod release;
+mod shadow;
 mod socket;
 
 use context::Context;

@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use crate::shadow::Registry;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The native socket. `oxmq.Socket` subclasses it.
@@ -25,11 +26,33 @@ use std::time::{Duration, Instant};
 /// lock is never held while waiting or while running Python code.
 #[pyclass(frozen, subclass, module = "oxmq._oxmq", name = "Socket")]
 pub(crate) struct Socket {
+    shared: Arc<SocketShared>,
+}
+
+/// What shadows of one socket share (`Socket.shadow`).
+pub(crate) struct SocketShared {
     pub(crate) inner: Mutex<Option<oxmq::Socket>>,
     pub(crate) ctx: oxmq::Context,
     pub(crate) fd: i32,
     pub(crate) kind: i32,
     pub(crate) copy_threshold: AtomicUsize,
+}
+
+static SOCKETS: Registry<SocketShared> = Registry::new();
+
+impl Drop for SocketShared {
+    fn drop(&mut self) {
+        SOCKETS.remove(self as *const SocketShared as usize);
+    }
+}
+
+impl std::ops::Deref for Socket {
+    type Target = SocketShared;
+
+    #[inline]
+    fn deref(&self) -> &SocketShared {
+        &self.shared
+    }
 }
 
 pub(crate) enum Waited<T> {
@@ -182,33 +205,49 @@ impl Socket {
 #[pymethods]
 impl Socket {
     #[new]
-    #[pyo3(signature = (context=None, socket_type=0, *_args, **_kwargs))]
+    #[pyo3(signature = (context=None, socket_type=0, *_args, shadow=0, **_kwargs))]
     fn new(
         py: Python<'_>,
         context: Option<&Bound<'_, PyAny>>,
         socket_type: i32,
         _args: &Bound<'_, PyTuple>,
+        shadow: usize,
         _kwargs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        if shadow != 0 {
+            // pyzmq would dereference any address; here only a live socket's is accepted.
+            let shared = SOCKETS.get(shadow).ok_or_else(|| zmq_error(py, errno::ENOTSOCK))?;
+            return Ok(Socket { shared });
+        }
         let ctx = match context {
             Some(c) => c
                 .cast::<Context>()
                 .map_err(|_| PyTypeError::new_err("Socket needs an oxmq Context as its first argument"))?
                 .get()
                 .ctx
+                .core()
                 .clone(),
             None => return Err(PyTypeError::new_err("Socket needs an oxmq Context as its first argument")),
         };
         let kind = oxmq::SocketType::from_raw(socket_type).ok_or_else(|| zmq_error(py, errno::EINVAL))?;
         let sock = ctx.socket(kind).map_err(|e| zmq_error(py, core_errno(e)))?;
         let fd = sock.fd().map_err(|e| zmq_error(py, core_errno(e)))?;
-        Ok(Socket {
+        let shared = Arc::new(SocketShared {
             inner: Mutex::new(Some(sock)),
             ctx,
             fd,
             kind: socket_type,
             copy_threshold: AtomicUsize::new(DEFAULT_COPY_THRESHOLD),
-        })
+        });
+        SOCKETS.add(&shared);
+        Ok(Socket { shared })
+    }
+
+    /// The address of the shared native socket: `Socket.shadow(address)`
+    /// makes another Python object over the same socket.
+    #[getter]
+    fn underlying(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
     }
 
     /// Whether the socket is closed.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 import weakref
 from typing import Any, Optional, Type, TypeVar
 
@@ -11,6 +12,7 @@ from oxmq import _oxmq
 from oxmq.constants import ContextOption, Errno, SocketOption
 from oxmq.error import ZMQError
 from oxmq.sugar.socket import Socket
+from oxmq.utils.interop import cast_int_addr
 
 T = TypeVar("T", bound="Context")
 
@@ -32,12 +34,42 @@ class Context(_oxmq.Context):
     _shadow = False
     _socket_class: Type[Socket] = Socket
 
-    def __init__(self, io_threads: int = 1, **kwargs: Any) -> None:
+    def __new__(cls, io_threads: Any = 1, shadow: Any = 0, **kwargs: Any) -> "Context":
+        if isinstance(io_threads, _oxmq.Context):
+            shadow = io_threads
+        if isinstance(shadow, _oxmq.Context):
+            shadow = shadow.underlying
+        elif shadow:
+            shadow = cast_int_addr(shadow)
+        return super().__new__(cls, shadow=shadow)  # type: ignore[call-arg]
+
+    def __init__(self, io_threads: Any = 1, shadow: Any = 0, **kwargs: Any) -> None:
+        shadow_obj = None
+        if isinstance(io_threads, _oxmq.Context):
+            shadow_obj, shadow, io_threads = io_threads, io_threads.underlying, 1
+        elif isinstance(shadow, _oxmq.Context):
+            shadow_obj = shadow
         object.__setattr__(self, "sockopts", {})
         object.__setattr__(self, "_sockets", weakref.WeakSet())
         object.__setattr__(self, "_pid", os.getpid())
-        if io_threads != 1:
+        object.__setattr__(self, "_shadow", bool(shadow))
+        object.__setattr__(self, "_shadow_obj", shadow_obj)
+        object.__setattr__(self, "_closed_here", False)
+        if not isinstance(io_threads, int) or io_threads < 0:
+            raise ZMQError(Errno.EINVAL)
+        if io_threads != 1 and not shadow:
             self.set(ContextOption.IO_THREADS, io_threads)
+
+    @classmethod
+    def shadow(cls: Type[T], address: Any) -> T:
+        """Another Context object over the same native context (pyzmq's
+        ``Context.shadow``): ``address`` is a Context or its ``underlying``."""
+        return cls(shadow=address)
+
+    def __copy__(self: T, memo: Any = None) -> T:
+        return self.__class__.shadow(self.underlying)
+
+    __deepcopy__ = __copy__
 
     @classmethod
     def instance(cls: Type[T], io_threads: int = 1) -> T:
@@ -54,19 +86,23 @@ class Context(_oxmq.Context):
 
     @property
     def closed(self) -> bool:
-        """Whether the context was terminated."""
+        """Whether the context was terminated (a shadow: through this object)."""
+        if self.__dict__.get("_shadow"):
+            return self.__dict__.get("_closed_here", False)
         return self._terminated
-
-    @property
-    def underlying(self) -> int:
-        """An opaque identifier of the native context."""
-        return id(self)
 
     def __enter__(self: T) -> T:
         return self
 
     def __exit__(self, *args: Any) -> None:
-        self.term()
+        open_sockets = [s for s in list(self._sockets) if not s.closed]
+        if open_sockets:
+            warnings.warn(
+                f"{len(open_sockets)} socket(s) still open when leaving the Context block: closing them",
+                ResourceWarning,
+                stacklevel=2,
+            )
+        self.destroy()
 
     def __repr__(self) -> str:
         cls = self.__class__
@@ -80,6 +116,7 @@ class Context(_oxmq.Context):
     def term(self) -> None:
         """Terminate: blocking calls fail with ETERM; waits until every socket is closed."""
         self._term()
+        object.__setattr__(self, "_closed_here", True)
 
     def destroy(self, linger: Optional[int] = None) -> None:
         """Close every socket of this context (with ``linger`` if given), then terminate."""
@@ -92,6 +129,9 @@ class Context(_oxmq.Context):
         """Make a socket of ``socket_type`` with this context's default options."""
         if self.closed:
             raise ZMQError(Errno.ENOTSUP)
+        if self._terminated:
+            # a shadow whose native context was terminated elsewhere (libzmq: EFAULT)
+            raise ZMQError(Errno.EFAULT)
         cls = socket_class or self._socket_class
         s = cls(self, socket_type, **kwargs)
         for opt, value in self.sockopts.items():

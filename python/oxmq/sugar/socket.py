@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import weakref
 from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union
 
 from oxmq import _oxmq
@@ -27,8 +28,12 @@ from oxmq.constants import (
     SocketType,
 )
 from oxmq.error import ZMQBindError, ZMQError
+from oxmq.utils.interop import cast_int_addr
 
 T = TypeVar("T", bound="Socket")
+
+# underlying address -> the first Python object over that native socket
+_origins: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
 
 _OPTIONS = SocketOption.__members__
 _BYTES_OPTS = {int(o) for o in SocketOption if o._opt_type == "bytes"}
@@ -72,12 +77,53 @@ class Socket(_oxmq.Socket):
     """
 
     _shadow = False
+    _shadow_obj: Any = None
 
-    def __init__(self, ctx: Any = None, socket_type: int = 0, **kwargs: Any) -> None:
+    def __new__(cls, ctx: Any = None, socket_type: int = 0, *, shadow: Any = 0, **kwargs: Any) -> "Socket":
+        if isinstance(ctx, _oxmq.Socket):
+            shadow = ctx.underlying
+        elif isinstance(shadow, _oxmq.Socket):
+            shadow = shadow.underlying
+        elif shadow:
+            shadow = cast_int_addr(shadow)
+        if shadow:
+            return super().__new__(cls, None, 0, shadow=shadow)  # type: ignore[call-arg]
+        return super().__new__(cls, ctx, socket_type)  # type: ignore[call-arg]
+
+    def __init__(self, ctx: Any = None, socket_type: int = 0, *, shadow: Any = 0, **kwargs: Any) -> None:
+        shadow_obj = None
+        if isinstance(ctx, _oxmq.Socket):
+            shadow_obj, ctx = ctx, None
+        elif isinstance(shadow, _oxmq.Socket):
+            shadow_obj = shadow
+        if shadow_obj is not None or shadow:
+            origin = shadow_obj if shadow_obj is not None else _origins.get(self.underlying)
+            if ctx is None and origin is not None:
+                ctx = origin.__dict__.get("context")
+            object.__setattr__(self, "_shadow", True)
+            object.__setattr__(self, "_shadow_obj", shadow_obj)
+        else:
+            _origins[self.underlying] = self
         object.__setattr__(self, "context", ctx)
         copy_threshold = kwargs.get("copy_threshold")
         if copy_threshold is not None:
             self.copy_threshold = copy_threshold
+
+    @classmethod
+    def shadow(cls: Any, address: Any) -> Any:
+        """Another Socket object over the same native socket (pyzmq's
+        ``Socket.shadow``): ``address`` is a Socket or its ``underlying``."""
+        if isinstance(address, _oxmq.Socket):
+            return cls(address)
+        return cls(shadow=address)
+
+    def __copy__(self, memo: Any = None) -> Any:
+        return self.__class__.shadow(self.underlying)
+
+    __deepcopy__ = __copy__
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"cannot pickle {self.__class__.__name__!r} object: sockets cannot be pickled")
 
     # -- attributes as socket options ------------------------------------
 
@@ -136,11 +182,6 @@ class Socket(_oxmq.Socket):
     def socket_type(self) -> int:
         """The socket type (``zmq.SocketType``)."""
         return SocketType(self._type)
-
-    @property
-    def underlying(self) -> int:
-        """An opaque identifier of the native socket (pyzmq: its address)."""
-        return id(self)
 
     # -- endpoints ---------------------------------------------------------
 
