@@ -546,6 +546,7 @@ impl Core {
             options: Arc::new(self.options.clone()),
             linger_ms: self.linger_ms.clone(),
             endpoint_id,
+            ctx: Arc::downgrade(&self.ctx),
         }
     }
 
@@ -646,6 +647,7 @@ impl Core {
     fn inproc_peer(&self, endpoint: EndpointId) -> inproc::InprocPeer {
         inproc::InprocPeer {
             socket_id: self.id,
+            socket_type: self.kind,
             mailbox: self.mailbox.clone(),
             sndhwm: self.options.sndhwm_limit(),
             rcvhwm: self.options.rcvhwm_limit(),
