@@ -2,10 +2,10 @@
 
 use crate::errors::*;
 use crate::release::drain_releases;
-use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use crate::shadow::Registry;
 use oxmq::errno;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use std::sync::Arc;
 
 /// The native context. `oxmq.Context` subclasses it.
@@ -43,7 +43,12 @@ static CONTEXTS: Registry<CtxShared> = Registry::new();
 impl Context {
     #[new]
     #[pyo3(signature = (*_args, shadow=0, **_kwargs))]
-    fn new(py: Python<'_>, _args: &Bound<'_, PyTuple>, shadow: usize, _kwargs: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        _args: &Bound<'_, PyTuple>,
+        shadow: usize,
+        _kwargs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         if shadow != 0 {
             // pyzmq would dereference any address; here only a live context's is accepted.
             let ctx = CONTEXTS.get(shadow).ok_or_else(|| zmq_error(py, errno::EFAULT))?;

@@ -70,11 +70,15 @@ pub struct Frame {
     pub(crate) msg: Msg,
     pub(crate) bytes: PyOnceLock<Py<PyBytes>>,
     pub(crate) tracker: Option<Py<PyAny>>,
+    /// The sending peer's connection properties (received frames only).
+    pub(crate) props: Option<Arc<oxmq::PeerProperties>>,
+    /// `.buffer`: one memoryview, handed out every time (as pyzmq does).
+    pub(crate) view: PyOnceLock<Py<PyAny>>,
 }
 
 impl Frame {
-    pub(crate) fn from_msg(msg: Msg) -> Frame {
-        Frame { msg, bytes: PyOnceLock::new(), tracker: None }
+    pub(crate) fn with_props(msg: Msg, props: Option<Arc<oxmq::PeerProperties>>) -> Frame {
+        Frame { msg, bytes: PyOnceLock::new(), tracker: None, props, view: PyOnceLock::new() }
     }
 }
 
@@ -92,13 +96,25 @@ impl Frame {
     ) -> PyResult<Frame> {
         let Some(data) = data else {
             let tracker = if track { Some(finished_tracker(py)?) } else { None };
-            return Ok(Frame { msg: Msg::new(), bytes: PyOnceLock::new(), tracker });
+            return Ok(Frame {
+                msg: Msg::new(),
+                bytes: PyOnceLock::new(),
+                tracker,
+                props: None,
+                view: PyOnceLock::new(),
+            });
         };
         if data.is_instance_of::<PyString>() {
             return Err(PyTypeError::new_err("Str objects not allowed. Only: bytes, buffer interfaces."));
         }
         if let Ok(f) = data.cast::<Frame>() {
-            return Ok(Frame { msg: f.get().msg.clone(), bytes: PyOnceLock::new(), tracker: None });
+            return Ok(Frame {
+                msg: f.get().msg.clone(),
+                bytes: PyOnceLock::new(),
+                tracker: None,
+                props: None,
+                view: PyOnceLock::new(),
+            });
         }
         // pyzmq: copy=None means "copy small buffers, wrap large ones".
         let threshold = copy_threshold.unwrap_or(DEFAULT_COPY_THRESHOLD);
@@ -112,7 +128,7 @@ impl Frame {
             (true, None) => Some(finished_tracker(py)?),
             (_, t) => t,
         };
-        Ok(Frame { msg, bytes: PyOnceLock::new(), tracker })
+        Ok(Frame { msg, bytes: PyOnceLock::new(), tracker, props: None, view: PyOnceLock::new() })
     }
 
     /// The frame's bytes (copied once, then cached).
@@ -121,16 +137,20 @@ impl Frame {
         self.bytes.get_or_init(py, || PyBytes::new(py, self.msg.as_slice()).unbind()).clone_ref(py)
     }
 
-    /// A read-only memoryview of the frame (no copy).
+    /// A read-only memoryview of the frame (no copy); the same object each time.
     #[getter]
     fn buffer<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        // SAFETY: slf supports the buffer protocol (below); returns a new reference or NULL.
-        let ptr = unsafe { ffi::PyMemoryView_FromObject(slf.as_ptr()) };
-        if ptr.is_null() {
-            return Err(PyErr::fetch(slf.py()));
-        }
-        // SAFETY: new, non-null reference.
-        Ok(unsafe { Bound::from_owned_ptr(slf.py(), ptr) })
+        let py = slf.py();
+        let view = slf.get().view.get_or_try_init(py, || {
+            // SAFETY: slf supports the buffer protocol (below); returns a new reference or NULL.
+            let ptr = unsafe { ffi::PyMemoryView_FromObject(slf.as_ptr()) };
+            if ptr.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            // SAFETY: new, non-null reference.
+            Ok::<_, PyErr>(unsafe { Bound::from_owned_ptr(py, ptr) }.unbind())
+        })?;
+        Ok(view.bind(py).clone())
     }
 
     /// Whether more frames of the message follow.
@@ -156,7 +176,10 @@ impl Frame {
                 _ => Err(zmq_error(py, errno::EINVAL)),
             };
         }
-        Err(zmq_error(py, errno::EINVAL))
+        // a connection property of the sender ("User-Id", "Socket-Type", ...), as str
+        let name: String = option.extract()?;
+        let value = self.props.as_ref().and_then(|p| p.get(&name)).ok_or_else(|| zmq_error(py, errno::EINVAL))?;
+        Ok(String::from_utf8_lossy(value).into_owned().into_pyobject(py)?.into_any().unbind())
     }
 
     fn __len__(&self) -> usize {
@@ -183,7 +206,13 @@ impl Frame {
     }
 
     fn __copy__(&self) -> Frame {
-        Frame { msg: self.msg.clone(), bytes: PyOnceLock::new(), tracker: None }
+        Frame {
+            msg: self.msg.clone(),
+            bytes: PyOnceLock::new(),
+            tracker: None,
+            props: self.props.clone(),
+            view: PyOnceLock::new(),
+        }
     }
 
     fn fast_copy(&self) -> Frame {

@@ -27,6 +27,7 @@ mod options;
 mod poll;
 mod proxy;
 mod release;
+mod security;
 mod shadow;
 mod socket;
 
@@ -68,6 +69,11 @@ fn _oxmq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(proxy::proxy, m)?)?;
     m.add_function(wrap_pyfunction!(_drain_releases, m)?)?;
     m.add_function(wrap_pyfunction!(zmq_version_info, m)?)?;
+    m.add_function(wrap_pyfunction!(security::z85_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(security::z85_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(security::curve_keypair, m)?)?;
+    m.add_function(wrap_pyfunction!(security::curve_public, m)?)?;
+    m.add_function(wrap_pyfunction!(security::has, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -33,3 +33,8 @@ pub(crate) fn is_bytes_option(o: i32) -> bool {
             | 114 // HICCUP_MSG
     )
 }
+
+/// CURVE key options, which pyzmq reads back as Z85 text.
+pub(crate) fn is_curve_key_option(o: i32) -> bool {
+    matches!(o, opt::CURVE_PUBLICKEY | opt::CURVE_SECRETKEY | opt::CURVE_SERVERKEY)
+}

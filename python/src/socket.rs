@@ -7,6 +7,7 @@ use crate::frame::*;
 use crate::options::*;
 use crate::poll::*;
 use crate::release::{self, drain_releases};
+use crate::shadow::Registry;
 use crate::{ZResult, DEFAULT_COPY_THRESHOLD, SLICE};
 use oxmq::{errno, opt, Msg};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -15,7 +16,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use crate::shadow::Registry;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -89,6 +89,11 @@ impl Socket {
     #[inline]
     pub(crate) fn call<R>(&self, py: Python<'_>, f: impl FnOnce(&oxmq::Socket) -> ZResult<R>) -> PyResult<R> {
         self.with(f).map_err(|e| zmq_error(py, e))
+    }
+
+    /// Connection properties of the peer that sent the last frame received.
+    pub(crate) fn peer_props(&self) -> Option<Arc<oxmq::PeerProperties>> {
+        self.with(|s| Ok(s.peer_properties())).ok().flatten()
     }
 
     /// Blocking slow path: `op` (a non-blocking attempt) failed with EAGAIN.
@@ -372,6 +377,11 @@ impl Socket {
         let v = self.call(py, |s| s.get_option(option).map_err(core_errno))?;
         Ok(match v {
             oxmq::OptionValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+            // pyzmq reads CURVE keys back as their 40 Z85 characters
+            oxmq::OptionValue::Bytes(b) if is_curve_key_option(option) && b.len() == 32 => {
+                let text = oxmq::security::z85_encode(&b).ok_or_else(|| zmq_error(py, errno::EFAULT))?;
+                PyBytes::new(py, text.as_bytes()).into_any().unbind()
+            }
             oxmq::OptionValue::Bytes(b) => PyBytes::new(py, &b).into_any().unbind(),
         })
     }
@@ -442,7 +452,7 @@ impl Socket {
         if copy {
             Ok(PyBytes::new(py, m.as_slice()).into_any().unbind())
         } else {
-            Ok(Py::new(py, Frame::from_msg(m))?.into_any())
+            Ok(Py::new(py, Frame::with_props(m, self.peer_props()))?.into_any())
         }
     }
 
@@ -596,12 +606,13 @@ impl Socket {
         } else {
             vec![first]
         };
+        let props = if copy { None } else { self.peer_props() };
         let list = PyList::empty(py);
         for m in parts {
             if copy {
                 list.append(PyBytes::new(py, m.as_slice()))?;
             } else {
-                list.append(Py::new(py, Frame::from_msg(m))?)?;
+                list.append(Py::new(py, Frame::with_props(m, props.clone()))?)?;
             }
         }
         Ok(list.unbind())
