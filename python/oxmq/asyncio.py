@@ -53,7 +53,8 @@ class Socket(_zmq.Socket):
 
     @classmethod
     def from_socket(cls, socket: Any, io_loop: Any = None) -> "Socket":
-        raise NotImplementedError("oxmq.asyncio.Socket.from_socket is not supported")
+        """An asyncio Socket over the same native socket as ``socket``."""
+        return cls(socket)
 
     # -- event plumbing ------------------------------------------------------
 
@@ -330,7 +331,8 @@ class Poller(_zmq.Poller):
             if isinstance(obj, Socket):
                 socks.append((obj, flags))
             elif isinstance(obj, _zmq.Socket):
-                raise TypeError("oxmq.asyncio.Poller needs oxmq.asyncio sockets")
+                # a plain socket: watch it through an asyncio shadow (same native socket)
+                socks.append((Socket(obj), flags))
             else:
                 fd = obj if isinstance(obj, int) else obj.fileno()
                 if flags & POLLIN:

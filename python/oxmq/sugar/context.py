@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import GenericAlias
+
 import os
 import threading
 import warnings
@@ -27,6 +29,9 @@ class Context(_oxmq.Context):
     applied to every socket made afterwards; context options
     (``ctx.io_threads``) go to ``zmq_ctx_set``.
     """
+
+    # pyzmq's classes are Generic (``zmq.Context[Any]`` in annotations)
+    __class_getitem__ = classmethod(GenericAlias)  # type: ignore[var-annotated]
 
     _instance: Optional["Context"] = None
     _instance_lock = threading.Lock()
