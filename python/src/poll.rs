@@ -133,6 +133,9 @@ pub(crate) fn zmq_poll(py: Python<'_>, sockets: &Bound<'_, PyAny>, timeout: i64)
             items.push(PollTarget::Fd(fd, ev));
         } else if let Ok(f) = obj.call_method0("fileno") {
             items.push(PollTarget::Fd(f.extract()?, ev));
+            // pyzmq reports a file object by its descriptor number
+            objs.push(f);
+            continue;
         } else {
             return Err(PyTypeError::new_err(format!(
                 "poll items must be sockets, ints or objects with fileno(), got {}",

@@ -198,7 +198,8 @@ impl Socket {
             }
         } else if let Ok(f) = data.cast::<Frame>() {
             let f = f.get();
-            let t = if track { f.tracker.as_ref().map(|t| t.clone_ref(py)) } else { None };
+            // a tracked Frame reports its own tracker, whatever `track` says (pyzmq)
+            let t = f.tracker.as_ref().map(|t| t.clone_ref(py));
             return Ok((f.msg.clone(), t));
         } else if data.is_instance_of::<PyString>() {
             return Err(PyTypeError::new_err("unicode not allowed, use send_string"));
@@ -417,7 +418,7 @@ impl Socket {
         }
         let (msg, tracker) = self.to_msg(py, data, copy, track)?;
         self.send_msg(py, msg, flags)?;
-        Ok(if copy || !track { None } else { tracker })
+        Ok(if copy { None } else { tracker })
     }
 
     /// Send a str as one frame (utf-8 unless `encoding` says otherwise).

@@ -99,7 +99,12 @@ class PUBHandler(logging.Handler):
         if topic:
             topic_list.append(topic)
         btopic = ".".join(topic_list).encode("utf8", "replace")
-        self.socket.send_multipart([btopic, bmsg])
+        try:
+            self.socket.send_multipart([btopic, bmsg])
+        except zmq.ZMQError:
+            # logging's rule: a handler reports its failure, it never raises
+            # into the code that logged (pyzmq's PUBHandler raises here)
+            self.handleError(record)
 
 
 class TopicLogger(logging.Logger):

@@ -109,12 +109,20 @@ class Context(_oxmq.Context):
             )
         self.destroy()
 
+    _repr_cls = "zmq.Context"
+
     def __repr__(self) -> str:
         cls = self.__class__
+        name_cls = cls.__dict__.get("_repr_cls") or f"{cls.__module__}.{cls.__name__}"
         closed = " closed" if self.closed else ""
-        n = len(self._sockets)
-        s = "s" if n != 1 else ""
-        return f"<{cls.__module__}.{cls.__name__}({n} socket{s}) at {hex(id(self))}{closed}>"
+        n = sum(1 for s in list(self._sockets) if not s.closed)
+        sockets = f"{n} socket{'s' if n != 1 else ''}" if n else ""
+        return f"<{name_cls}({sockets}) at {hex(id(self))}{closed}>"
+
+    def __dir__(self) -> list:
+        keys = list(super().__dir__())
+        keys.extend(_CTX_OPTS)
+        return keys
 
     # -- lifecycle -----------------------------------------------------------
 

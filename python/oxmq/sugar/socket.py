@@ -11,10 +11,11 @@ from __future__ import annotations
 from types import GenericAlias
 
 import json
+from errno import ENAMETOOLONG
 import pickle
 import random
 import weakref
-from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar, Union
 
 from oxmq import _oxmq
 from oxmq.constants import (
@@ -38,6 +39,18 @@ T = TypeVar("T", bound="Socket")
 _origins: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
 
 _OPTIONS = SocketOption.__members__
+_native_get = _oxmq.Socket.get
+_native_recv_into = _oxmq.Socket.recv_into
+
+# libzmq 4.3.5's values for options the core does not implement yet; read-back only
+_FALLBACK_DEFAULTS: Dict[int, Callable[[Any], Any]] = {
+    SocketOption.IPV4ONLY: lambda s: int(not _native_get(s, SocketOption.IPV6)),
+    SocketOption.MULTICAST_MAXTPDU: lambda s: 1500,
+    SocketOption.USE_FD: lambda s: -1,
+    SocketOption.LOOPBACK_FASTPATH: lambda s: 0,
+    SocketOption.MULTICAST_LOOP: lambda s: 1,
+    SocketOption.ZAP_ENFORCE_DOMAIN: lambda s: 0,
+}
 _BYTES_OPTS = {int(o) for o in SocketOption if o._opt_type == "bytes"}
 
 
@@ -62,6 +75,19 @@ class _SocketContext:
 
     def __repr__(self) -> str:
         return f"<SocketContext({self.kind}={self.addr!r})>"
+
+
+def _explain(e: ZMQError, addr: str) -> None:
+    """Add the address to a bind/connect error, and say why an ipc path failed."""
+    from oxmq.backend import IPC_PATH_MAX_LEN
+
+    if addr.startswith("ipc://") and len(addr) - 6 > IPC_PATH_MAX_LEN and e.errno in (EINVAL, ENAMETOOLONG):
+        e.strerror = (
+            f"ipc path \"{addr[6:]}\" is longer than {IPC_PATH_MAX_LEN} characters "
+            "(sizeof(sockaddr_un.sun_path)). zmq.IPC_PATH_MAX_LEN constant can be used "
+            "to check addr length (if it is defined)."
+        )
+    e.strerror += f" (addr={addr!r})"
 
 
 def _addr(addr: Union[str, bytes]) -> str:
@@ -155,19 +181,54 @@ class Socket(_oxmq.Socket):
             raise
 
     def __setattr__(self, key: str, value: Any) -> None:
-        if key.startswith("_") or key in self.__dict__ or hasattr(type(self), key):
+        if key.startswith("_") or key in self.__dict__:
+            object.__setattr__(self, key, value)
+            return
+        lower = key.lower()
+        if lower in ("subscribe", "unsubscribe"):
+            # ``sock.subscribe = "topic"`` subscribes, as in pyzmq
+            if isinstance(value, str):
+                value = value.encode("utf-8")
+            self.set(SUBSCRIBE if lower == "subscribe" else UNSUBSCRIBE, value)
+            return
+        if hasattr(type(self), key):
             object.__setattr__(self, key, value)
             return
         opt = _OPTIONS.get(key.upper())
         if opt is None:
-            object.__setattr__(self, key, value)
-            return
+            raise AttributeError(f"{type(self).__name__} has no such option: {key.upper()}")
         self.set(opt, value)
 
     def __dir__(self) -> List[str]:
         keys = list(super().__dir__())
-        keys.extend(n.lower() for n in _OPTIONS)
+        keys.extend(_OPTIONS)
         return keys
+
+    def get(self, option: int) -> Any:
+        """Read a socket option: int or bytes (CURVE keys as Z85)."""
+        try:
+            return _native_get(self, option)
+        except ZMQError as e:
+            # options libzmq knows and the core does not (yet): libzmq's defaults
+            if e.errno == EINVAL and option in _FALLBACK_DEFAULTS and not self.closed:
+                return _FALLBACK_DEFAULTS[option](self)
+            raise
+
+    getsockopt = get
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        """Receive one frame into ``buffer`` (writable, contiguous); returns the
+        frame's size, which is larger than ``nbytes`` when it was truncated."""
+        view = memoryview(buffer)
+        if view.readonly:
+            raise BufferError("recv_into needs a writable buffer")
+        if not view.c_contiguous:
+            raise BufferError("recv_into needs a contiguous buffer")
+        if nbytes < 0:
+            raise ValueError(f"nbytes={nbytes!r} must be non-negative")
+        if nbytes > view.nbytes:
+            raise ValueError(f"nbytes={nbytes} is larger than the buffer ({view.nbytes} bytes)")
+        return _native_recv_into(self, buffer, nbytes, flags)
 
     # -- lifecycle --------------------------------------------------------
 
@@ -177,14 +238,18 @@ class Socket(_oxmq.Socket):
     def __exit__(self, *args: Any) -> None:
         self.close()
 
+    _repr_cls = "zmq.Socket"
+
     def __repr__(self) -> str:
         cls = self.__class__
+        # pyzmq's names for its own classes; a subclass shows its own
+        name_cls = cls.__dict__.get("_repr_cls") or f"{cls.__module__}.{cls.__name__}"
         closed = " closed" if self.closed else ""
         try:
             name = SocketType(self.type).name
         except ValueError:
             name = str(self.type)
-        return f"<{cls.__module__}.{cls.__name__}(zmq.{name}) at {hex(id(self))}{closed}>"
+        return f"<{name_cls}(zmq.{name}) at {hex(id(self))}{closed}>"
 
     @property
     def type(self) -> int:
@@ -210,7 +275,7 @@ class Socket(_oxmq.Socket):
         try:
             self._bind(addr)
         except ZMQError as e:
-            e.strerror += f" (addr={addr!r})"
+            _explain(e, addr)
             raise
         return _SocketContext(self, "bind", addr)
 
@@ -218,7 +283,11 @@ class Socket(_oxmq.Socket):
         """Connect to ``addr``; usable as a context manager (disconnects on exit)."""
         addr = _addr(addr)
         self._check_supported()
-        self._connect(addr)
+        try:
+            self._connect(addr)
+        except ZMQError as e:
+            _explain(e, addr)
+            raise
         return _SocketContext(self, "connect", addr)
 
     def bind_to_random_port(
@@ -248,7 +317,6 @@ class Socket(_oxmq.Socket):
     # -- options -------------------------------------------------------------
 
     setsockopt = _oxmq.Socket.set
-    getsockopt = _oxmq.Socket.get
 
     def set_string(self, option: int, optval: str, encoding: str = "utf-8") -> None:
         """Set a byte-string option from a str."""
