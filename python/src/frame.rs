@@ -5,7 +5,7 @@ use crate::errors::*;
 use crate::release::{drain_releases, Owner, Tracker};
 use crate::{DEFAULT_COPY_THRESHOLD, SLICE};
 use oxmq::{errno, Msg};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -45,7 +45,7 @@ pub(crate) fn buffer_to_msg(
         ))
     })?;
     if !buf.is_c_contiguous() {
-        return Err(PyValueError::new_err("buffer must be C-contiguous"));
+        return Err(PyBufferError::new_err("buffer must be C-contiguous"));
     }
     let len = buf.len_bytes();
     if copy || len < threshold {
@@ -190,19 +190,32 @@ impl Frame {
         self.bytes(py)
     }
 
-    fn __str__(&self) -> String {
-        String::from_utf8_lossy(self.msg.as_slice()).into_owned()
+    /// `frame["User-Id"]`: the same as `frame.get("User-Id")`.
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.get(py, key)
     }
 
-    fn __repr__(&self) -> String {
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        self.__repr__(py)
+    }
+
+    /// pyzmq's form: `<zmq.Frame(b'...')>`, long frames cut to 12 bytes plus their size.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let body = self.msg.as_slice();
-        let shown = &body[..body.len().min(32)];
-        format!(
-            "<oxmq.Frame({:?}{}{})>",
-            String::from_utf8_lossy(shown),
-            if body.len() > 32 { "..." } else { "" },
-            if self.msg.more() { ", more=True" } else { "" }
-        )
+        let (shown, suffix) = if body.len() > 16 {
+            let n = body.len();
+            let size = match n {
+                0..=999 => format!("{n}B"),
+                1_000..=999_999 => format!("{}kB", n / 1_000),
+                1_000_000..=999_999_999 => format!("{}MB", n / 1_000_000),
+                _ => format!("{}GB", n / 1_000_000_000),
+            };
+            (&body[..12], format!("...{size}"))
+        } else {
+            (body, String::new())
+        };
+        let r = PyBytes::new(py, shown).repr()?;
+        Ok(format!("<zmq.Frame({r}{suffix})>"))
     }
 
     fn __copy__(&self) -> Frame {
@@ -221,7 +234,7 @@ impl Frame {
 
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
-            return Err(pyo3::exceptions::PyBufferError::new_err("Frame is read-only"));
+            return Err(PyBufferError::new_err("Frame is read-only"));
         }
         let data = slf.get().msg.as_slice();
         // SAFETY: `view` is provided by the caller; the data lives inside the

@@ -198,6 +198,9 @@ impl Socket {
             }
         } else if let Ok(f) = data.cast::<Frame>() {
             let f = f.get();
+            if track && f.tracker.is_none() {
+                return Err(PyValueError::new_err("Not a tracked message"));
+            }
             // a tracked Frame reports its own tracker, whatever `track` says (pyzmq)
             let t = f.tracker.as_ref().map(|t| t.clone_ref(py));
             return Ok((f.msg.clone(), t));

@@ -325,11 +325,12 @@ class ZMQStream:
             raise
 
     def _closed_socket_cleanup(self) -> None:
+        # stop watching; the socket stays, so close() still warns that it was
+        # closed under the stream
         try:
             self.io_loop.remove_handler(self._fd)
         except (KeyError, ValueError, OSError):
             pass
-        self.socket = None  # type: ignore[assignment]
 
     def _handle_recv(self) -> None:
         try:
@@ -379,7 +380,7 @@ class ZMQStream:
         self._update_handler(self._state)
 
     def _update_handler(self, state: int) -> None:
-        if self.socket is None:
+        if self.socket is None or self.socket.closed:
             return
         # the descriptor is edge-like: events already pending will not fire it again
         if state & self.socket.events:

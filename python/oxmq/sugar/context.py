@@ -191,7 +191,12 @@ class Context(_oxmq.Context):
             raise AttributeError(key)
         upper = key.upper()
         if upper in _CTX_OPTS:
-            return self.get(_CTX_OPTS[upper])
+            try:
+                return self.get(_CTX_OPTS[upper])
+            except ZMQError as e:
+                if e.errno in (Errno.EINVAL, Errno.EFAULT):
+                    raise AttributeError(f"{key} attribute is write-only") from None
+                raise
         if upper in _SOCK_OPTS:
             opt = _SOCK_OPTS[upper]
             if opt in self.sockopts:

@@ -77,6 +77,11 @@ class _SocketContext:
         return f"<SocketContext({self.kind}={self.addr!r})>"
 
 
+def _annotated(cls: type, key: str) -> bool:
+    """Whether a subclass declares ``key`` as an attribute (``name: type``)."""
+    return any(key in klass.__dict__.get("__annotations__", {}) for klass in cls.__mro__)
+
+
 def _explain(e: ZMQError, addr: str) -> None:
     """Add the address to a bind/connect error, and say why an ipc path failed."""
     from oxmq.backend import IPC_PATH_MAX_LEN
@@ -191,7 +196,7 @@ class Socket(_oxmq.Socket):
                 value = value.encode("utf-8")
             self.set(SUBSCRIBE if lower == "subscribe" else UNSUBSCRIBE, value)
             return
-        if hasattr(type(self), key):
+        if hasattr(type(self), key) or _annotated(type(self), key):
             object.__setattr__(self, key, value)
             return
         opt = _OPTIONS.get(key.upper())

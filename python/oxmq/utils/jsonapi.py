@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, Union
 
+#: the json module used (pyzmq's attribute)
+jsonmod = json
+
 
 def dumps(o: Any, **kwargs: Any) -> bytes:
     """Serialize ``o`` to JSON, encoded as utf-8 bytes."""
