@@ -206,7 +206,8 @@ class Socket(_oxmq.Socket):
 
     def __dir__(self) -> List[str]:
         keys = list(super().__dir__())
-        keys.extend(_OPTIONS)
+        keys.extend(_OPTIONS)  # pyzmq lists the option names in upper case
+        keys.extend(n.lower() for n in _OPTIONS)
         return keys
 
     def get(self, option: int) -> Any:
