@@ -28,8 +28,8 @@ pub use frame::{
 };
 pub use greeting::{Greeting, GREETING_LEN};
 pub use handshake::{CurveConfig, Handshake, HandshakeConfig, MechanismConfig, PeerInfo, PlainConfig};
+pub use heartbeat::{Heartbeat, HeartbeatAction};
 pub use mechanism::curve::{keypair_from_entropy, public_key_of, Unboxed, KEY_LEN as CURVE_KEY_LEN};
 pub use mechanism::CurveCodec;
-pub use zap::{ZapReply, ZapRequest, ZAP_ENDPOINT};
-pub use heartbeat::{Heartbeat, HeartbeatAction};
 pub use socket_type::SocketType;
+pub use zap::{ZapReply, ZapRequest, ZAP_ENDPOINT};

@@ -52,8 +52,7 @@ fn valid_handshake_seeds_complete() {
     for name in ["seed-dealer-router", "seed-router-dealer-identity-bytewise", "seed-sub-pub-zmtp30", "seed-push-pull"]
     {
         let data = fs::read(corpus_dir("handshake").join(name)).unwrap();
-        let mut hs =
-            Handshake::new(HandshakeConfig::null(SocketType::from_raw(i32::from(data[0])).unwrap(), b""));
+        let mut hs = Handshake::new(HandshakeConfig::null(SocketType::from_raw(i32::from(data[0])).unwrap(), b""));
         let mut buf = BytesMut::from(&data[2..]);
         assert!(hs.handle_input(&mut buf).unwrap().is_some(), "{name}");
     }

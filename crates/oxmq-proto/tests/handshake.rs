@@ -2,8 +2,7 @@
 
 use bytes::{Bytes, BytesMut};
 use oxmq_proto::{
-    Command, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, Metadata, PeerInfo,
-    ProtocolError, SocketType,
+    Command, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, Metadata, PeerInfo, ProtocolError, SocketType,
 };
 
 fn config(socket_type: SocketType, identity: &[u8]) -> HandshakeConfig {

@@ -301,10 +301,7 @@ fn curve_handshake_asks_zap_with_client_key_then_boxes_traffic() {
     let mut got = frames(&wire);
     let mut tampered = got[0].to_vec();
     tampered[50] ^= 1;
-    assert_eq!(
-        cc.decode(Bytes::from(tampered)).unwrap_err(),
-        ProtocolError::Cryptographic { what: "MESSAGE" }
-    );
+    assert_eq!(cc.decode(Bytes::from(tampered)).unwrap_err(), ProtocolError::Cryptographic { what: "MESSAGE" });
     let big = cc.decode(got.remove(0)).unwrap();
     assert_eq!(big.body.len(), 100_000);
     assert!(big.body.iter().all(|&b| b == 7));
@@ -393,10 +390,7 @@ fn zap_reply_validation_uses_libzmq_codes() {
     assert_eq!(with(2, b"2"), HandshakeError::BadZapReply { code: ZAP_BAD_REQUEST_ID });
     assert_eq!(with(3, b"201"), HandshakeError::BadZapReply { code: ZAP_INVALID_STATUS_CODE });
     assert_eq!(with(6, b"\x05"), HandshakeError::BadZapReply { code: ZAP_INVALID_METADATA });
-    assert_eq!(
-        ZapReply::parse(&good[..6]).unwrap_err(),
-        HandshakeError::BadZapReply { code: ZAP_MALFORMED_REPLY }
-    );
+    assert_eq!(ZapReply::parse(&good[..6]).unwrap_err(), HandshakeError::BadZapReply { code: ZAP_MALFORMED_REPLY });
     let mut meta = Metadata::new();
     meta.insert("Hello", b"World");
     let mut enc = Vec::new();
@@ -422,4 +416,23 @@ fn secrets_stay_out_of_debug_output() {
     let c = curve_client(&k, [0; 32]);
     let shown = format!("{c:?}");
     assert!(!shown.contains(&format!("{:?}", &k.secret[..4])), "{shown}");
+}
+
+/// The ERROR a libzmq 4.3.5 PLAIN server sends after a ZAP 400, captured
+/// from pyzmq's bundled libzmq: its name octets read `^RROR` (see
+/// `mechanism::LIBZMQ_ERROR`), and its clients expect just that.
+#[test]
+fn plain_client_understands_libzmq_error_bytes() {
+    let mut hs = Handshake::new(plain_client("admin", "wrong"));
+    let mut out = Vec::new();
+    hs.poll_transmit(&mut out);
+    let mut wire = vec![0u8; 64];
+    wire[..12].copy_from_slice(&[0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 3, 1]);
+    wire[12..17].copy_from_slice(b"PLAIN");
+    wire[32] = 1;
+    wire.extend_from_slice(b"\x04\x09\x5eRROR\x03400");
+    let mut buf = BytesMut::from(&wire[..]);
+    let e = hs.handle_input(&mut buf).unwrap_err();
+    assert_eq!(e, HandshakeError::PeerError { reason: b"400".to_vec() });
+    assert_eq!(e.zap_status_code(), Some(400));
 }

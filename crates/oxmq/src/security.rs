@@ -21,7 +21,7 @@ const DECODE: [u8; 256] = {
 
 /// Z85-encodes `data` (a multiple of 4 octets) into `out` (5/4 of its size).
 pub fn z85_encode_into(data: &[u8], out: &mut [u8]) -> Option<()> {
-    if data.len() % 4 != 0 || out.len() < data.len() / 4 * 5 {
+    if !data.len().is_multiple_of(4) || out.len() < data.len() / 4 * 5 {
         return None;
     }
     for (chunk, dst) in data.chunks_exact(4).zip(out.chunks_exact_mut(5)) {
@@ -36,7 +36,7 @@ pub fn z85_encode_into(data: &[u8], out: &mut [u8]) -> Option<()> {
 
 /// Decodes Z85 `text` (a multiple of 5 characters) into `out` (4/5 of its size).
 pub fn z85_decode_into(text: &[u8], out: &mut [u8]) -> Option<()> {
-    if text.len() % 5 != 0 || out.len() < text.len() / 5 * 4 {
+    if !text.len().is_multiple_of(5) || out.len() < text.len() / 5 * 4 {
         return None;
     }
     for (chunk, dst) in text.chunks_exact(5).zip(out.chunks_exact_mut(4)) {

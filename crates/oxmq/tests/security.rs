@@ -253,7 +253,12 @@ fn curve_against_null_is_a_mechanism_mismatch() {
 fn plain_with_zap_allow_and_deny() {
     let _g = guard();
     let ctx = Context::new();
-    let handler = zap_handler(&ctx, 2, |req| if req[6] == b"admin" && req[7] == b"password" { ("200", "admin") } else { ("400", "") });
+    let handler =
+        zap_handler(
+            &ctx,
+            2,
+            |req| if req[6] == b"admin" && req[7] == b"password" { ("200", "admin") } else { ("400", "") },
+        );
     let server = sock(&ctx, SocketType::Rep);
     server.set_option_int(opt::PLAIN_SERVER, 1).unwrap();
     let ep = bind_fresh(Transport::IpcPath, &server);

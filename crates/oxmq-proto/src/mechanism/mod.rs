@@ -37,6 +37,11 @@ pub(crate) trait Mechanism: Send {
     fn take_zap_request(&mut self) -> Option<ZapRequest> {
         None
     }
+    /// Whether a ZAP request is pending or unanswered: the handshake then
+    /// leaves the peer's further bytes unread until the answer is in.
+    fn awaiting_zap(&self) -> bool {
+        false
+    }
     /// The handler's answer to the request taken above.
     fn zap_reply(&mut self, _reply: ZapReply) -> Result<(), HandshakeError> {
         Err(ProtocolError::UnexpectedCommand { name: b"ZAP".to_vec() }.into())
@@ -98,14 +103,7 @@ pub(crate) fn validate_peer(
         return Err(HandshakeError::IncompatibleSocketType { ours, theirs });
     }
     let identity = metadata.get_exact("Identity").filter(|id| !id.is_empty()).map(Bytes::copy_from_slice);
-    Ok(PeerInfo {
-        version,
-        socket_type: theirs,
-        identity,
-        metadata,
-        user_id: None,
-        zap_properties: Metadata::new(),
-    })
+    Ok(PeerInfo { version, socket_type: theirs, identity, metadata, user_id: None, zap_properties: Metadata::new() })
 }
 
 /// Appends one command frame (header and body).
@@ -153,23 +151,34 @@ impl ZapOutcome {
 
 /// A ZAP request as a server mechanism of this config would send it.
 pub(crate) fn zap_request(config: &HandshakeConfig, mechanism: &'static str, credentials: Vec<Vec<u8>>) -> ZapRequest {
-    ZapRequest {
-        domain: config.zap_domain.clone(),
-        routing_id: config.identity.clone(),
-        mechanism,
-        credentials,
-    }
+    ZapRequest { domain: config.zap_domain.clone(), routing_id: config.identity.clone(), mechanism, credentials }
 }
+
+/// How libzmq 4.3.5's PLAIN and CURVE servers spell ERROR on the wire:
+/// their source writes `"\x05ERROR"`, which C reads as the hex escape
+/// `\x05E` (0x5E, `^`) followed by `RROR`. Seen from pyzmq's bundled
+/// libzmq; its own clients expect exactly these bytes, so we accept them.
+const LIBZMQ_ERROR: &[u8] = b"\x5eRROR";
 
 /// Parses an ERROR command from the peer into the failure it means.
 pub(crate) fn peer_error(body: &Bytes) -> HandshakeError {
+    if let Some(rest) = body.strip_prefix(LIBZMQ_ERROR) {
+        if let Some((&n, reason)) = rest.split_first() {
+            if let Some(reason) = reason.get(..usize::from(n)) {
+                return HandshakeError::PeerError { reason: reason.to_vec() };
+            }
+        }
+    }
     match Command::parse(body) {
         Ok(Command::Error { reason }) => HandshakeError::PeerError { reason },
         Ok(_) | Err(_) => ProtocolError::MalformedCommand { name: b"ERROR".to_vec() }.into(),
     }
 }
 
-/// Whether a command body is named `name`.
+/// Whether a command body is named `name` (ERROR also in libzmq's spelling).
 pub(crate) fn is_command(body: &[u8], name: &[u8]) -> bool {
+    if name == b"ERROR" && body.starts_with(LIBZMQ_ERROR) {
+        return true;
+    }
     body.first().is_some_and(|&n| usize::from(n) == name.len()) && body.get(1..1 + name.len()) == Some(name)
 }

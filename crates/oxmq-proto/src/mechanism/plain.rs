@@ -216,6 +216,10 @@ impl Mechanism for PlainServer {
         self.peer.take()
     }
 
+    fn awaiting_zap(&self) -> bool {
+        matches!(self.state, ServerState::ToAsk(_) | ServerState::WaitingForZap)
+    }
+
     fn take_zap_request(&mut self) -> Option<ZapRequest> {
         match std::mem::replace(&mut self.state, ServerState::WaitingForZap) {
             ServerState::ToAsk(req) => Some(req),

@@ -30,12 +30,12 @@ use crate::io::zap::ZapClient;
 use crate::io::EnginePipe;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
 use crate::options::Options;
+use crate::pipe::Wake;
 use bytes::{Buf, Bytes, BytesMut};
 use oxmq_proto::{
     encode_frame_header, Command, CurveCodec, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError,
     Heartbeat, HeartbeatAction, PeerInfo, ProtocolError, SocketType, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
 };
-use crate::pipe::Wake;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -349,7 +349,12 @@ impl Engine {
             let Phase::Handshake(hs) = &mut self.phase else { unreachable!() };
             let mut res = if self.rx.is_empty() { Ok(None) } else { hs.handle_input(&mut self.rx) };
             if matches!(res, Ok(None)) {
+                let waiting = self.zap.is_some();
                 res = Self::zap_step(hs, &mut self.zap, &self.cfg.ctx, &self.stream, &self.waker);
+                // An answer lets the handshake read what the peer sent meanwhile.
+                if waiting && self.zap.is_none() && matches!(res, Ok(None)) && !self.rx.is_empty() {
+                    res = hs.handle_input(&mut self.rx);
+                }
             }
             let start = self.tx_buf.len();
             hs.poll_transmit(&mut self.tx_buf);

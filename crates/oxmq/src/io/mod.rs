@@ -18,6 +18,7 @@ mod tests;
 mod thread;
 mod zap;
 
+use crate::ctx::CtxInner;
 use crate::error::Error;
 use crate::monitor::{monitor_event, Monitor};
 use crate::options::Options;
@@ -29,7 +30,6 @@ use crate::transport::{ipc, tcp};
 use oxmq_proto::SocketType;
 use std::io;
 use std::sync::atomic::AtomicI64;
-use crate::ctx::CtxInner;
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 

@@ -146,7 +146,7 @@ impl CurveCodec {
         let tag_at = out.len();
         out.extend_from_slice(&[0; TAG_LEN]);
         let plain_at = out.len();
-        out.push(u8::from(more) * FLAG_MORE | u8::from(command) * FLAG_COMMAND);
+        out.push((u8::from(more) * FLAG_MORE) | (u8::from(command) * FLAG_COMMAND));
         for p in parts {
             out.extend_from_slice(p);
         }
@@ -177,10 +177,6 @@ impl CurveCodec {
             .map_err(|_| ProtocolError::Cryptographic { what: "MESSAGE" })?;
         self.last_recv_nonce = n;
         let flags = buf[32];
-        Ok(Unboxed {
-            more: flags & FLAG_MORE != 0,
-            command: flags & FLAG_COMMAND != 0,
-            body: buf.freeze().slice(33..),
-        })
+        Ok(Unboxed { more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0, body: buf.freeze().slice(33..) })
     }
 }

@@ -169,8 +169,9 @@ impl CurveServer {
         let plain = open(&precom, &short_nonce(b"CurveZMQINITIATE", n), &body[113..])
             .ok_or(ProtocolError::Cryptographic { what: "INITIATE" })?;
         let client_long = key32(&plain[..32]);
-        let vouch = open(&salsa_box(&client_long, &short_secret), &long_nonce(b"VOUCH---", &plain[32..48]), &plain[48..128])
-            .ok_or(ProtocolError::Cryptographic { what: "vouch" })?;
+        let vouch =
+            open(&salsa_box(&client_long, &short_secret), &long_nonce(b"VOUCH---", &plain[32..48]), &plain[48..128])
+                .ok_or(ProtocolError::Cryptographic { what: "vouch" })?;
         let short_ok = vouch[..32].ct_eq(&client_short);
         let server_ok = vouch[32..64].ct_eq(&self.public);
         if !bool::from(short_ok & server_ok) {
@@ -237,6 +238,10 @@ impl Mechanism for CurveServer {
             return None;
         }
         self.peer.take()
+    }
+
+    fn awaiting_zap(&self) -> bool {
+        matches!(self.state, State::ToAsk(..) | State::WaitingForZap(_))
     }
 
     fn take_zap_request(&mut self) -> Option<ZapRequest> {
