@@ -10,8 +10,9 @@
 #   make pyzmq-suite                       both sides, every file
 #   make pyzmq-suite SUITE_ARGS="-v --only test_socket"   one file, list failures
 
-# The floor catches regressions: set just below the count last measured.
-PYZMQ_SUITE_MIN ?= 0
+# The floor catches regressions: below the 322 of 330 measured at the time of
+# writing, with room for timing-sensitive tests on a loaded machine.
+PYZMQ_SUITE_MIN ?= 300
 SUITE_ARGS ?=
 
 .PHONY: pyzmq-suite
