@@ -112,6 +112,22 @@ pub(crate) fn write_command(out: &mut Vec<u8>, body: &[u8]) {
     out.extend_from_slice(body);
 }
 
+/// Writes queued command bodies as frames, emptying the queue.
+pub(crate) fn write_commands<B: AsRef<[u8]>>(bodies: &mut Vec<B>, out: &mut Vec<u8>) {
+    for body in bodies.drain(..) {
+        write_command(out, body.as_ref());
+    }
+}
+
+/// The peer, once nothing we must send first is still queued.
+pub(crate) fn peer_once_sent<B>(queued: &[B], peer: &mut Option<PeerInfo>) -> Option<PeerInfo> {
+    if queued.is_empty() {
+        peer.take()
+    } else {
+        None
+    }
+}
+
 /// The body of an ERROR command carrying a ZAP status.
 pub(crate) fn error_body(status: u16) -> Vec<u8> {
     let mut body = Vec::with_capacity(10);
