@@ -577,6 +577,28 @@ def lat_sizes(quick):
     return [64] if quick else [64, 4096, 262144]
 
 
+@study(10, "pyrecv", "Event-loop receivers: zmq.asyncio and ZMQStream receive rate, 100 B over tcp, two processes")
+def study_pyrecv(suite, impls):
+    size = 100
+    for kind in ("asyncio", "stream"):
+        sides = []
+        for k in ("pyzmq", "oxmq_py"):
+            impl = impls[k]
+
+            def run(n, impl=impl, kind=kind):
+                r = run_procs([Proc("recv", impl, "pyrecv", ["recv", "tcp://127.0.0.1:*", size, n, kind], cpu=0,
+                                    ready=True),
+                               Proc("send", impl, "thr", ["send", "{ep0}", size, n, "copy", "{ep1}"], cpu=1)],
+                              suite.timeout)
+                return dict(r["recv"])
+
+            sides.append(Side(impl, run, 2000, calibrate="seconds", cmin=200, cmax=5_000_000))
+        label = "%s tcp %d B" % ("zmq.asyncio" if kind == "asyncio" else "ZMQStream", size)
+        log("[10 pyrecv] %s" % label)
+        cell = suite.compare(9, {"receiver": kind, "size": size}, sides, ["msgs_per_s"], label)
+        ratios(cell, "msgs_per_s", False, impls)
+
+
 @study(3, "latency", "Latency: REQ/REP round trips vs message size")
 def study_latency(suite, impls):
     ipc_n = [0]
@@ -885,7 +907,7 @@ def main():
     suite = Suite(args.quick, target, reps, timeout=20 if args.quick else 60)
     impls = discover()
     wanted = [int(s) for s in args.studies.split(",") if s.strip()] or sorted(STUDIES)
-    order = [n for n in (8, 1, 2, 4, 3, 7, 5, 6, 9) if n in wanted]
+    order = [n for n in (8, 1, 2, 4, 3, 7, 5, 6, 9, 10) if n in wanted]
     log("oxmq bench: %s mode, %d reps, ~%.1f s per run, studies %s" % (
         "QUICK" if args.quick else "full", reps, target, ",".join(map(str, order))))
     for k, i in impls.items():

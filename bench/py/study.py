@@ -559,7 +559,71 @@ def rpc(z, role, *args):
     ctx.term()
 
 
-STUDIES = {"callcost": callcost, "thr": thr, "lat": lat, "inproc_pair": inproc_pair, "weather": weather,
+# --- study 9: event-loop receivers (zmq.asyncio, ZMQStream on tornado) ----------
+def pyrecv(z, mode, ep, size, count, kind):
+    """Receive COUNT messages of SIZE bytes on a PULL bound at EP through an
+    event loop: ``asyncio`` (awaiting zmq.asyncio recv) or ``stream`` (a
+    ZMQStream on_recv callback on tornado's IOLoop). The sender is ``thr send``."""
+    import asyncio
+
+    size, count = int(size), int(count)
+    ctx = z.Context()
+    ack = ctx.socket(z.PUSH)
+    ack.bind("tcp://127.0.0.1:*")
+    ack_ep = ack.getsockopt(z.LAST_ENDPOINT)
+    ack_ep = (ack_ep.decode() if isinstance(ack_ep, bytes) else ack_ep).rstrip("\0")
+    out = {}
+    if kind == "asyncio":
+        za = importlib.import_module(z.__name__ + ".asyncio")
+        pull = za.Socket(ctx.socket(z.PULL))
+        pull.bind(ep)
+        ready(pull, ack_ep)
+
+        async def main():
+            first = await pull.recv()
+            if len(first) != size:
+                raise SystemExit("size mismatch")
+            t0 = now()
+            for _ in range(count - 1):
+                await pull.recv()
+            out["secs"] = now() - t0
+
+        asyncio.run(main())
+    else:
+        zmqstream = importlib.import_module(z.__name__ + ".eventloop.zmqstream")
+        from tornado.ioloop import IOLoop
+
+        pull = ctx.socket(z.PULL)
+        pull.bind(ep)
+        ready(pull, ack_ep)
+
+        async def main():
+            done = asyncio.Event()
+            stream = zmqstream.ZMQStream(pull, IOLoop.current())
+            seen = [0, 0.0]
+
+            def on_recv(msg):
+                if seen[0] == 0:
+                    seen[1] = now()
+                seen[0] += 1
+                if seen[0] == count:
+                    out["secs"] = now() - seen[1]
+                    stream.stop_on_recv()
+                    done.set()
+
+            stream.on_recv(on_recv)
+            await done.wait()
+
+        asyncio.run(main())
+    ack.send(b"done")
+    ack.close()
+    rate = (count - 1) / out["secs"]
+    emit(z, count=count, seconds=out["secs"], msgs_per_s=rate, mb_per_s=rate * size / 1e6, receiver=kind)
+    pull.close()
+    ctx.term()
+
+
+STUDIES = {"pyrecv": pyrecv, "callcost": callcost, "thr": thr, "lat": lat, "inproc_pair": inproc_pair, "weather": weather,
            "logpipe": logpipe, "rpc": rpc}
 
 if __name__ == "__main__":
