@@ -9,7 +9,7 @@
 use crate::errors::{core_error, zmq_error};
 use crate::slot::Slot;
 use crate::socket::Socket;
-use crate::wait::{check_interrupts, thread_wake, without_gvl};
+use crate::wait::{check_interrupts, drain_raw, thread_wake, without_gvl};
 use magnus::value::ReprValue;
 use magnus::{Error, RArray, Ruby, TryConvert, Value};
 use oxmq::{errno, PollItem};
@@ -89,9 +89,7 @@ pub(crate) fn poll(ruby: &Ruby, items: RArray, timeout_ms: i64) -> Result<RArray
         let r = without_gvl(wake, move || oxmq::poll(items, left));
         let woken = r.is_none() || poll_items[n].revents() != 0 || matches!(r, Some(Err(oxmq::Error::Interrupted)));
         if woken {
-            let mut v = 0u64;
-            // SAFETY: drains the eventfd into a local u64 (EAGAIN if empty).
-            unsafe { libc::read(wake, (&mut v as *mut u64).cast(), 8) };
+            drain_raw(wake);
             check_interrupts()?;
         }
         rc = r.unwrap_or(Ok(0));

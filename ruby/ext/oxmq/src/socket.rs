@@ -13,6 +13,7 @@ use crate::pin;
 use crate::reaper;
 use crate::slot::{Guard, Slot};
 use crate::wait::wait_readable;
+use magnus::value::ReprValue;
 use magnus::{Error, IntoValue, RString, Ruby, Value};
 use oxmq::{errno, opt, Msg, OptionValue, DONTWAIT, SNDMORE};
 use std::mem::ManuallyDrop;
@@ -290,5 +291,3 @@ impl Socket {
         pin::lent_count(ruby)
     }
 }
-
-use magnus::value::ReprValue;

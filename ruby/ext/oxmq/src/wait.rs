@@ -70,9 +70,10 @@ pub(crate) fn thread_wake() -> Result<RawFd, i32> {
     Ok(fd)
 }
 
-fn drain_raw(fd: RawFd) {
+/// Clear an eventfd (a no-op when it is not set).
+pub(crate) fn drain_raw(fd: RawFd) {
     let mut v = 0u64;
-    // SAFETY: as `EventFd::drain`.
+    // SAFETY: reads 8 bytes into a local u64; EAGAIN (nothing pending) is fine.
     unsafe { libc::read(fd, (&mut v as *mut u64).cast(), 8) };
 }
 
