@@ -2,6 +2,7 @@
 
 use crate::boundary::{CResult, EFAULT, EINVAL};
 use crate::handle::{bytes, bytes_mut, c_str, CtxHandle, SocketHandle};
+use oxmq::option_table::{self, GetSize, Kind};
 use oxmq::{opt, Msg, OptionValue, Socket, SocketType};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -152,7 +153,12 @@ pub unsafe extern "C" fn zmq_getsockopt(
         let len = unsafe { &mut *optvallen };
         // SAFETY: `optval` holds `*optvallen` writable bytes (zmq.h contract).
         let out = unsafe { bytes_mut(optval, *len) }?;
-        match socket.get_option(option)? {
+        let value = socket.get_option(option)?;
+        if let Some(spec) = option_table::lookup(option).filter(|_| !option_table::is_security_option(option)) {
+            put_by_table(spec, value, out, len)?;
+            return Ok(0);
+        }
+        match value {
             OptionValue::Int(v) if is_int64_option(option) => put_option(out, len, &v.to_ne_bytes(), false)?,
             OptionValue::Int(v) => {
                 let v = i32::try_from(v).map_err(|_| EINVAL)?;
@@ -162,6 +168,22 @@ pub unsafe extern "C" fn zmq_getsockopt(
         }
         Ok(0)
     })
+}
+
+/// Write an option as libzmq sizes it: its own integers need the exact size,
+/// the socket's answers (RCVMORE, EVENTS, FD, ...) and strings at least it.
+fn put_by_table(spec: &option_table::OptionSpec, value: OptionValue, out: &mut [u8], len: &mut usize) -> CResult<()> {
+    let bytes = match (value, spec.kind) {
+        (OptionValue::Int(v), Kind::Int64) => v.to_ne_bytes().to_vec(),
+        (OptionValue::Int(v), _) => i32::try_from(v).map_err(|_| EINVAL)?.to_ne_bytes().to_vec(),
+        (OptionValue::Bytes(b), _) => b,
+    };
+    let nul = spec.kind == Kind::Str;
+    let need = option_table::encoded_len(spec.kind, bytes.len());
+    if spec.get == GetSize::Exact && *len != need {
+        return Err(EINVAL);
+    }
+    put_option(out, len, &bytes, nul)
 }
 
 /// Send `len` bytes (copied: small ones inline, no allocation).

@@ -345,8 +345,12 @@ impl Engine {
                         self.phase = Phase::Active;
                         self.hs_deadline = None;
                         let o = &self.cfg.options;
-                        self.heartbeat =
-                            Some(Heartbeat::new(o.heartbeat_ivl, o.heartbeat_ttl, o.heartbeat_timeout, now));
+                        self.heartbeat = Some(Heartbeat::new(
+                            o.heartbeat_ivl,
+                            o.heartbeat_ttl,
+                            o.heartbeat_timeout.filter(|d| !d.is_zero()),
+                            now,
+                        ));
                         return Ok(Step::Handshaken(Box::new(peer)));
                     }
                     Ok(None) => {}

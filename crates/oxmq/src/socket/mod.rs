@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::io::{EnginePipe, SocketLink};
 use crate::monitor::Monitor;
 use crate::msg::Msg;
+use crate::option_table::{GetSize, Kind};
 use crate::options::{opt, Options, POLLIN, POLLOUT};
 use crate::patterns::{new_pattern, Pattern};
 use crate::pipe::{pipe, WakeSlot};
@@ -680,6 +681,13 @@ impl Core {
 
     fn set_option(&mut self, option: i32, value: &[u8]) -> Result<()> {
         self.check_term()?;
+        // The table decides which options this socket type takes at all.
+        let spec = crate::option_table::lookup_for(option, self.kind)
+            .filter(|s| s.set)
+            .ok_or(Error::Invalid("unknown or read-only option for this socket type"))?;
+        if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok {
+            return Err(Error::Invalid("this option needs a non-empty value"));
+        }
         if self.pattern.set_option(option, value, &mut self.pipes)? {
             self.reap();
             return Ok(());
@@ -695,6 +703,9 @@ impl Core {
 
     fn get_option(&mut self, option: i32) -> Result<OptionValue> {
         self.check_term()?;
+        crate::option_table::lookup_for(option, self.kind)
+            .filter(|s| s.get != GetSize::None)
+            .ok_or(Error::Invalid("unknown or write-only option for this socket type"))?;
         match option {
             opt::TYPE => return Ok(OptionValue::Int(self.kind.as_raw() as i64)),
             opt::RCVMORE => return Ok(OptionValue::Int(self.rcvmore as i64)),
