@@ -439,3 +439,36 @@ fn maxmsgsize_drops_oversized_from_oxmq_peer() {
         }
     }
 }
+
+/// Options stored for libzmq compatibility whose feature oxmq lacks refuse the
+/// bind/connect they would change, instead of silently doing something else.
+#[test]
+fn unimplemented_features_refuse_instead_of_ignoring() {
+    let ctx = Context::new();
+    let s = ctx.socket(SocketType::Dealer).unwrap();
+    s.set_option_int(opt::LINGER, 0).unwrap();
+    s.set_option_bytes(opt::SOCKS_PROXY, b"127.0.0.1:1080").unwrap();
+    assert_eq!(s.get_option_bytes(opt::SOCKS_PROXY).unwrap(), b"127.0.0.1:1080");
+    assert_errno(s.connect("tcp://127.0.0.1:5555"), errno::ENOTSUP);
+    s.connect("inproc://not-through-a-proxy").unwrap();
+
+    let s = ctx.socket(SocketType::Pull).unwrap();
+    s.set_option_int(opt::LINGER, 0).unwrap();
+    s.set_option_int(opt::USE_FD, 3).unwrap();
+    assert_errno(s.bind("tcp://127.0.0.1:*"), errno::ENOTSUP);
+    s.set_option_int(opt::USE_FD, -1).unwrap();
+    s.bind("tcp://127.0.0.1:*").unwrap();
+
+    let s = ctx.socket(SocketType::Pull).unwrap();
+    s.set_option_int(opt::LINGER, 0).unwrap();
+    s.set_option_int(opt::IPC_FILTER_UID, 0).unwrap();
+    assert_errno(s.bind("ipc:///tmp/oxmq-ipc-filter-test"), errno::ENOTSUP);
+    // Not readable, as in libzmq.
+    assert_errno(s.get_option_int(opt::IPC_FILTER_UID), errno::EINVAL);
+
+    // IPV4ONLY is the inverse of IPV6.
+    s.set_option_int(opt::IPV4ONLY, 0).unwrap();
+    assert_eq!(s.get_option_int(opt::IPV6).unwrap(), 1);
+    drop(s);
+    ctx.term();
+}

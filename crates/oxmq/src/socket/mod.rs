@@ -559,6 +559,16 @@ impl Core {
     fn bind(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
         let parsed = parse_endpoint(endpoint)?;
+        // Options oxmq stores but cannot act on yet: refuse rather than bind
+        // something other than what was asked for.
+        let ipc_filtered = !(self.options.ipc_filter_pids.is_empty()
+            && self.options.ipc_filter_uids.is_empty()
+            && self.options.ipc_filter_gids.is_empty());
+        if (self.options.use_fd >= 0 && !matches!(parsed, Endpoint::Inproc(_)))
+            || (ipc_filtered && matches!(parsed, Endpoint::Ipc(_)))
+        {
+            return Err(Error::NotSupported);
+        }
         let id = self.new_endpoint_id();
         let mut listener_fd = None;
         let (resolved, inproc_name) = match &parsed {
@@ -591,6 +601,10 @@ impl Core {
     fn connect(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
         let parsed = parse_endpoint(endpoint)?;
+        // No SOCKS5 client yet: never connect directly when a proxy was asked for.
+        if !self.options.socks_proxy.is_empty() && matches!(parsed, Endpoint::Tcp(_)) {
+            return Err(Error::NotSupported);
+        }
         let id = self.new_endpoint_id();
         match &parsed {
             Endpoint::Inproc(name) => {
