@@ -22,7 +22,7 @@ $(OPTIONS_OUT)/%: tests/options/%.c
 
 options-test: capi venv $(OPTIONS_OUT)/optdump $(OPTIONS_OUT)/sub_term
 	@set -e; \
-	sys_lib=$$(ldconfig -p | awk '$$1 == "libzmq.so.5" {print $$NF; exit}'); \
+	sys_lib=$$(ldconfig -p | awk '$$1 == "libzmq.so.5" && !f {print $$NF; f = 1}'); \
 	py_lib=$$($(VENV_PY) -c 'import glob, os, zmq; d = os.path.join(os.path.dirname(zmq.__file__), os.pardir, "pyzmq.libs"); print((glob.glob(os.path.join(d, "libzmq*.so*")) or [""])[0])'); \
 	echo "==> options: oxmq $(CAPI_OUT)/libzmq.so.5 vs pyzmq's libzmq ($${py_lib:-none}) and Debian's ($${sys_lib:-none})"; \
 	$(OPTIONS_OUT)/optdump $(CAPI_OUT)/libzmq.so.5 > $(OPTIONS_OUT)/oxmq.txt; \

@@ -21,19 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ZMQ_H = os.path.join(HERE, "..", "..", "crates", "oxmq-capi", "include", "zmq.h")
 
 # option number -> reason, for options whose probes may differ (all socket types).
-KNOWN_OPTIONS = {
-    # Owned by the security work on main (PLAIN/CURVE/ZAP): compared once it lands.
-    43: "security options: being implemented on main",
-    44: "security options: being implemented on main",
-    45: "security options: being implemented on main",
-    46: "security options: being implemented on main",
-    47: "security options: being implemented on main",
-    48: "security options: being implemented on main",
-    49: "security options: being implemented on main",
-    50: "security options: being implemented on main",
-    55: "security options: being implemented on main",
-    93: "security options: being implemented on main",
-}
+KNOWN_OPTIONS = {}
 # (probe key regex, reason): single probes known to differ.
 KNOWN_PROBES = [
     (r"^set \d+ (41|71|98|108) i32:(1|2|1000)$",

@@ -65,9 +65,7 @@ pub unsafe extern "C" fn zmq_has(capability: *const c_char) -> c_int {
         }
         // SAFETY: non-NULL and NUL-terminated (zmq.h contract).
         let cap = unsafe { CStr::from_ptr(capability) }.to_bytes();
-        // TODO(security): "curve" once the CURVE mechanism lands (key
-        // generation already works: zmq_curve_keypair).
-        matches!(cap, b"ipc") as c_int
+        std::str::from_utf8(cap).is_ok_and(oxmq::security::has) as c_int
     })
 }
 

@@ -1,11 +1,9 @@
 //! CURVE key generation (`zmq_curve_keypair`, `zmq_curve_public`): X25519
-//! keys, Z85-encoded as 40 characters plus NUL. The CURVE mechanism itself
-//! comes with the security issue.
+//! keys from the core (`oxmq::security`), Z85-encoded as 40 characters plus NUL.
 
 use crate::boundary::{CResult, Errno, EFAULT, EINVAL};
 use crate::z85::{decode_into, encode_into};
 use std::ffi::{c_char, c_int, CStr};
-use x25519_dalek::{PublicKey, StaticSecret};
 
 /// Write a 32-byte key as 40 Z85 characters and a NUL.
 ///
@@ -25,14 +23,11 @@ pub unsafe extern "C" fn zmq_curve_keypair(z85_public_key: *mut c_char, z85_secr
         if z85_public_key.is_null() || z85_secret_key.is_null() {
             return Err(EFAULT);
         }
-        let mut seed = [0u8; 32];
-        getrandom::getrandom(&mut seed).map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
-        let secret = StaticSecret::from(seed);
-        let public = PublicKey::from(&secret);
+        let (public, secret) = oxmq::security::curve_keypair().map_err(|_| Errno(libc::EIO))?;
         // SAFETY: zmq.h: both buffers hold 41 writable bytes.
         unsafe {
-            write_key(z85_public_key, public.as_bytes())?;
-            write_key(z85_secret_key, &secret.to_bytes())?;
+            write_key(z85_public_key, &public)?;
+            write_key(z85_secret_key, &secret)?;
         }
         Ok(0)
     })
@@ -51,9 +46,9 @@ pub unsafe extern "C" fn zmq_curve_public(z85_public_key: *mut c_char, z85_secre
         }
         let mut raw = [0u8; 32];
         decode_into(text, &mut raw).ok_or(EINVAL)?;
-        let public = PublicKey::from(&StaticSecret::from(raw));
+        let public = oxmq::security::curve_public(&raw);
         // SAFETY: zmq.h: the public key buffer holds 41 writable bytes.
-        unsafe { write_key(z85_public_key, public.as_bytes()) }?;
+        unsafe { write_key(z85_public_key, &public) }?;
         Ok(0)
     })
 }

@@ -98,7 +98,11 @@ pub unsafe extern "C" fn zmq_setsockopt(
         let socket = unsafe { SocketHandle::from_raw(s) }?;
         // SAFETY: `optval` is NULL or holds `optvallen` bytes (zmq.h contract).
         let value = unsafe { bytes(optval, optvallen) }?;
-        socket.set_option_bytes(option, value)?;
+        if optval.is_null() && optvallen == 0 {
+            socket.clear_option(option)?;
+        } else {
+            socket.set_option_bytes(option, value)?;
+        }
         Ok(0)
     })
 }
@@ -109,6 +113,10 @@ fn is_int64_option(option: c_int) -> bool {
 }
 
 /// Byte-string options that libzmq returns as C strings (with their NUL).
+fn is_curve_key_option(option: c_int) -> bool {
+    matches!(option, opt::CURVE_PUBLICKEY | opt::CURVE_SECRETKEY | opt::CURVE_SERVERKEY)
+}
+
 fn is_string_option(option: c_int) -> bool {
     matches!(
         option,
@@ -164,6 +172,16 @@ pub unsafe extern "C" fn zmq_getsockopt(
                 let v = i32::try_from(v).map_err(|_| EINVAL)?;
                 put_option(out, len, &v.to_ne_bytes(), false)?
             }
+            // libzmq: a 32-byte buffer gets the raw key, a 41-byte one Z85 and a NUL.
+            OptionValue::Bytes(b) if is_curve_key_option(option) => match *len {
+                32 => put_option(out, len, &b, false)?,
+                41 => {
+                    let mut text = [0u8; 41];
+                    oxmq::security::z85_encode_into(&b, &mut text[..40]).ok_or(EINVAL)?;
+                    put_option(out, len, &text, false)?
+                }
+                _ => return Err(EINVAL),
+            },
             OptionValue::Bytes(b) => put_option(out, len, &b, is_string_option(option))?,
         }
         Ok(0)

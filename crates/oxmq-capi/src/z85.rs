@@ -3,53 +3,7 @@
 use crate::boundary::{EFAULT, EINVAL};
 use std::ffi::{c_char, CStr};
 
-const ALPHABET: &[u8; 85] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
-
-/// Character → value, 0xff for characters outside the alphabet.
-const DECODE: [u8; 256] = {
-    let mut t = [0xffu8; 256];
-    let mut i = 0;
-    while i < 85 {
-        t[ALPHABET[i] as usize] = i as u8;
-        i += 1;
-    }
-    t
-};
-
-/// Encode `data` (a multiple of 4 bytes) into `out` (5/4 of its size).
-pub(crate) fn encode_into(data: &[u8], out: &mut [u8]) -> Option<()> {
-    if data.len() % 4 != 0 || out.len() < data.len() / 4 * 5 {
-        return None;
-    }
-    for (chunk, dst) in data.chunks_exact(4).zip(out.chunks_exact_mut(5)) {
-        let mut v = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-        for d in dst.iter_mut().rev() {
-            *d = ALPHABET[(v % 85) as usize];
-            v /= 85;
-        }
-    }
-    Some(())
-}
-
-/// Decode `text` (a multiple of 5 characters) into `out` (4/5 of its size).
-pub(crate) fn decode_into(text: &[u8], out: &mut [u8]) -> Option<()> {
-    if text.len() % 5 != 0 || out.len() < text.len() / 5 * 4 {
-        return None;
-    }
-    for (chunk, dst) in text.chunks_exact(5).zip(out.chunks_exact_mut(4)) {
-        let mut v: u64 = 0;
-        for &c in chunk {
-            let d = DECODE[c as usize];
-            if d == 0xff {
-                return None;
-            }
-            v = v * 85 + d as u64;
-        }
-        let v = u32::try_from(v).ok()?;
-        dst.copy_from_slice(&v.to_be_bytes());
-    }
-    Some(())
-}
+pub(crate) use oxmq::security::{z85_decode_into as decode_into, z85_encode_into as encode_into};
 
 /// Encode `size` bytes (a multiple of 4) into `dest`, which holds
 /// `size * 5 / 4 + 1` bytes; returns `dest`, or NULL with EINVAL.

@@ -67,6 +67,13 @@ pub enum ProtocolError {
     UnexpectedMessage,
     /// The peer's READY lacks the `Socket-Type` property.
     MissingSocketType,
+    /// A CURVE box did not open: wrong keys, or bytes altered on the way.
+    /// `what` names the box (`"HELLO"`, `"MESSAGE"`...), never its contents.
+    Cryptographic { what: &'static str },
+    /// A CURVE vouch or cookie does not match the keys of this connection.
+    KeyExchange,
+    /// A CURVE short nonce did not increase (a replayed or reordered box).
+    InvalidSequence,
 }
 
 impl ProtocolError {
@@ -86,6 +93,9 @@ impl ProtocolError {
             },
             ProtocolError::MalformedMetadata { .. } | ProtocolError::MissingSocketType => ZMTP_INVALID_METADATA,
             ProtocolError::UnexpectedCommand { .. } | ProtocolError::UnexpectedMessage => ZMTP_UNEXPECTED_COMMAND,
+            ProtocolError::Cryptographic { .. } => ZMTP_CRYPTOGRAPHIC,
+            ProtocolError::KeyExchange => ZMTP_KEY_EXCHANGE,
+            ProtocolError::InvalidSequence => ZMTP_INVALID_SEQUENCE,
             _ => ZMTP_UNSPECIFIED,
         }
     }
@@ -117,6 +127,9 @@ impl fmt::Display for ProtocolError {
             }
             ProtocolError::UnexpectedMessage => f.write_str("message frame received before the handshake completed"),
             ProtocolError::MissingSocketType => f.write_str("READY has no Socket-Type property"),
+            ProtocolError::Cryptographic { what } => write!(f, "CURVE {what} box does not open"),
+            ProtocolError::KeyExchange => f.write_str("CURVE vouch or cookie does not match this connection"),
+            ProtocolError::InvalidSequence => f.write_str("CURVE nonce did not increase"),
         }
     }
 }
@@ -143,6 +156,15 @@ pub enum HandshakeError {
     UnknownSocketType { ours: SocketType, theirs: Vec<u8> },
     /// The peer sent ERROR. Fatal: do not retry with the same credentials.
     PeerError { reason: Vec<u8> },
+    /// The handshake needs a ZAP handler (PLAIN server, or
+    /// `ZAP_ENFORCE_DOMAIN`) and none is bound at `inproc://zeromq.zap.01`.
+    /// libzmq reports it as `HANDSHAKE_FAILED_NO_DETAIL` with `EFAULT`.
+    ZapUnavailable,
+    /// The ZAP handler's reply is malformed; `code` is the
+    /// `ZMQ_PROTOCOL_ERROR_ZAP_*` value libzmq reports.
+    BadZapReply { code: u32 },
+    /// The ZAP handler refused the peer with this status (300, 400 or 500).
+    AuthFailed { status: u16 },
 }
 
 impl HandshakeError {
@@ -153,6 +175,7 @@ impl HandshakeError {
         match self {
             HandshakeError::Protocol(p) => p.zmq_protocol_error_code(),
             HandshakeError::MechanismMismatch { .. } => zmq_codes::ZMTP_MECHANISM_MISMATCH,
+            HandshakeError::BadZapReply { code } => *code,
             _ => zmq_codes::ZMTP_UNSPECIFIED,
         }
     }
@@ -166,6 +189,7 @@ impl HandshakeError {
                 [d @ b'3'..=b'5', b'0', b'0'] => Some(u16::from(d - b'0') * 100),
                 _ => None,
             },
+            HandshakeError::AuthFailed { status } => Some(*status),
             _ => None,
         }
     }
@@ -206,6 +230,9 @@ impl fmt::Display for HandshakeError {
             HandshakeError::PeerError { reason } => {
                 write!(f, "peer sent ERROR: {:?}", String::from_utf8_lossy(reason))
             }
+            HandshakeError::ZapUnavailable => f.write_str("no ZAP handler is bound at inproc://zeromq.zap.01"),
+            HandshakeError::BadZapReply { code } => write!(f, "malformed ZAP reply (protocol error {code:#x})"),
+            HandshakeError::AuthFailed { status } => write!(f, "ZAP handler refused the peer with status {status}"),
         }
     }
 }

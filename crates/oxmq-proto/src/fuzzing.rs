@@ -5,7 +5,7 @@ use bytes::BytesMut;
 
 use crate::command::Command;
 use crate::frame::FrameDecoder;
-use crate::handshake::{Handshake, HandshakeConfig, MechanismConfig};
+use crate::handshake::{Handshake, HandshakeConfig};
 use crate::socket_type::SocketType;
 
 /// Frames and commands from arbitrary bytes, fed in growing chunks.
@@ -44,12 +44,7 @@ pub fn handshake(data: &[u8]) {
         return;
     };
     let socket_type = SocketType::ALL[usize::from(ty) % SocketType::ALL.len()];
-    let mut hs = Handshake::new(HandshakeConfig {
-        socket_type,
-        identity: b"fuzz".to_vec(),
-        as_server: false,
-        mechanism: MechanismConfig::Null,
-    });
+    let mut hs = Handshake::new(HandshakeConfig::null(socket_type, b"fuzz"));
     let mut out = Vec::new();
     hs.poll_transmit(&mut out);
     let input = &data[2..];

@@ -1,13 +1,17 @@
 //! The ZMTP 3.x handshake: greeting exchange, then the security mechanism.
 
+use std::fmt;
+
 use bytes::{Buf, Bytes, BytesMut};
+use zeroize::Zeroizing;
 
 use crate::command::Metadata;
 use crate::error::{HandshakeError, ProtocolError};
 use crate::frame::FrameDecoder;
 use crate::greeting::{self, Greeting, GREETING_LEN};
-use crate::mechanism::Mechanism;
+use crate::mechanism::{self, CurveCodec, Mechanism};
 use crate::socket_type::SocketType;
+use crate::zap::{ZapReply, ZapRequest};
 
 /// What the local socket brings to the handshake.
 #[derive(Clone, Debug)]
@@ -19,6 +23,28 @@ pub struct HandshakeConfig {
     /// greeting always says 0.
     pub as_server: bool,
     pub mechanism: MechanismConfig,
+    /// `ZMQ_ZAP_DOMAIN`. NULL asks ZAP only when it is set (libzmq).
+    pub zap_domain: Vec<u8>,
+    /// `ZMQ_ZAP_ENFORCE_DOMAIN`: with no ZAP handler, refuse instead of admitting.
+    pub zap_enforce_domain: bool,
+    /// Fresh entropy for this connection, from a CSPRNG: CURVE draws its
+    /// short-term keys, cookie key and random nonces from it. Never reuse it.
+    pub entropy: [u8; 32],
+}
+
+impl HandshakeConfig {
+    /// A NULL-mechanism config with no ZAP domain.
+    pub fn null(socket_type: SocketType, identity: &[u8]) -> HandshakeConfig {
+        HandshakeConfig {
+            socket_type,
+            identity: identity.to_vec(),
+            as_server: false,
+            mechanism: MechanismConfig::Null,
+            zap_domain: Vec::new(),
+            zap_enforce_domain: false,
+            entropy: [0; 32],
+        }
+    }
 }
 
 /// Which security mechanism to run, with its credentials.
@@ -26,6 +52,38 @@ pub struct HandshakeConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MechanismConfig {
     Null,
+    Plain(PlainConfig),
+    Curve(CurveConfig),
+}
+
+/// PLAIN credentials (a client's; a server has none of its own).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct PlainConfig {
+    pub username: Vec<u8>,
+    pub password: Zeroizing<Vec<u8>>,
+}
+
+impl fmt::Debug for PlainConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PlainConfig")
+            .field("username", &String::from_utf8_lossy(&self.username))
+            .field("password", &"<redacted>")
+            .finish()
+    }
+}
+
+/// CURVE keys: our long-term pair and, for a client, the server's public key.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct CurveConfig {
+    pub public_key: [u8; 32],
+    pub secret_key: Zeroizing<[u8; 32]>,
+    pub server_key: [u8; 32],
+}
+
+impl fmt::Debug for CurveConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CurveConfig").field("secret_key", &"<redacted>").finish_non_exhaustive()
+    }
 }
 
 /// What we learned about the peer.
@@ -40,12 +98,16 @@ pub struct PeerInfo {
     /// All properties the peer sent, in order, including `Socket-Type`
     /// and `Identity`.
     pub metadata: Metadata,
+    /// The user id the ZAP handler gave (status 200), if ZAP was asked.
+    pub user_id: Option<Bytes>,
+    /// Properties from the ZAP handler's reply.
+    pub zap_properties: Metadata,
 }
 
 enum State {
     Greeting,
-    Mechanism(Mechanism),
-    Done,
+    Mechanism(Box<dyn Mechanism>),
+    Done(Option<CurveCodec>),
     Failed(HandshakeError),
 }
 
@@ -63,7 +125,16 @@ enum State {
 ///    the buffer then belong to the traffic phase; hand them to a
 ///    [`FrameDecoder`]. Do not call `handle_input` again (it would return
 ///    `Ok(None)` and consume nothing).
-/// 4. On `Err`, close the connection. Later calls return the same error.
+/// 4. On `Err`, close the connection (after sending what `poll_transmit`
+///    still gives: an ERROR may be there). Later calls return the same error.
+/// 5. ZAP: after each call, [`take_zap_request`](Self::take_zap_request)
+///    may return a request for the handler at `inproc://zeromq.zap.01`.
+///    Answer with [`handle_zap_reply`](Self::handle_zap_reply), or with
+///    [`handle_zap_unavailable`](Self::handle_zap_unavailable) if no handler
+///    is bound; both return like `handle_input`.
+/// 6. After completion, [`take_codec`](Self::take_codec) gives the CURVE
+///    traffic codec (`None` for NULL and PLAIN): every traffic frame must
+///    then go through it in both directions.
 ///
 /// The caller enforces `ZMQ_HANDSHAKE_IVL`; this type has no clock.
 pub struct Handshake {
@@ -74,6 +145,11 @@ pub struct Handshake {
     greeting_read: usize,
     negotiated: Option<(u8, u8)>,
     decoder: FrameDecoder,
+}
+
+/// Wipes the caller's entropy once the mechanism has consumed it.
+fn take_entropy(config: &mut HandshakeConfig) -> [u8; 32] {
+    std::mem::take(&mut config.entropy)
 }
 
 impl Handshake {
@@ -91,10 +167,9 @@ impl Handshake {
     }
 
     fn our_greeting(config: &HandshakeConfig) -> Greeting {
-        let as_server = match config.mechanism {
-            MechanismConfig::Null => false,
-        };
-        Greeting::new(Mechanism::wire_name(&config.mechanism), as_server)
+        // NULL's as-server octet MUST be 0; PLAIN's and CURVE's come from the option.
+        let as_server = !matches!(config.mechanism, MechanismConfig::Null) && config.as_server;
+        Greeting::new(mechanism::wire_name(&config.mechanism), as_server)
             .expect("built-in mechanism names fit the greeting")
     }
 
@@ -121,24 +196,78 @@ impl Handshake {
 
     /// Whether `handle_input` has returned the peer info.
     pub fn is_complete(&self) -> bool {
-        matches!(self.state, State::Done)
+        matches!(self.state, State::Done(_))
     }
 
     /// Feeds bytes from the peer; see the type's call-order contract.
     pub fn handle_input(&mut self, buf: &mut BytesMut) -> Result<Option<PeerInfo>, HandshakeError> {
         match &self.state {
             State::Failed(e) => return Err(e.clone()),
-            State::Done => return Ok(None),
+            State::Done(_) => return Ok(None),
             _ => {}
         }
-        match self.step(buf) {
-            Ok(peer) => {
-                if peer.is_some() {
-                    self.state = State::Done;
-                }
-                Ok(peer)
+        let res = self.step(buf);
+        self.finish(res)
+    }
+
+    /// A ZAP request the mechanism is waiting on, taken once.
+    pub fn take_zap_request(&mut self) -> Option<ZapRequest> {
+        match &mut self.state {
+            State::Mechanism(m) => m.take_zap_request(),
+            _ => None,
+        }
+    }
+
+    /// The ZAP handler's reply to the request taken above.
+    pub fn handle_zap_reply(&mut self, reply: ZapReply) -> Result<Option<PeerInfo>, HandshakeError> {
+        self.after_zap(|m| m.zap_reply(reply))
+    }
+
+    /// No ZAP handler is bound: proceed or refuse as libzmq does.
+    pub fn handle_zap_unavailable(&mut self) -> Result<Option<PeerInfo>, HandshakeError> {
+        self.after_zap(|m| m.zap_unavailable())
+    }
+
+    /// The CURVE traffic codec, once complete (taken once).
+    pub fn take_codec(&mut self) -> Option<CurveCodec> {
+        match &mut self.state {
+            State::Done(codec) => codec.take(),
+            _ => None,
+        }
+    }
+
+    fn after_zap(
+        &mut self,
+        f: impl FnOnce(&mut dyn Mechanism) -> Result<(), HandshakeError>,
+    ) -> Result<Option<PeerInfo>, HandshakeError> {
+        let State::Mechanism(m) = &mut self.state else {
+            return match &self.state {
+                State::Failed(e) => Err(e.clone()),
+                _ => Ok(None),
+            };
+        };
+        let res = f(m.as_mut());
+        m.poll_transmit(&mut self.out);
+        let res = res.map(|()| m.take_peer());
+        self.finish(res)
+    }
+
+    fn finish(&mut self, res: Result<Option<PeerInfo>, HandshakeError>) -> Result<Option<PeerInfo>, HandshakeError> {
+        match res {
+            Ok(Some(peer)) => {
+                let codec = match &mut self.state {
+                    State::Mechanism(m) => m.take_codec(),
+                    _ => None,
+                };
+                self.state = State::Done(codec);
+                Ok(Some(peer))
             }
+            Ok(None) => Ok(None),
             Err(e) => {
+                // An ERROR the mechanism queued must still reach the wire.
+                if let State::Mechanism(m) = &mut self.state {
+                    m.poll_transmit(&mut self.out);
+                }
                 self.state = State::Failed(e.clone());
                 Err(e)
             }
@@ -156,6 +285,12 @@ impl Handshake {
         };
         // One frame at a time: once the mechanism completes, the rest of
         // `buf` is traffic and must stay there.
+        // A mechanism that starts by asking ZAP (NULL with a domain) may
+        // have nothing to wait for from the peer.
+        mech.poll_transmit(&mut self.out);
+        if let Some(peer) = mech.take_peer() {
+            return Ok(Some(peer));
+        }
         while let Some(frame) = self.decoder.decode(buf)? {
             if !frame.command {
                 return Err(ProtocolError::UnexpectedMessage.into());
@@ -195,7 +330,8 @@ impl Handshake {
         }
         let version = theirs.negotiated_version();
         self.negotiated = Some(version);
-        let mut mech = Mechanism::new(&self.config);
+        let entropy = take_entropy(&mut self.config);
+        let mut mech = mechanism::new_mechanism(&self.config, entropy);
         mech.set_version(version);
         mech.poll_transmit(&mut self.out);
         self.state = State::Mechanism(mech);

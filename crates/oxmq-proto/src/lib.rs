@@ -1,6 +1,7 @@
 //! ZMTP 3.x (RFC 23 / RFC 37) as pure state machines, wire-compatible with
 //! libzmq 4.3.5: greeting, framing, commands and metadata, the handshake
-//! with its security mechanism, and heartbeat timers.
+//! with its security mechanism (NULL, PLAIN, CURVE, and the ZAP exchange
+//! they ask of the caller), and heartbeat timers.
 //!
 //! No I/O, no threads, no clocks: callers feed bytes in, take bytes out,
 //! and pass `Instant`s to the timer logic. Each stateful type documents its
@@ -13,8 +14,9 @@ pub mod frame;
 pub mod greeting;
 pub mod handshake;
 pub mod heartbeat;
-mod mechanism;
+pub(crate) mod mechanism;
 pub mod socket_type;
+pub mod zap;
 
 #[doc(hidden)]
 pub mod fuzzing;
@@ -25,6 +27,9 @@ pub use frame::{
     encode_frame, encode_frame_header, frame_header_len, Frame, FrameDecoder, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
 };
 pub use greeting::{Greeting, GREETING_LEN};
-pub use handshake::{Handshake, HandshakeConfig, MechanismConfig, PeerInfo};
+pub use handshake::{CurveConfig, Handshake, HandshakeConfig, MechanismConfig, PeerInfo, PlainConfig};
 pub use heartbeat::{Heartbeat, HeartbeatAction};
+pub use mechanism::curve::{keypair_from_entropy, public_key_of, Unboxed, KEY_LEN as CURVE_KEY_LEN};
+pub use mechanism::CurveCodec;
 pub use socket_type::SocketType;
+pub use zap::{ZapReply, ZapRequest, ZAP_ENDPOINT};

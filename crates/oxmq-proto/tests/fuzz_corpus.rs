@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use bytes::BytesMut;
-use oxmq_proto::{fuzzing, Handshake, HandshakeConfig, MechanismConfig, SocketType};
+use oxmq_proto::{fuzzing, Handshake, HandshakeConfig, SocketType};
 
 fn corpus_dir(target: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target)
@@ -52,12 +52,7 @@ fn valid_handshake_seeds_complete() {
     for name in ["seed-dealer-router", "seed-router-dealer-identity-bytewise", "seed-sub-pub-zmtp30", "seed-push-pull"]
     {
         let data = fs::read(corpus_dir("handshake").join(name)).unwrap();
-        let mut hs = Handshake::new(HandshakeConfig {
-            socket_type: SocketType::from_raw(i32::from(data[0])).unwrap(),
-            identity: Vec::new(),
-            as_server: false,
-            mechanism: MechanismConfig::Null,
-        });
+        let mut hs = Handshake::new(HandshakeConfig::null(SocketType::from_raw(i32::from(data[0])).unwrap(), b""));
         let mut buf = BytesMut::from(&data[2..]);
         assert!(hs.handle_input(&mut buf).unwrap().is_some(), "{name}");
     }

@@ -2,12 +2,11 @@
 
 use bytes::{Bytes, BytesMut};
 use oxmq_proto::{
-    Command, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, MechanismConfig, Metadata, PeerInfo,
-    ProtocolError, SocketType,
+    Command, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, Metadata, PeerInfo, ProtocolError, SocketType,
 };
 
 fn config(socket_type: SocketType, identity: &[u8]) -> HandshakeConfig {
-    HandshakeConfig { socket_type, identity: identity.to_vec(), as_server: false, mechanism: MechanismConfig::Null }
+    HandshakeConfig::null(socket_type, identity)
 }
 
 /// One side of the harness: its state machine, inbound buffer and result.

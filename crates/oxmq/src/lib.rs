@@ -25,6 +25,7 @@ pub mod options;
 mod patterns;
 mod pipe;
 mod poll;
+pub mod security;
 mod signaler;
 mod socket;
 mod transport;

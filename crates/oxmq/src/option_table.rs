@@ -156,8 +156,8 @@ pub static OPTIONS: &[OptionSpec] = &[
     int(opt::IPV6, "IPV6"),
     spec(opt::MECHANISM, "MECHANISM", Kind::Int, GetSize::Exact, false, Types::All),
     int(opt::PLAIN_SERVER, "PLAIN_SERVER"),
-    string(opt::PLAIN_USERNAME, "PLAIN_USERNAME", true),
-    string(opt::PLAIN_PASSWORD, "PLAIN_PASSWORD", true),
+    string(opt::PLAIN_USERNAME, "PLAIN_USERNAME", false),
+    string(opt::PLAIN_PASSWORD, "PLAIN_PASSWORD", false),
     int(opt::CURVE_SERVER, "CURVE_SERVER"),
     // Keys: 32 binary bytes or 40 Z85 characters (+ NUL); sized by the security code.
     spec(opt::CURVE_PUBLICKEY, "CURVE_PUBLICKEY", Kind::Bytes, GetSize::AtLeast, true, Types::All),
@@ -167,7 +167,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     set_only(opt::REQ_CORRELATE, "REQ_CORRELATE", Types::Only(&[REQ])),
     set_only(opt::REQ_RELAXED, "REQ_RELAXED", Types::Only(&[REQ])),
     int(opt::CONFLATE, "CONFLATE"),
-    string(opt::ZAP_DOMAIN, "ZAP_DOMAIN", true),
+    string(opt::ZAP_DOMAIN, "ZAP_DOMAIN", false),
     set_only(opt::ROUTER_HANDOVER, "ROUTER_HANDOVER", ROUTER_TYPES),
     int(opt::TOS, "TOS"),
     set_only(opt::IPC_FILTER_PID, "IPC_FILTER_PID", Types::All),
@@ -212,10 +212,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     read_only(opt::TOPICS_COUNT, "TOPICS_COUNT", TOPIC_TYPES),
 ];
 
-/// Options whose values the security code (PLAIN/CURVE/ZAP) encodes itself;
-/// the C ABI leaves their sizing to it.
+/// CURVE keys, which the C ABI gives as 32 raw bytes or Z85 text depending
+/// on the caller's buffer; it sizes them itself.
 pub fn is_security_option(num: i32) -> bool {
-    matches!(num, 43..=50 | 55 | 93)
+    matches!(num, opt::CURVE_PUBLICKEY | opt::CURVE_SECRETKEY | opt::CURVE_SERVERKEY)
 }
 
 /// The table entry for option `num`, if oxmq has it.

@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use oxmq_proto::{CurveConfig, MechanismConfig, PlainConfig};
+
 /// libzmq option numbers (`zmq.h`), used by the generic get/set API, the C ABI and Python.
 #[allow(missing_docs)]
 pub mod opt {
@@ -90,6 +92,15 @@ pub mod opt {
     pub const ONLY_FIRST_SUBSCRIBE: i32 = 108;
     pub const RECONNECT_STOP: i32 = 109;
     pub const TOPICS_COUNT: i32 = 116;
+    pub const ZAP_ENFORCE_DOMAIN: i32 = 93;
+}
+
+/// `ZMQ_MECHANISM` values.
+#[allow(missing_docs)]
+pub mod mechanism {
+    pub const NULL: i32 = 0;
+    pub const PLAIN: i32 = 1;
+    pub const CURVE: i32 = 2;
 }
 
 /// Whether a socket is about to send or receive (`ZMQ_POLLIN`/`ZMQ_POLLOUT` bits of `EVENTS`).
@@ -136,6 +147,7 @@ pub struct Options {
     pub(crate) multicast_hops: i32,
     pub(crate) tcp_maxrt: i32,
     pub(crate) zap_domain: Vec<u8>,
+    pub(crate) zap_enforce_domain: bool,
     pub(crate) bindtodevice: Vec<u8>,
     pub(crate) socks_proxy: Vec<u8>,
     pub(crate) socks_username: Vec<u8>,
@@ -153,6 +165,29 @@ pub struct Options {
     pub(crate) ipc_filter_pids: Vec<i32>,
     pub(crate) ipc_filter_uids: Vec<i32>,
     pub(crate) ipc_filter_gids: Vec<i32>,
+    pub(crate) security: Security,
+}
+
+/// The security options, as libzmq keeps them: one current mechanism and
+/// an as-server flag, plus every credential ever set (switching mechanism
+/// does not forget the others). Secrets are zeroed when dropped.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Security {
+    pub(crate) mechanism: i32,
+    pub(crate) as_server: bool,
+    pub(crate) plain: PlainConfig,
+    pub(crate) curve: CurveConfig,
+}
+
+impl Security {
+    /// What the handshake of a new connection runs.
+    pub(crate) fn mechanism_config(&self) -> MechanismConfig {
+        match self.mechanism {
+            mechanism::PLAIN => MechanismConfig::Plain(self.plain.clone()),
+            mechanism::CURVE => MechanismConfig::Curve(self.curve.clone()),
+            _ => MechanismConfig::Null,
+        }
+    }
 }
 
 impl Default for Options {
@@ -190,6 +225,7 @@ impl Default for Options {
             multicast_hops: 1,
             tcp_maxrt: 0,
             zap_domain: Vec::new(),
+            zap_enforce_domain: false,
             bindtodevice: Vec::new(),
             socks_proxy: Vec::new(),
             socks_username: Vec::new(),
@@ -203,6 +239,7 @@ impl Default for Options {
             ipc_filter_pids: Vec::new(),
             ipc_filter_uids: Vec::new(),
             ipc_filter_gids: Vec::new(),
+            security: Security::default(),
         }
     }
 }

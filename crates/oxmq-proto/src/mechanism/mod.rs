@@ -2,63 +2,73 @@
 //!
 //! A mechanism starts once both greetings are exchanged. The handshake feeds
 //! it every command frame body the peer sends and drains its output after
-//! each step, until it reports completion. PLAIN and CURVE will be further
-//! variants of [`Mechanism`]; CURVE will additionally have to wrap traffic
-//! frames once the handshake is over.
+//! each step, until it reports completion. A server-side mechanism may stop
+//! half-way to ask the ZAP handler about the peer ([`Mechanism::take_zap_request`]);
+//! the caller answers with [`Mechanism::zap_reply`] or
+//! [`Mechanism::zap_unavailable`]. CURVE additionally hands over a
+//! [`CurveCodec`](curve::CurveCodec) that boxes every traffic frame.
 
+pub mod curve;
 pub(crate) mod null;
+pub(crate) mod plain;
 
 use bytes::Bytes;
 
-use crate::command::Metadata;
+use crate::command::{Command, Metadata};
 use crate::error::{HandshakeError, ProtocolError};
+use crate::frame::encode_frame_header;
 use crate::handshake::{HandshakeConfig, MechanismConfig, PeerInfo};
 use crate::socket_type::SocketType;
+use crate::zap::{ZapReply, ZapRequest};
 
-pub(crate) enum Mechanism {
-    Null(null::NullMechanism),
+pub use curve::CurveCodec;
+
+/// What every mechanism does; see the module docs for the calling order.
+pub(crate) trait Mechanism: Send {
+    /// Tells the mechanism the negotiated ZMTP version.
+    fn set_version(&mut self, version: (u8, u8));
+    /// Appends frames to send.
+    fn poll_transmit(&mut self, out: &mut Vec<u8>);
+    /// Consumes one command frame body from the peer.
+    fn process_command(&mut self, body: &Bytes) -> Result<(), HandshakeError>;
+    /// `Some` once the mechanism is done and all its output was drained.
+    fn take_peer(&mut self) -> Option<PeerInfo>;
+    /// A ZAP request to send, taken once.
+    fn take_zap_request(&mut self) -> Option<ZapRequest> {
+        None
+    }
+    /// The handler's answer to the request taken above.
+    fn zap_reply(&mut self, _reply: ZapReply) -> Result<(), HandshakeError> {
+        Err(ProtocolError::UnexpectedCommand { name: b"ZAP".to_vec() }.into())
+    }
+    /// No handler is bound at `inproc://zeromq.zap.01`.
+    fn zap_unavailable(&mut self) -> Result<(), HandshakeError> {
+        Err(HandshakeError::ZapUnavailable)
+    }
+    /// The traffic codec, once the handshake completed (CURVE only).
+    fn take_codec(&mut self) -> Option<CurveCodec> {
+        None
+    }
 }
 
-impl Mechanism {
-    pub(crate) fn new(config: &HandshakeConfig) -> Mechanism {
-        match config.mechanism {
-            MechanismConfig::Null => Mechanism::Null(null::NullMechanism::new(config)),
-        }
+/// Builds the mechanism our options select. `seed` is fresh entropy for
+/// this connection (CURVE's short-term keys, cookie key and nonces).
+pub(crate) fn new_mechanism(config: &HandshakeConfig, seed: [u8; 32]) -> Box<dyn Mechanism> {
+    match &config.mechanism {
+        MechanismConfig::Null => Box::new(null::NullMechanism::new(config)),
+        MechanismConfig::Plain(_) if config.as_server => Box::new(plain::PlainServer::new(config)),
+        MechanismConfig::Plain(p) => Box::new(plain::PlainClient::new(config, p)),
+        MechanismConfig::Curve(c) if config.as_server => Box::new(curve::CurveServer::new(config, c, seed)),
+        MechanismConfig::Curve(c) => Box::new(curve::CurveClient::new(config, c, seed)),
     }
+}
 
-    /// Greeting field for a mechanism config.
-    pub(crate) fn wire_name(config: &MechanismConfig) -> &'static str {
-        match config {
-            MechanismConfig::Null => "NULL",
-        }
-    }
-
-    /// Tells the mechanism the negotiated ZMTP version.
-    pub(crate) fn set_version(&mut self, version: (u8, u8)) {
-        match self {
-            Mechanism::Null(m) => m.set_version(version),
-        }
-    }
-
-    /// Appends frames to send.
-    pub(crate) fn poll_transmit(&mut self, out: &mut Vec<u8>) {
-        match self {
-            Mechanism::Null(m) => m.poll_transmit(out),
-        }
-    }
-
-    /// Consumes one command frame body from the peer.
-    pub(crate) fn process_command(&mut self, body: &Bytes) -> Result<(), HandshakeError> {
-        match self {
-            Mechanism::Null(m) => m.process_command(body),
-        }
-    }
-
-    /// `Some` once the mechanism is done and all its output was drained.
-    pub(crate) fn take_peer(&mut self) -> Option<PeerInfo> {
-        match self {
-            Mechanism::Null(m) => m.take_peer(),
-        }
+/// Greeting field for a mechanism config.
+pub(crate) fn wire_name(config: &MechanismConfig) -> &'static str {
+    match config {
+        MechanismConfig::Null => "NULL",
+        MechanismConfig::Plain(_) => "PLAIN",
+        MechanismConfig::Curve(_) => "CURVE",
     }
 }
 
@@ -88,5 +98,66 @@ pub(crate) fn validate_peer(
         return Err(HandshakeError::IncompatibleSocketType { ours, theirs });
     }
     let identity = metadata.get_exact("Identity").filter(|id| !id.is_empty()).map(Bytes::copy_from_slice);
-    Ok(PeerInfo { version, socket_type: theirs, identity, metadata })
+    Ok(PeerInfo { version, socket_type: theirs, identity, metadata, user_id: None, zap_properties: Metadata::new() })
+}
+
+/// Appends one command frame (header and body).
+pub(crate) fn write_command(out: &mut Vec<u8>, body: &[u8]) {
+    encode_frame_header(out, false, true, body.len());
+    out.extend_from_slice(body);
+}
+
+/// The body of an ERROR command carrying a ZAP status.
+pub(crate) fn error_body(status: u16) -> Vec<u8> {
+    let mut body = Vec::with_capacity(10);
+    Command::Error { reason: status.to_string().into_bytes() }.encode_body(&mut body);
+    body
+}
+
+/// Name of a command body, for errors (never its data, which may be secret).
+pub(crate) fn command_name(body: &[u8]) -> Vec<u8> {
+    let n = usize::from(body.first().copied().unwrap_or(0));
+    body.get(1..1 + n).unwrap_or_default().to_vec()
+}
+
+/// The outcome of asking ZAP, shared by the server-side mechanisms.
+#[derive(Default)]
+pub(crate) struct ZapOutcome {
+    pub(crate) user_id: Option<Bytes>,
+    pub(crate) properties: Metadata,
+}
+
+impl ZapOutcome {
+    /// Applies a reply: `Ok` for 200; otherwise the ERROR to send (libzmq
+    /// sends none for 300, a temporary failure) and the failure to report.
+    pub(crate) fn from_reply(reply: ZapReply) -> Result<ZapOutcome, (Option<Vec<u8>>, HandshakeError)> {
+        match reply.status {
+            200 => Ok(ZapOutcome { user_id: Some(reply.user_id), properties: reply.metadata }),
+            300 => Err((None, HandshakeError::AuthFailed { status: 300 })),
+            s => Err((Some(error_body(s)), HandshakeError::AuthFailed { status: s })),
+        }
+    }
+
+    pub(crate) fn apply(self, peer: &mut PeerInfo) {
+        peer.user_id = self.user_id;
+        peer.zap_properties = self.properties;
+    }
+}
+
+/// A ZAP request as a server mechanism of this config would send it.
+pub(crate) fn zap_request(config: &HandshakeConfig, mechanism: &'static str, credentials: Vec<Vec<u8>>) -> ZapRequest {
+    ZapRequest { domain: config.zap_domain.clone(), routing_id: config.identity.clone(), mechanism, credentials }
+}
+
+/// Parses an ERROR command from the peer into the failure it means.
+pub(crate) fn peer_error(body: &Bytes) -> HandshakeError {
+    match Command::parse(body) {
+        Ok(Command::Error { reason }) => HandshakeError::PeerError { reason },
+        Ok(_) | Err(_) => ProtocolError::MalformedCommand { name: b"ERROR".to_vec() }.into(),
+    }
+}
+
+/// Whether a command body is named `name`.
+pub(crate) fn is_command(body: &[u8], name: &[u8]) -> bool {
+    body.first().is_some_and(|&n| usize::from(n) == name.len()) && body.get(1..1 + name.len()) == Some(name)
 }

@@ -24,19 +24,22 @@
 //! Writes gather many messages into one buffer and one `sendmsg`; large
 //! bodies are referenced, not copied.
 
+use crate::ctx::CtxInner;
 use crate::io::stream::Stream;
+use crate::io::zap::ZapClient;
 use crate::io::EnginePipe;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
 use crate::options::Options;
+use crate::pipe::Wake;
 use bytes::{Buf, Bytes, BytesMut};
 use oxmq_proto::{
-    encode_frame_header, Command, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, Heartbeat,
-    HeartbeatAction, MechanismConfig, PeerInfo, ProtocolError, SocketType, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
+    encode_frame_header, Command, CurveCodec, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError,
+    Heartbeat, HeartbeatAction, PeerInfo, ProtocolError, SocketType, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
 };
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 /// Smallest free space kept in the receive buffer before a read.
@@ -150,6 +153,8 @@ pub(crate) struct EngineConfig {
     pub(crate) socket_type: SocketType,
     pub(crate) options: Arc<Options>,
     pub(crate) linger_ms: Arc<AtomicI64>,
+    /// Where the ZAP handler is looked up.
+    pub(crate) ctx: Weak<CtxInner>,
 }
 
 pub(crate) struct Engine {
@@ -181,16 +186,25 @@ pub(crate) struct Engine {
     /// Set when the socket went away: `Some(None)` = wait forever.
     linger: Option<Option<Instant>>,
     is_pub: bool,
+    /// CURVE: every traffic frame is boxed and unboxed through it.
+    codec: Option<CurveCodec>,
+    /// A ZAP request waiting for the handler's reply.
+    zap: Option<ZapClient>,
+    /// Wakes this engine (ZAP replies arrive on a pipe like any other).
+    waker: Arc<dyn Wake>,
 }
 
 impl Engine {
-    pub(crate) fn new(stream: Stream, cfg: EngineConfig, now: Instant) -> Engine {
+    pub(crate) fn new(stream: Stream, cfg: EngineConfig, now: Instant, waker: Arc<dyn Wake>) -> Engine {
         let opts = &cfg.options;
         let mut hs = Handshake::new(HandshakeConfig {
             socket_type: cfg.socket_type,
             identity: opts.routing_id.clone(),
-            as_server: false,
-            mechanism: MechanismConfig::Null,
+            as_server: opts.security.as_server,
+            mechanism: opts.security.mechanism_config(),
+            zap_domain: opts.zap_domain.clone(),
+            zap_enforce_domain: opts.zap_enforce_domain,
+            entropy: crate::security::fresh_entropy(),
         });
         hs.set_max_msg_size(opts.maxmsgsize);
         let is_pub = matches!(cfg.socket_type, SocketType::Pub | SocketType::XPub);
@@ -216,6 +230,9 @@ impl Engine {
             heartbeat: None,
             linger: None,
             is_pub,
+            codec: None,
+            zap: None,
+            waker,
         };
         let start = e.tx_buf.len();
         hs.poll_transmit(&mut e.tx_buf);
@@ -297,11 +314,7 @@ impl Engine {
         if let Some(hb) = &mut self.heartbeat {
             match hb.handle_timeout(now) {
                 HeartbeatAction::None => {}
-                HeartbeatAction::SendPing(cmd) => {
-                    let start = self.tx_buf.len();
-                    cmd.encode(&mut self.tx_buf);
-                    self.note_buf(start);
-                }
+                HeartbeatAction::SendPing(cmd) => self.send_command(&cmd),
                 HeartbeatAction::Dead => return Err(Fault::HeartbeatDead),
             }
         }
@@ -333,29 +346,33 @@ impl Engine {
 
     fn handshake_step(&mut self, now: Instant) -> Result<Step, Fault> {
         loop {
-            if !self.rx.is_empty() {
-                let Phase::Handshake(hs) = &mut self.phase else { unreachable!() };
-                let res = hs.handle_input(&mut self.rx);
-                let start = self.tx_buf.len();
-                hs.poll_transmit(&mut self.tx_buf);
-                self.note_buf(start);
-                match res {
-                    Ok(Some(peer)) => {
-                        self.peer_minor = peer.version.1;
-                        self.phase = Phase::Active;
-                        self.hs_deadline = None;
-                        let o = &self.cfg.options;
-                        self.heartbeat = Some(Heartbeat::new(
-                            o.heartbeat_ivl,
-                            o.heartbeat_ttl,
-                            o.heartbeat_timeout.filter(|d| !d.is_zero()),
-                            now,
-                        ));
-                        return Ok(Step::Handshaken(Box::new(peer)));
-                    }
-                    Ok(None) => {}
-                    Err(e) => return Err(Fault::Handshake(e)),
+            let Phase::Handshake(hs) = &mut self.phase else { unreachable!() };
+            let mut res = if self.rx.is_empty() { Ok(None) } else { hs.handle_input(&mut self.rx) };
+            if matches!(res, Ok(None)) {
+                res = Self::zap_step(hs, &mut self.zap, &self.cfg.ctx, &self.stream, &self.waker);
+            }
+            let start = self.tx_buf.len();
+            hs.poll_transmit(&mut self.tx_buf);
+            let codec = if matches!(res, Ok(Some(_))) { hs.take_codec() } else { None };
+            self.note_buf(start);
+            match res {
+                Ok(Some(peer)) => {
+                    self.codec = codec;
+                    self.zap = None;
+                    self.peer_minor = peer.version.1;
+                    self.phase = Phase::Active;
+                    self.hs_deadline = None;
+                    let o = &self.cfg.options;
+                    self.heartbeat = Some(Heartbeat::new(
+                        o.heartbeat_ivl,
+                        o.heartbeat_ttl,
+                        o.heartbeat_timeout.filter(|d| !d.is_zero()),
+                        now,
+                    ));
+                    return Ok(Step::Handshaken(Box::new(peer)));
                 }
+                Ok(None) => {}
+                Err(e) => return Err(Fault::Handshake(e)),
             }
             if !self.readable {
                 return Ok(Step::Idle);
@@ -366,6 +383,35 @@ impl Engine {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
                 Err(e) => return Err(Fault::Io(e)),
+            }
+        }
+    }
+
+    /// Sends a ZAP request the mechanism asked for, or feeds it the reply.
+    fn zap_step(
+        hs: &mut Handshake,
+        zap: &mut Option<ZapClient>,
+        ctx: &Weak<CtxInner>,
+        stream: &Stream,
+        waker: &Arc<dyn Wake>,
+    ) -> Result<Option<PeerInfo>, HandshakeError> {
+        if let Some(req) = hs.take_zap_request() {
+            // libzmq sends the peer's IP address (no port); ipc peers have none.
+            let address = match stream {
+                Stream::Tcp(t) => t.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default(),
+                Stream::Unix(_) => String::new(),
+            };
+            match ZapClient::ask(ctx, &req, address.as_bytes(), waker.clone()) {
+                Some(client) => *zap = Some(client),
+                None => return hs.handle_zap_unavailable(),
+            }
+        }
+        let Some(client) = zap else { return Ok(None) };
+        match client.poll_reply() {
+            None => Ok(None),
+            Some(reply) => {
+                *zap = None;
+                hs.handle_zap_reply(reply?)
             }
         }
     }
@@ -434,7 +480,9 @@ impl Engine {
                         hb.on_traffic(now);
                     }
                     if self.big.as_ref().is_some_and(BigFrame::is_complete) {
-                        self.stalled = self.big.take().map(BigFrame::into_frame);
+                        if let Some(big) = self.big.take() {
+                            self.stalled = Some(Self::unbox(&mut self.codec, big.into_frame())?);
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
@@ -447,10 +495,11 @@ impl Engine {
     /// stopped by the HWM.
     fn decode_frames(&mut self, now: Instant) -> Result<bool, Fault> {
         loop {
+            // `stalled` frames are already unboxed.
             let frame = match self.stalled.take() {
                 Some(f) => f,
                 None => match self.decoder.decode(&mut self.rx)? {
-                    Some(f) => f,
+                    Some(f) => Self::unbox(&mut self.codec, f)?,
                     None => return Ok(true),
                 },
             };
@@ -496,9 +545,7 @@ impl Engine {
     fn on_command(&mut self, body: &Bytes, now: Instant) -> Result<(), Fault> {
         match Command::parse(body)? {
             Command::Ping { ttl_deciseconds, context } => {
-                let start = self.tx_buf.len();
-                Command::pong_for(&context).encode(&mut self.tx_buf);
-                self.note_buf(start);
+                self.send_command(&Command::pong_for(&context));
                 if let Some(hb) = &mut self.heartbeat {
                     hb.on_ping(ttl_deciseconds, now);
                 }
@@ -509,6 +556,31 @@ impl Engine {
             _ => {}
         }
         Ok(())
+    }
+
+    /// Queues a command frame, boxed under CURVE.
+    fn send_command(&mut self, cmd: &Command) {
+        let start = self.tx_buf.len();
+        match &mut self.codec {
+            Some(codec) => {
+                let mut body = Vec::with_capacity(cmd.body_len());
+                cmd.encode_body(&mut body);
+                codec.encode(false, true, &[&body], &mut self.tx_buf);
+            }
+            None => cmd.encode(&mut self.tx_buf),
+        }
+        self.note_buf(start);
+    }
+
+    /// Opens a CURVE box; without CURVE the frame is returned as it is.
+    fn unbox(codec: &mut Option<CurveCodec>, frame: Frame) -> Result<Frame, Fault> {
+        match codec {
+            None => Ok(frame),
+            Some(c) => {
+                let u = c.decode(frame.body)?;
+                Ok(Frame { more: u.more, command: u.command, body: u.body })
+            }
+        }
     }
 
     /// Subscriptions bypass the HWM: losing one would silently change
@@ -539,6 +611,25 @@ impl Engine {
             self.out_mid = msg.more();
             let start = self.tx_buf.len();
             let body = msg.as_slice();
+            if let Some(codec) = &mut self.codec {
+                if msg.is_routing_id() {
+                    continue;
+                }
+                if msg.is_subscribe() || msg.is_cancel() {
+                    let sub = msg.is_subscribe();
+                    if self.peer_minor >= 1 {
+                        let name: &[u8] = if sub { b"\x09SUBSCRIBE" } else { b"\x06CANCEL" };
+                        codec.encode(false, true, &[name, body], &mut self.tx_buf);
+                    } else {
+                        codec.encode(false, false, &[&[u8::from(sub)], body], &mut self.tx_buf);
+                    }
+                } else {
+                    codec.encode(msg.more(), false, &[body], &mut self.tx_buf);
+                }
+                total += self.tx_buf.len() - start;
+                note_seg(&mut self.segs, start, self.tx_buf.len());
+                continue;
+            }
             if msg.is_subscribe() || msg.is_cancel() {
                 let sub = msg.is_subscribe();
                 if self.peer_minor >= 1 {

@@ -16,7 +16,9 @@ mod stream;
 #[cfg(test)]
 mod tests;
 mod thread;
+mod zap;
 
+use crate::ctx::CtxInner;
 use crate::error::Error;
 use crate::monitor::{monitor_event, Monitor};
 use crate::options::Options;
@@ -28,7 +30,7 @@ use crate::transport::{ipc, tcp};
 use oxmq_proto::SocketType;
 use std::io;
 use std::sync::atomic::AtomicI64;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 
 use thread::{Cmd, ListenSock, Shared};
@@ -49,6 +51,9 @@ pub(crate) struct SocketLink {
     pub(crate) endpoint: Arc<str>,
     /// The socket's monitor slot (shared, so a monitor set later applies).
     pub(crate) monitor: Arc<Monitor>,
+    /// The socket's context, where handshakes find the ZAP handler. Weak:
+    /// the context owns this I/O thread.
+    pub(crate) ctx: Weak<CtxInner>,
 }
 
 /// The I/O thread's ends of a pipe pair.

@@ -81,6 +81,7 @@ impl FakeSocket {
             endpoint_id: 7,
             endpoint: "tcp://test".into(),
             monitor: crate::monitor::Monitor::new(),
+            ctx: std::sync::Weak::new(),
         };
         FakeSocket { io, mailbox, link, inbox: Inbox::default() }
     }

@@ -138,7 +138,7 @@ impl From<SocketLink> for Link {
             socket_id: l.socket_id,
             endpoint_id: l.endpoint_id,
             mailbox: Some(l.mailbox),
-            cfg: EngineConfig { socket_type: l.socket_type, options: l.options, linger_ms: l.linger_ms },
+            cfg: EngineConfig { socket_type: l.socket_type, options: l.options, linger_ms: l.linger_ms, ctx: l.ctx },
             endpoint: l.endpoint,
             monitor: l.monitor,
         }
@@ -184,6 +184,12 @@ impl Link {
                 Fault::Handshake(
                     HandshakeError::IncompatibleSocketType { .. } | HandshakeError::UnknownSocketType { .. },
                 ) => {}
+                Fault::Handshake(HandshakeError::AuthFailed { status }) => {
+                    self.emit(ev::HANDSHAKE_FAILED_AUTH, u32::from(*status))
+                }
+                Fault::Handshake(HandshakeError::ZapUnavailable) => {
+                    self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::EFAULT as u32)
+                }
                 Fault::Handshake(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
                 Fault::Protocol(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
                 Fault::Io(e) => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, e.raw_os_error().unwrap_or(0) as u32),
@@ -221,6 +227,12 @@ fn new_pipe_pair(
 /// for ROUTER, its routing id.
 fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo, stream: &Stream) {
     let mut props = peer.metadata.clone();
+    if let Some(user_id) = &peer.user_id {
+        props.insert("User-Id", user_id);
+    }
+    for (name, value) in peer.zap_properties.iter() {
+        props.insert(name, value);
+    }
     if let Stream::Tcp(t) = stream {
         if let Ok(addr) = t.peer_addr() {
             props.insert("Peer-Address", addr.ip().to_string().as_bytes());
@@ -648,8 +660,8 @@ impl Poller {
             self.free.push(idx);
             return;
         }
-        let engine = Engine::new(stream, link.cfg.clone(), now);
         let waker = self.new_waker(idx);
+        let engine = Engine::new(stream, link.cfg.clone(), now, waker.clone());
         self.insert(idx, Obj::Conn(Box::new(Conn { engine, link, waker, attached: false })));
         self.run_obj(idx, now, true, true);
     }
@@ -925,7 +937,7 @@ fn run_session(
                             tcp::tune_stream(t, &s.link.cfg.options);
                         }
                         s.link.emit(ev::CONNECTED, stream.fd() as u32);
-                        let mut engine = Engine::new(stream, s.link.cfg.clone(), now);
+                        let mut engine = Engine::new(stream, s.link.cfg.clone(), now, s.waker.clone());
                         engine.set_ready(true, true);
                         s.state = SState::Active(Box::new(engine));
                         readable = false;

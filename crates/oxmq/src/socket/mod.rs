@@ -202,12 +202,19 @@ impl Socket {
             return Err(Error::Invalid("this option takes a byte string"));
         }
         let bytes = encode_int(option, value)?;
-        self.core()?.set_option(option, &bytes)
+        self.core()?.set_option(option, &bytes, false)
     }
 
     /// Set an option by libzmq number from its raw bytes (as `zmq_setsockopt`).
     pub fn set_option_bytes(&self, option: i32, value: &[u8]) -> Result<()> {
-        self.core()?.set_option(option, value)
+        self.core()?.set_option(option, value, false)
+    }
+
+    /// `zmq_setsockopt(s, option, NULL, 0)`: clears a string option where
+    /// libzmq allows it (PLAIN_USERNAME/PASSWORD back to NULL, ZAP_DOMAIN), even
+    /// where an empty non-NULL value is refused.
+    pub fn clear_option(&self, option: i32) -> Result<()> {
+        self.core()?.set_option(option, &[], true)
     }
 
     /// Read an integer option.
@@ -547,6 +554,7 @@ impl Core {
             options: Arc::new(self.options.clone()),
             linger_ms: self.linger_ms.clone(),
             endpoint_id,
+            ctx: Arc::downgrade(&self.ctx),
         }
     }
 
@@ -661,6 +669,7 @@ impl Core {
     fn inproc_peer(&self, endpoint: EndpointId) -> inproc::InprocPeer {
         inproc::InprocPeer {
             socket_id: self.id,
+            socket_type: self.kind,
             mailbox: self.mailbox.clone(),
             sndhwm: self.options.sndhwm_limit(),
             rcvhwm: self.options.rcvhwm_limit(),
@@ -693,13 +702,14 @@ impl Core {
         Ok(())
     }
 
-    fn set_option(&mut self, option: i32, value: &[u8]) -> Result<()> {
+    fn set_option(&mut self, option: i32, value: &[u8], null_ok: bool) -> Result<()> {
         self.check_term()?;
         // The table decides which options this socket type takes at all.
         let spec = crate::option_table::lookup_for(option, self.kind)
             .filter(|s| s.set)
             .ok_or(Error::Invalid("unknown or read-only option for this socket type"))?;
-        if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok {
+        let null_clears = null_ok && matches!(option, opt::PLAIN_USERNAME | opt::PLAIN_PASSWORD | opt::ZAP_DOMAIN);
+        if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok && !null_clears {
             return Err(Error::Invalid("this option needs a non-empty value"));
         }
         if self.pattern.set_option(option, value, &mut self.pipes)? {

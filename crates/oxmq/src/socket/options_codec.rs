@@ -3,7 +3,9 @@
 
 use crate::error::{Error, Result};
 use crate::option_table::Kind;
-use crate::options::{ms_to_opt, ms_to_opt_zero_off, opt, opt_to_ms, Options};
+use crate::options::{mechanism, ms_to_opt, ms_to_opt_zero_off, opt, opt_to_ms, Options};
+use crate::security::curve_key_from_option;
+use zeroize::Zeroizing;
 
 /// libzmq options whose value is a 64-bit integer.
 pub(crate) fn is_int64_option(o: i32) -> bool {
@@ -85,7 +87,47 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
                 }
                 o.connect_routing_id = Some(value.to_vec());
             }
-            opt::ZAP_DOMAIN => o.zap_domain = value.to_vec(),
+            opt::ZAP_DOMAIN => {
+                if value.len() > 255 {
+                    return Err(Error::Invalid("ZAP_DOMAIN is at most 255 bytes"));
+                }
+                o.zap_domain = value.to_vec()
+            }
+            // libzmq: a username or password switches to a PLAIN client; an
+            // empty one (a NULL value in C) goes back to NULL.
+            opt::PLAIN_USERNAME | opt::PLAIN_PASSWORD => {
+                if value.len() > 255 {
+                    return Err(Error::Invalid("PLAIN credentials are at most 255 bytes"));
+                }
+                let sec = &mut o.security;
+                if value.is_empty() {
+                    sec.mechanism = mechanism::NULL;
+                } else {
+                    sec.as_server = false;
+                    sec.mechanism = mechanism::PLAIN;
+                }
+                if option == opt::PLAIN_USERNAME {
+                    sec.plain.username = value.to_vec();
+                } else {
+                    sec.plain.password = Zeroizing::new(value.to_vec());
+                }
+            }
+            opt::CURVE_PUBLICKEY | opt::CURVE_SECRETKEY | opt::CURVE_SERVERKEY => {
+                let key = Zeroizing::new(
+                    curve_key_from_option(value)
+                        .ok_or(Error::Invalid("CURVE keys are 32 bytes or 40 Z85 characters"))?,
+                );
+                let sec = &mut o.security;
+                match option {
+                    opt::CURVE_PUBLICKEY => sec.curve.public_key = *key,
+                    opt::CURVE_SECRETKEY => sec.curve.secret_key = key,
+                    _ => {
+                        sec.curve.server_key = *key;
+                        sec.as_server = false;
+                    }
+                }
+                sec.mechanism = mechanism::CURVE;
+            }
             opt::BINDTODEVICE => o.bindtodevice = value.to_vec(),
             opt::SOCKS_PROXY => o.socks_proxy = value.to_vec(),
             opt::SOCKS_USERNAME => o.socks_username = value.to_vec(),
@@ -149,6 +191,17 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
         opt::IPC_FILTER_PID => o.ipc_filter_pids.push(v as i32),
         opt::IPC_FILTER_UID => o.ipc_filter_uids.push(v as i32),
         opt::IPC_FILTER_GID => o.ipc_filter_gids.push(v as i32),
+        // libzmq takes any int here and keeps "non-zero".
+        opt::ZAP_ENFORCE_DOMAIN => o.zap_enforce_domain = v != 0,
+        opt::PLAIN_SERVER | opt::CURVE_SERVER => {
+            let on = bool_of(v)?;
+            o.security.as_server = on;
+            o.security.mechanism = match (on, option) {
+                (false, _) => mechanism::NULL,
+                (true, opt::PLAIN_SERVER) => mechanism::PLAIN,
+                (true, _) => mechanism::CURVE,
+            };
+        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -197,9 +250,18 @@ pub(crate) fn get_generic(o: &Options, option: i32) -> Option<OptionValue> {
         opt::SOCKS_PROXY => Bytes(o.socks_proxy.clone()),
         opt::SOCKS_USERNAME => Bytes(o.socks_username.clone()),
         opt::SOCKS_PASSWORD => Bytes(o.socks_password.clone()),
-        opt::MECHANISM => Int(0),
+        opt::MECHANISM => Int(i64::from(o.security.mechanism)),
         opt::THREAD_SAFE => Int(0),
-        opt::PLAIN_SERVER | opt::CURVE_SERVER => Int(0),
+        opt::PLAIN_SERVER => Int(i64::from(o.security.as_server && o.security.mechanism == mechanism::PLAIN)),
+        opt::CURVE_SERVER => Int(i64::from(o.security.as_server && o.security.mechanism == mechanism::CURVE)),
+        opt::GSSAPI_SERVER => Int(0),
+        opt::ZAP_ENFORCE_DOMAIN => Int(i64::from(o.zap_enforce_domain)),
+        opt::PLAIN_USERNAME => Bytes(o.security.plain.username.clone()),
+        opt::PLAIN_PASSWORD => Bytes(o.security.plain.password.to_vec()),
+        // Raw 32 octets; the C ABI and Python give Z85 when asked (41-byte buffer).
+        opt::CURVE_PUBLICKEY => Bytes(o.security.curve.public_key.to_vec()),
+        opt::CURVE_SECRETKEY => Bytes(o.security.curve.secret_key.to_vec()),
+        opt::CURVE_SERVERKEY => Bytes(o.security.curve.server_key.to_vec()),
         opt::ROUTING_ID => Bytes(o.routing_id.clone()),
         opt::ZAP_DOMAIN => Bytes(o.zap_domain.clone()),
         opt::BINDTODEVICE => Bytes(o.bindtodevice.clone()),

@@ -7,9 +7,10 @@
 use crate::ctx::CtxInner;
 use crate::error::{Error, Result};
 use crate::msg::{Msg, FLAG_ROUTING_ID};
-use crate::pipe::{pipe, WakeSlot};
+use crate::pipe::{pipe, PipeReader, PipeWriter, Wake, WakeSlot};
 use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
+use oxmq_proto::SocketType;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub(crate) struct InprocPeer {
     pub(crate) socket_id: u64,
+    pub(crate) socket_type: SocketType,
     pub(crate) mailbox: Arc<Mailbox>,
     pub(crate) sndhwm: usize,
     pub(crate) rcvhwm: usize,
@@ -123,4 +125,23 @@ pub(crate) fn unbind(ctx: &CtxInner, name: &str, socket_id: u64) {
     if st.inproc.bound.get(name).map(|b| b.socket_id) == Some(socket_id) {
         st.inproc.bound.remove(name);
     }
+}
+
+/// Pipes from an engine to the ZAP handler bound at `name`, if the socket
+/// bound there can answer (REP or ROUTER, as libzmq requires). The engine
+/// reads replies woken by `wake`; no HWM applies, as in libzmq.
+pub(crate) fn connect_zap(ctx: &CtxInner, name: &str, wake: Arc<dyn Wake>) -> Option<(PipeWriter, PipeReader)> {
+    let st = ctx.lock();
+    let handler = st.inproc.bound.get(name)?;
+    if !matches!(handler.socket_type, SocketType::Rep | SocketType::Router) {
+        return None;
+    }
+    let key = new_pipe_key();
+    let (mut to_handler, handler_in) = pipe(0, WakeSlot::new(), WakeSlot::new());
+    let (handler_out, from_handler) = pipe(0, WakeSlot::with(wake), WakeSlot::new());
+    // The handler learns our (empty) routing id first, as from any inproc peer.
+    to_handler.write(routing_id_frame(b""));
+    to_handler.flush();
+    handler.mailbox.send(SocketCommand::Attach(SocketPipe::new(handler_out, handler_in, handler.endpoint, key)));
+    Some((to_handler, from_handler))
 }

@@ -1,0 +1,191 @@
+//! The CURVE client: HELLO, then INITIATE with the vouch once WELCOME
+//! arrives, then READY completes the handshake.
+
+use bytes::Bytes;
+use crypto_box::{SalsaBox, SecretKey};
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+use super::{key32, long_nonce, open, salsa_box, seal_into, short_nonce, CurveCodec, KEY_LEN};
+use crate::command::Metadata;
+use crate::error::{HandshakeError, ProtocolError};
+use crate::handshake::{CurveConfig, HandshakeConfig, PeerInfo};
+use crate::mechanism::{is_command, Mechanism};
+use crate::socket_type::SocketType;
+
+pub(super) const HELLO_LEN: usize = 200;
+pub(super) const WELCOME_LEN: usize = 168;
+/// `\x05READY`, short nonce, tag.
+pub(super) const READY_MIN: usize = 6 + 8 + 16;
+
+enum State {
+    ExpectWelcome,
+    /// INITIATE is out; `precom` is Box(S', c').
+    ExpectReady(SalsaBox),
+    Done(Box<CurveCodec>),
+    Taken,
+    Failed,
+}
+
+pub(crate) struct CurveClient {
+    socket_type: SocketType,
+    version: (u8, u8),
+    properties: Metadata,
+    public: [u8; KEY_LEN],
+    secret: SecretKey,
+    server: [u8; KEY_LEN],
+    cn_secret: SecretKey,
+    cn_public: [u8; KEY_LEN],
+    vouch_nonce: [u8; 16],
+    nonce: u64,
+    out: Vec<Vec<u8>>,
+    state: State,
+    peer: Option<PeerInfo>,
+}
+
+impl CurveClient {
+    pub(crate) fn new(config: &HandshakeConfig, curve: &CurveConfig, seed: [u8; 32]) -> Self {
+        let mut rng = ChaCha20Rng::from_seed(seed);
+        let cn_secret = super::random_secret(&mut rng);
+        let mut vouch_nonce = [0; 16];
+        rng.fill_bytes(&mut vouch_nonce);
+        let mut me = CurveClient {
+            socket_type: config.socket_type,
+            version: (3, 1),
+            properties: super::super::basic_properties(config),
+            public: curve.public_key,
+            secret: SecretKey::from_bytes(*curve.secret_key),
+            server: curve.server_key,
+            cn_public: cn_secret.public_key().to_bytes(),
+            cn_secret,
+            vouch_nonce,
+            nonce: 1,
+            out: Vec::new(),
+            state: State::ExpectWelcome,
+            peer: None,
+        };
+        let hello = me.hello();
+        me.out.push(hello);
+        me
+    }
+
+    /// `\x05HELLO`, version 1.0, 72 octets of padding (so the server's
+    /// WELCOME is never larger than what provoked it), C', short nonce,
+    /// Box[64 zeros](C'->S).
+    fn hello(&mut self) -> Vec<u8> {
+        let mut body = Vec::with_capacity(HELLO_LEN);
+        body.extend_from_slice(b"\x05HELLO\x01\x00");
+        body.extend_from_slice(&[0; 72]);
+        body.extend_from_slice(&self.cn_public);
+        body.extend_from_slice(&self.nonce.to_be_bytes());
+        let bx = salsa_box(&self.server, &self.cn_secret);
+        seal_into(&bx, &short_nonce(b"CurveZMQHELLO---", self.nonce), &[0; 64], &mut body);
+        self.nonce += 1;
+        body
+    }
+
+    /// Opens WELCOME and answers with INITIATE.
+    fn on_welcome(&mut self, body: &[u8]) -> Result<SalsaBox, HandshakeError> {
+        if body.len() != WELCOME_LEN {
+            return Err(ProtocolError::MalformedCommand { name: b"WELCOME".to_vec() }.into());
+        }
+        let bx = salsa_box(&self.server, &self.cn_secret);
+        let plain = open(&bx, &long_nonce(b"WELCOME-", &body[8..24]), &body[24..])
+            .ok_or(ProtocolError::Cryptographic { what: "WELCOME" })?;
+        let server_short = key32(&plain[..32]);
+        let cookie = &plain[32..128];
+
+        // Vouch: Box[C' + S](C->S'), proving the long-term key holder made C'.
+        let mut vouch_plain = [0u8; 64];
+        vouch_plain[..32].copy_from_slice(&self.cn_public);
+        vouch_plain[32..].copy_from_slice(&self.server);
+        let mut vouch = Vec::with_capacity(96);
+        vouch.extend_from_slice(&self.vouch_nonce);
+        seal_into(
+            &salsa_box(&server_short, &self.secret),
+            &long_nonce(b"VOUCH---", &self.vouch_nonce),
+            &vouch_plain,
+            &mut vouch,
+        );
+
+        let mut plain = Vec::with_capacity(128 + self.properties.encoded_len());
+        plain.extend_from_slice(&self.public);
+        plain.extend_from_slice(&vouch);
+        self.properties.encode(&mut plain);
+
+        let precom = salsa_box(&server_short, &self.cn_secret);
+        let mut initiate = Vec::with_capacity(113 + 16 + plain.len());
+        initiate.extend_from_slice(b"\x08INITIATE");
+        initiate.extend_from_slice(cookie);
+        initiate.extend_from_slice(&self.nonce.to_be_bytes());
+        seal_into(&precom, &short_nonce(b"CurveZMQINITIATE", self.nonce), &plain, &mut initiate);
+        self.nonce += 1;
+        self.out.push(initiate);
+        Ok(precom)
+    }
+
+    /// Opens READY: the server's metadata.
+    fn on_ready(&mut self, precom: SalsaBox, body: &[u8]) -> Result<(), HandshakeError> {
+        if body.len() < READY_MIN {
+            return Err(ProtocolError::MalformedCommand { name: b"READY".to_vec() }.into());
+        }
+        let n = u64::from_be_bytes(body[6..14].try_into().expect("8 octets"));
+        let plain = open(&precom, &short_nonce(b"CurveZMQREADY---", n), &body[14..])
+            .ok_or(ProtocolError::Cryptographic { what: "READY" })?;
+        let metadata = Metadata::decode(&plain)?;
+        self.peer = Some(crate::mechanism::validate_peer(self.socket_type, self.version, metadata)?);
+        self.state = State::Done(Box::new(CurveCodec {
+            bx: precom,
+            send_prefix: b"CurveZMQMESSAGEC",
+            recv_prefix: b"CurveZMQMESSAGES",
+            send_nonce: self.nonce,
+            last_recv_nonce: n,
+        }));
+        Ok(())
+    }
+}
+
+impl Mechanism for CurveClient {
+    fn set_version(&mut self, version: (u8, u8)) {
+        self.version = version;
+    }
+
+    fn poll_transmit(&mut self, out: &mut Vec<u8>) {
+        for body in self.out.drain(..) {
+            crate::mechanism::write_command(out, &body);
+        }
+    }
+
+    fn process_command(&mut self, body: &Bytes) -> Result<(), HandshakeError> {
+        let state = std::mem::replace(&mut self.state, State::Failed);
+        if is_command(body, b"ERROR") && matches!(state, State::ExpectWelcome | State::ExpectReady(_)) {
+            return Err(crate::mechanism::peer_error(body));
+        }
+        match state {
+            State::ExpectWelcome if is_command(body, b"WELCOME") => {
+                let precom = self.on_welcome(body)?;
+                self.state = State::ExpectReady(precom);
+                Ok(())
+            }
+            State::ExpectReady(precom) if is_command(body, b"READY") => self.on_ready(precom, body),
+            _ => Err(ProtocolError::UnexpectedCommand { name: crate::mechanism::command_name(body) }.into()),
+        }
+    }
+
+    fn take_peer(&mut self) -> Option<PeerInfo> {
+        if !self.out.is_empty() {
+            return None;
+        }
+        self.peer.take()
+    }
+
+    fn take_codec(&mut self) -> Option<CurveCodec> {
+        match std::mem::replace(&mut self.state, State::Taken) {
+            State::Done(codec) => Some(*codec),
+            other => {
+                self.state = other;
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! CURVE (RFC 25 over RFC 26 CurveZMQ), with libzmq's choices:
+//!
+//! * short nonces are big-endian counters starting at 1, shared by the
+//!   handshake commands and the MESSAGE boxes that follow (the client sends
+//!   HELLO with 1 and INITIATE with 2, the server READY with 1);
+//! * a received short nonce must be strictly greater than the last one
+//!   (`ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE` otherwise);
+//! * every traffic frame, commands included, travels as one `MESSAGE` box in
+//!   a plain (flag-less) ZMTP frame; the box's first plaintext octet carries
+//!   MORE (`0x01`) and COMMAND (`0x02`), so PING/PONG and SUBSCRIBE/CANCEL
+//!   are encrypted too;
+//! * the server keeps no short-term secret between WELCOME and INITIATE:
+//!   C' and s' come back inside the cookie, sealed with a key only it has.
+//!
+//! The boxes are NaCl's `crypto_box` (X25519, XSalsa20, Poly1305) from
+//! RustCrypto's `crypto_box`, and the cookie a `crypto_secretbox`. Nothing
+//! cryptographic is written here; this module only lays out bytes.
+
+mod client;
+mod server;
+
+use bytes::{Bytes, BytesMut};
+use crypto_box::aead::generic_array::GenericArray;
+use crypto_box::aead::AeadInPlace;
+use crypto_box::{PublicKey, SalsaBox, SecretKey};
+use zeroize::Zeroizing;
+
+use crate::error::ProtocolError;
+use crate::frame::encode_frame_header;
+
+pub(crate) use client::CurveClient;
+pub(crate) use server::CurveServer;
+
+/// Key length in octets (public and secret).
+pub const KEY_LEN: usize = 32;
+const TAG_LEN: usize = 16;
+const MESSAGE_PREFIX: &[u8] = b"\x07MESSAGE";
+/// `\x07MESSAGE`, short nonce, tag, flags.
+const MESSAGE_OVERHEAD: usize = 8 + 8 + TAG_LEN + 1;
+
+const FLAG_MORE: u8 = 0x01;
+const FLAG_COMMAND: u8 = 0x02;
+
+/// A 24-octet nonce from a 16-octet prefix and a short nonce.
+fn short_nonce(prefix: &[u8; 16], n: u64) -> [u8; 24] {
+    let mut nonce = [0; 24];
+    nonce[..16].copy_from_slice(prefix);
+    nonce[16..].copy_from_slice(&n.to_be_bytes());
+    nonce
+}
+
+/// A 24-octet nonce from an 8-octet prefix and 16 octets (random or received).
+fn long_nonce(prefix: &[u8; 8], tail: &[u8]) -> [u8; 24] {
+    let mut nonce = [0; 24];
+    nonce[..8].copy_from_slice(prefix);
+    nonce[8..].copy_from_slice(&tail[..16]);
+    nonce
+}
+
+/// Appends `Box[plaintext]` (tag, then ciphertext) to `out`.
+fn seal_into(bx: &SalsaBox, nonce: &[u8; 24], plaintext: &[u8], out: &mut Vec<u8>) {
+    let tag_at = out.len();
+    out.extend_from_slice(&[0; TAG_LEN]);
+    out.extend_from_slice(plaintext);
+    let tag = bx
+        .encrypt_in_place_detached(GenericArray::from_slice(nonce), b"", &mut out[tag_at + TAG_LEN..])
+        .expect("crypto_box encrypts any length without associated data");
+    out[tag_at..tag_at + TAG_LEN].copy_from_slice(&tag);
+}
+
+/// Opens `Box[...]` (tag, then ciphertext); `None` if it does not open.
+fn open(bx: &SalsaBox, nonce: &[u8; 24], boxed: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
+    let (tag, ct) = boxed.split_at_checked(TAG_LEN)?;
+    let mut plain = Zeroizing::new(ct.to_vec());
+    bx.decrypt_in_place_detached(GenericArray::from_slice(nonce), b"", &mut plain, GenericArray::from_slice(tag))
+        .ok()?;
+    Some(plain)
+}
+
+/// A short-term secret key from the connection's CSPRNG.
+fn random_secret(rng: &mut impl rand_chacha::rand_core::RngCore) -> SecretKey {
+    let mut bytes = Zeroizing::new([0u8; KEY_LEN]);
+    rng.fill_bytes(&mut *bytes);
+    SecretKey::from_bytes(*bytes)
+}
+
+fn salsa_box(public: &[u8; KEY_LEN], secret: &SecretKey) -> SalsaBox {
+    SalsaBox::new(&PublicKey::from(*public), secret)
+}
+
+fn key32(bytes: &[u8]) -> [u8; KEY_LEN] {
+    let mut k = [0; KEY_LEN];
+    k.copy_from_slice(&bytes[..KEY_LEN]);
+    k
+}
+
+/// The public key of a CURVE secret key (libzmq `zmq_curve_public`).
+pub fn public_key_of(secret: &[u8; KEY_LEN]) -> [u8; KEY_LEN] {
+    SecretKey::from_bytes(*secret).public_key().to_bytes()
+}
+
+/// A new CURVE key pair `(public, secret)` from 32 octets of entropy
+/// (libzmq `zmq_curve_keypair`, given the caller's randomness).
+pub fn keypair_from_entropy(entropy: [u8; KEY_LEN]) -> ([u8; KEY_LEN], Zeroizing<[u8; KEY_LEN]>) {
+    let secret = SecretKey::from_bytes(entropy);
+    (secret.public_key().to_bytes(), Zeroizing::new(secret.to_bytes()))
+}
+
+/// Boxes and unboxes traffic frames once a CURVE handshake is done.
+///
+/// Each ZMTP frame the socket sends becomes one flag-less frame whose body is
+/// `\x07MESSAGE`, the short nonce and `Box[flags + body]`. Encryption happens
+/// in place in the caller's output buffer: the plaintext is written there
+/// once and sealed where it lies. Decryption works in place too when the
+/// received frame owns its buffer (large frames do), else on one copy.
+pub struct CurveCodec {
+    bx: SalsaBox,
+    send_prefix: &'static [u8; 16],
+    recv_prefix: &'static [u8; 16],
+    send_nonce: u64,
+    last_recv_nonce: u64,
+}
+
+/// One frame unboxed by [`CurveCodec::decode`].
+#[derive(Debug)]
+pub struct Unboxed {
+    pub more: bool,
+    pub command: bool,
+    pub body: Bytes,
+}
+
+impl CurveCodec {
+    /// The ZMTP frame length for a body of `len` octets.
+    pub fn boxed_len(len: usize) -> usize {
+        MESSAGE_OVERHEAD + len
+    }
+
+    /// Appends one frame boxing the concatenation of `parts`.
+    pub fn encode(&mut self, more: bool, command: bool, parts: &[&[u8]], out: &mut Vec<u8>) {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        encode_frame_header(out, false, false, Self::boxed_len(len));
+        out.extend_from_slice(MESSAGE_PREFIX);
+        out.extend_from_slice(&self.send_nonce.to_be_bytes());
+        let nonce = short_nonce(self.send_prefix, self.send_nonce);
+        self.send_nonce += 1;
+        let tag_at = out.len();
+        out.extend_from_slice(&[0; TAG_LEN]);
+        let plain_at = out.len();
+        out.push((u8::from(more) * FLAG_MORE) | (u8::from(command) * FLAG_COMMAND));
+        for p in parts {
+            out.extend_from_slice(p);
+        }
+        let tag = self
+            .bx
+            .encrypt_in_place_detached(GenericArray::from_slice(&nonce), b"", &mut out[plain_at..])
+            .expect("crypto_box encrypts any length without associated data");
+        out[tag_at..plain_at].copy_from_slice(&tag);
+    }
+
+    /// Unboxes one received frame body.
+    pub fn decode(&mut self, body: Bytes) -> Result<Unboxed, ProtocolError> {
+        if !body.starts_with(MESSAGE_PREFIX) {
+            return Err(ProtocolError::UnexpectedCommand { name: super::command_name(&body) });
+        }
+        if body.len() < MESSAGE_OVERHEAD {
+            return Err(ProtocolError::MalformedCommand { name: b"MESSAGE".to_vec() });
+        }
+        let n = u64::from_be_bytes(body[8..16].try_into().expect("8 octets"));
+        if n <= self.last_recv_nonce {
+            return Err(ProtocolError::InvalidSequence);
+        }
+        let nonce = short_nonce(self.recv_prefix, n);
+        let tag = *GenericArray::from_slice(&body[16..32]);
+        let mut buf = body.try_into_mut().unwrap_or_else(|shared| BytesMut::from(&shared[..]));
+        self.bx
+            .decrypt_in_place_detached(GenericArray::from_slice(&nonce), b"", &mut buf[32..], &tag)
+            .map_err(|_| ProtocolError::Cryptographic { what: "MESSAGE" })?;
+        self.last_recv_nonce = n;
+        let flags = buf[32];
+        Ok(Unboxed { more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0, body: buf.freeze().slice(33..) })
+    }
+}
