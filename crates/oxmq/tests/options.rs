@@ -451,6 +451,8 @@ fn unimplemented_features_refuse_instead_of_ignoring() {
     assert_eq!(s.get_option_bytes(opt::SOCKS_PROXY).unwrap(), b"127.0.0.1:1080");
     assert_errno(s.connect("tcp://127.0.0.1:5555"), errno::ENOTSUP);
     s.connect("inproc://not-through-a-proxy").unwrap();
+    // (Shadowed sockets would live to the end of the function: ctx.term waits for them.)
+    drop(s);
 
     let s = ctx.socket(SocketType::Pull).unwrap();
     s.set_option_int(opt::LINGER, 0).unwrap();
@@ -458,6 +460,7 @@ fn unimplemented_features_refuse_instead_of_ignoring() {
     assert_errno(s.bind("tcp://127.0.0.1:*"), errno::ENOTSUP);
     s.set_option_int(opt::USE_FD, -1).unwrap();
     s.bind("tcp://127.0.0.1:*").unwrap();
+    drop(s);
 
     let s = ctx.socket(SocketType::Pull).unwrap();
     s.set_option_int(opt::LINGER, 0).unwrap();
