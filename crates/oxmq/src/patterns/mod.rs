@@ -27,6 +27,7 @@ mod pair;
 mod pipeline;
 mod pubsub;
 mod reqrep;
+mod stream;
 mod trie;
 
 #[cfg(test)]
@@ -119,5 +120,6 @@ pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Patter
         SocketType::Rep => Box::new(reqrep::Rep::new()),
         SocketType::Dealer => Box::new(dealer_router::Dealer::new()),
         SocketType::Router => Box::new(dealer_router::Router::new()),
+        SocketType::Stream => Box::new(stream::Stream::new()),
     }
 }

@@ -622,7 +622,9 @@ impl Core {
             }
             _ => {
                 let link = self.link(id, endpoint);
-                let engine_pipe = if self.options.immediate {
+                // STREAM has a pipe per live connection only (its peers
+                // come and go with their TCP connections).
+                let engine_pipe = if self.options.immediate || self.kind == SocketType::Stream {
                     None
                 } else {
                     // Queue messages before the connection exists, as libzmq does.
