@@ -29,9 +29,7 @@ KNOWN_PROBES = [
      "turning them on fails with ENOTSUP instead of being ignored"),
 ]
 # socket type -> reason, for whole socket types oxmq does not have yet.
-KNOWN_TYPES = {
-    11: "STREAM socket not implemented yet",
-}
+KNOWN_TYPES = {}
 
 
 def load_names():
