@@ -123,3 +123,24 @@ fn connecting_side_with_notify() {
     send_parts(&s, &[&notice[0], b"hello"]);
     assert_eq!(read_exact_within(&mut peer, 5), b"hello");
 }
+
+/// Closing with an empty frame still writes what was queued before it, even
+/// with LINGER 0 (the socket stays open; only that connection ends).
+#[test]
+fn close_writes_queued_data_first() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = sock(&ctx, SocketType::Stream);
+    s.bind("tcp://127.0.0.1:*").unwrap();
+    let port = tcp_port(&s.last_endpoint().unwrap());
+    let mut client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let id = recv_parts(&s)[0].clone();
+    let big = vec![7u8; 1 << 20];
+    send_parts(&s, &[&id, &big]);
+    send_parts(&s, &[&id, b""]);
+    let mut got = Vec::new();
+    client.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    client.read_to_end(&mut got).unwrap();
+    assert_eq!(got.len(), big.len());
+    assert!(got == big);
+}

@@ -196,6 +196,8 @@ pub(crate) struct Engine {
     waker: Arc<dyn Wake>,
     /// STREAM: bytes in and out as they are, no ZMTP.
     raw: bool,
+    /// STREAM: the socket sent an empty frame; close once the output is written.
+    raw_close: bool,
 }
 
 impl Engine {
@@ -239,6 +241,7 @@ impl Engine {
             zap: None,
             waker,
             raw,
+            raw_close: false,
         };
         if raw {
             e.hs_deadline = None;
@@ -343,6 +346,9 @@ impl Engine {
         self.check_linger(now)?;
         let read_again = self.read_active(now)?;
         let write_again = self.write_out()?;
+        if self.raw_close && self.segs.is_empty() {
+            return Err(Fault::Linger);
+        }
         if let Some(p) = &self.pipe {
             if p.out.is_terminated() && self.segs.is_empty() {
                 // The socket is gone and everything it sent is on the wire.
@@ -658,6 +664,9 @@ impl Engine {
 
     /// Moves messages from the out pipe into the (empty) write buffer.
     fn pull(&mut self) {
+        if self.raw_close {
+            return;
+        }
         let Some(pipe) = &mut self.pipe else { return };
         let mut total = 0;
         while total < OUT_BATCH && self.segs.len() < MAX_IOV - 2 {
@@ -672,11 +681,17 @@ impl Engine {
             let body = msg.as_slice();
             if self.raw {
                 // STREAM: the bytes alone (the socket already took the id frame).
-                if !msg.is_routing_id() && !body.is_empty() {
-                    self.tx_buf.extend_from_slice(body);
-                    total += body.len();
-                    note_seg(&mut self.segs, start, self.tx_buf.len());
+                if msg.is_routing_id() {
+                    continue;
                 }
+                if body.is_empty() {
+                    // The socket asked to close this connection.
+                    self.raw_close = true;
+                    break;
+                }
+                self.tx_buf.extend_from_slice(body);
+                total += body.len();
+                note_seg(&mut self.segs, start, self.tx_buf.len());
                 continue;
             }
             if let Some(codec) = &mut self.codec {

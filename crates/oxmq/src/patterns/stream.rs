@@ -5,8 +5,8 @@
 //! STREAM_NOTIFY (default on) a connection's arrival and its departure are
 //! each announced as `[routing id][empty]`. Sending is `[routing id][bytes]`;
 //! MORE on the data frame is ignored, and an empty data frame closes that
-//! connection (after what was queued before it is written, then no
-//! disconnect notice follows, as in libzmq).
+//! connection once what was queued before it is written (libzmq may drop
+//! that queued data; oxmq writes it), with no disconnect notice after.
 
 use super::fq::Fq;
 use super::{bool_value, Pattern};
@@ -78,8 +78,14 @@ impl Stream {
 
     /// Pull the next message from a peer into `ready`.
     fn fetch(&mut self, pipes: &mut Pipes) -> Result<(), Error> {
-        let (m, id) = self.fq.recv(pipes)?;
-        let rid = self.peer(id).map(|p| p.0.clone()).unwrap_or_default();
+        let (m, id, rid) = loop {
+            let (m, id) = self.fq.recv(pipes)?;
+            match self.peer(id) {
+                Some((_, true)) => continue, // closed by us: dropped
+                p => break (m, id, p.map(|p| p.0.clone()).unwrap_or_default()),
+            }
+        };
+        let _ = id;
         self.ready.push_back(Msg::from_bytes(rid).with_more(true));
         self.ready.push_back(m.with_more(false));
         Ok(())
@@ -143,15 +149,18 @@ impl Pattern for Stream {
             return Ok(());
         };
         if msg.is_empty() {
-            // Close this connection: what was queued is still written, then
-            // the engine sees the socket side gone and closes the stream.
+            // Close this connection: the empty message goes down the pipe
+            // behind what was queued; the engine writes all that, then closes
+            // (whatever LINGER says: the socket itself stays open). The id is
+            // unreachable at once, and what the peer still sends is dropped.
             if let Some(p) = self.peers.get_mut(id.0 as usize).and_then(|p| p.as_mut()) {
                 p.1 = true;
-                // Unreachable at once, not only when the socket reaps the pipe.
                 let rid = p.0.clone();
                 self.by_id.remove(&rid);
             }
-            pipes.mark_dead(id);
+            let p = pipes.get_mut(id);
+            p.out.write(Msg::new());
+            p.out.flush();
             return Ok(());
         }
         let p = pipes.get_mut(id);
