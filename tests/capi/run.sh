@@ -128,5 +128,21 @@ for transport in tcp ipc; do
     done
 done
 
+echo "== CURVE interop: oxmq <-> Debian libzmq (ZAP handler and User-Id on the server)"
+for transport in tcp ipc; do
+    for servers in "oxmq:libzmq" "libzmq:oxmq"; do
+        s_lib=${servers%%:*}
+        c_lib=${servers##*:}
+        s_bin="$BIN/curve_peer"
+        c_bin="$BIN/curve_peer"
+        [ "$s_lib" = libzmq ] && s_bin="$BIN/curve_peer.libzmq"
+        [ "$c_lib" = libzmq ] && c_bin="$BIN/curve_peer.libzmq"
+        if [ "$transport" = tcp ]; then ep=$(tcp); else ep=$(ipc "curve-$s_lib"); fi
+        # A client with a wrong server key gets nothing; then a good one is served.
+        pair "curve $transport: $s_lib server <- $c_lib wrong key, then $c_lib client" \
+            "$s_bin" server "$ep" -- sh -c '"$1" wrongkey "$2" && "$1" client "$2"' _ "$c_bin" "$ep"
+    done
+done
+
 echo "== capi: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

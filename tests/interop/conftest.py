@@ -181,10 +181,15 @@ class OxPeer:
             s.setopt("sndtimeo", IO_TIMEOUT_MS)
         return s
 
+    def zap(self, policy, *fields):
+        """Start a ZAP handler in the peer's context (see peerproto.py)."""
+        self.request("zap " + ":".join([policy] + [bytes(f).hex() for f in fields]))
+
     def close_all(self):
         for sid in sorted(self.open_ids):
             self.request(f"close {sid}")
         self.open_ids.clear()
+        self.request("zap off")
 
     def quit(self):
         if self.broken or self.proc.poll() is not None:
@@ -247,6 +252,17 @@ class OxSock:
     def recv(self, dontwait=False, timeout=None):
         flags = " dontwait" if dontwait else ""
         return decode_frames(self.peer.request(f"recv {self.sid}{flags}", timeout=timeout))
+
+    def prop(self, name):
+        return bytes.fromhex(self.peer.request(f"prop {self.sid} {name}"))
+
+    def monitor(self):
+        self.peer.request(f"monitor {self.sid}")
+
+    def event(self, timeout_ms=IO_TIMEOUT_MS):
+        """The next monitor event as (event, value)."""
+        ev, value = self.peer.request(f"event {self.sid} {timeout_ms}", timeout=timeout_ms / 1000 + REPLY_SLACK_S).split()
+        return int(ev), int(value)
 
     def close(self):
         if self.sid in self.peer.open_ids:
@@ -441,18 +457,36 @@ MATRIX_COLUMNS = [
 _matrix_results = {}
 
 
+# (mechanism, pair, transport, server) -> ("PASS" | "FAIL" | "SKIP", short reason)
+_security_results = {}
+SECURITY_PAIRS = ["REQ/REP", "PUSH/PULL", "DEALER/ROUTER"]
+SECURITY_MECHS = ["PLAIN", "CURVE"]
+SECURITY_COLUMNS = [(t, s) for t in ("tcp", "ipc") for s in ("oxmq", "libzmq")]
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "interop_matrix: a cell of the interop matrix")
+    config.addinivalue_line("markers", "security_matrix: a cell of the security interop matrix")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if item.get_closest_marker("interop_matrix") is None or not hasattr(item, "callspec"):
+    if not hasattr(item, "callspec"):
         return
     params = item.callspec.params
+    if item.get_closest_marker("security_matrix") is not None:
+        key = (params["mech"], params["pair"], params["transport"], params["server"])
+        _record(_security_results, key, report, call)
+        return
+    if item.get_closest_marker("interop_matrix") is None:
+        return
     key = (params["pair"], params["transport"], params["binder"])
+    _record(_matrix_results, key, report, call)
+
+
+def _record(results, key, report, call):
     if report.when == "call" or report.failed or report.skipped:
         if report.passed and report.when != "call":
             return
@@ -466,9 +500,9 @@ def pytest_runtest_makereport(item, call):
         else:
             status, reason = "PASS", ""
         # A teardown failure after a passing call still fails the cell.
-        if key in _matrix_results and _matrix_results[key][0] == "FAIL":
+        if key in results and results[key][0] == "FAIL":
             return
-        _matrix_results[key] = (status, reason)
+        results[key] = (status, reason)
 
 
 def _render_matrix(label):
@@ -500,7 +534,40 @@ def _render_matrix(label):
     return lines
 
 
+def _render_security():
+    cols = [f"{t}/{s}-serves" for t, s in SECURITY_COLUMNS]
+    rows = [(m, p) for m in SECURITY_MECHS for p in SECURITY_PAIRS]
+    width0 = max(len("mechanism pair (client/server)"), max(len(f"{m} {p}") for m, p in rows))
+    widths = [max(len(c), 4) for c in cols]
+    lines = [f"security interop matrix: oxmq vs libzmq {zmq.zmq_version()} (ZAP handler on the serving side)"]
+    header = "mechanism pair (client/server)".ljust(width0) + " | " + " | ".join(c.ljust(w) for c, w in zip(cols, widths))
+    lines += [header, "-" * len(header)]
+    passed = total = 0
+    failures = []
+    for m, p in rows:
+        cells = []
+        for (t, srv), w in zip(SECURITY_COLUMNS, widths):
+            status, reason = _security_results.get((m, p, t, srv), ("-", ""))
+            if status != "-":
+                total += 1
+                passed += status == "PASS"
+            if status == "FAIL":
+                failures.append(f"  {m} {p} {t}/{srv}-serves: {reason}")
+            cells.append(status.ljust(w))
+        lines.append(f"{m} {p}".ljust(width0) + " | " + " | ".join(cells))
+    lines.append("-" * len(header))
+    if failures:
+        lines.append("failed cells:")
+        lines.extend(failures)
+    lines.append(f"security interop matrix: {passed}/{total} cells passed")
+    return lines
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _security_results:
+        terminalreporter.section("security interop matrix")
+        for line in _render_security():
+            terminalreporter.write_line(line)
     if not _matrix_results:
         return
     try:

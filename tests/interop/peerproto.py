@@ -20,6 +20,13 @@ Commands:
                                     words out of dontwait, sndmore
     recv <id> [flags]               -> ok <frames>; flags: dontwait
     close <id>
+    zap <policy>|off                start (or stop) a ZAP handler in the peer's context; policy is one of
+                                    allow:<user-id>, deny:<status>,
+                                    plain:<user>:<password>:<user-id>, curve:<key>:<user-id>
+                                    (fields hex-encoded; 400 when credentials differ)
+    prop <id> <name>                -> ok <hex>: a property of the last received message
+    monitor <id>                    start collecting the socket's monitor events
+    event <id> <ms>                 -> ok <event> <value>: the next one, waiting up to ms
     ping                            -> ok pong
     quit                            closes all sockets, terminates the context, exits
 
@@ -65,6 +72,16 @@ OPTIONS = {
     "heartbeat_timeout": (77, "int"),
     "xpub_verboser": (78, "int"),
     "connect_timeout": (79, "int"),
+    "mechanism": (43, "int"),
+    "plain_server": (44, "int"),
+    "plain_username": (45, "bytes"),
+    "plain_password": (46, "bytes"),
+    "curve_server": (47, "int"),
+    "curve_publickey": (48, "bytes"),
+    "curve_secretkey": (49, "bytes"),
+    "curve_serverkey": (50, "bytes"),
+    "zap_domain": (55, "bytes"),
+    "zap_enforce_domain": (93, "int"),
 }
 
 # libzmq socket type numbers.

@@ -8,8 +8,10 @@ the test expectations, independent of oxmq.
 
 import os
 import sys
+import threading
 
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peerproto import OPTIONS, SOCKET_TYPES, decode_frames, encode_frames  # noqa: E402
@@ -33,9 +35,54 @@ def parse_flags(field):
     return flags
 
 
+def zap_decide(policy, req):
+    """Mirror of the oxmq peer's ZapPolicy: (status, user id) for a request."""
+    kind, *fields = policy
+    creds = req[6:]
+    if kind == "allow":
+        return b"200", fields[0]
+    if kind == "deny":
+        return fields[0], b""
+    if kind == "plain" and creds == fields[:2]:
+        return b"200", fields[2]
+    if kind == "curve" and creds == fields[:1]:
+        return b"200", fields[1]
+    return b"400", b""
+
+
+def start_zap(ctx, policy, stop):
+    rep = ctx.socket(zmq.REP)
+    rep.linger = 0
+    rep.rcvtimeo = 50
+    rep.bind("inproc://zeromq.zap.01")
+
+    def serve():
+        while not stop.is_set():
+            try:
+                req = rep.recv_multipart()
+            except zmq.Again:
+                continue
+            status, user = zap_decide(policy, req)
+            rep.send_multipart([b"1.0", req[1], status, b"OK", user, b""])
+        rep.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return t
+
+
 def main():
     ctx = zmq.Context()
     socks = {}
+    last = {}
+    monitors = {}
+    zap = {"thread": None, "stop": threading.Event()}
+
+    def stop_zap():
+        if zap["thread"] is not None:
+            zap["stop"].set()
+            zap["thread"].join()
+            zap["thread"] = None
 
     def sock(sid):
         try:
@@ -88,8 +135,31 @@ def main():
         if cmd == "recv":
             s = sock(args[0])
             flags = parse_flags(args[1] if len(args) > 1 else "")
-            return encode_frames(s.recv_multipart(flags=flags))
+            frames = s.recv_multipart(flags=flags, copy=False)
+            last[args[0]] = frames[-1]
+            return encode_frames([f.bytes for f in frames])
+        if cmd == "zap":
+            stop_zap()
+            if args[0] != "off":
+                kind, *fields = args[0].split(":")
+                zap["stop"] = threading.Event()
+                zap["thread"] = start_zap(ctx, [kind] + [bytes.fromhex(f) for f in fields], zap["stop"])
+            return None
+        if cmd == "prop":
+            value = last[args[0]].get(args[1])
+            return (value.encode() if isinstance(value, str) else bytes(value)).hex()
+        if cmd == "monitor":
+            monitors[args[0]] = sock(args[0]).get_monitor_socket()
+            return None
+        if cmd == "event":
+            mon = monitors[args[0]]
+            mon.rcvtimeo = int(args[1])
+            ev = recv_monitor_message(mon)
+            return f"{int(ev['event'])} {int(ev['value'])}"
         if cmd == "close":
+            if args[0] in monitors:
+                socks[args[0]].disable_monitor()
+                monitors.pop(args[0]).close(linger=0)
             socks.pop(args[0]).close(linger=None)
             return None
         raise CommandError(22, f"unknown command {cmd}")
@@ -99,6 +169,9 @@ def main():
         line = raw.rstrip("\n").rstrip("\r")
         fields = line.split(" ")
         if fields[0] == "quit":
+            stop_zap()
+            for m in monitors.values():
+                m.close(linger=0)
             for s in socks.values():
                 s.close(linger=0)
             ctx.term()

@@ -131,7 +131,8 @@ enum State {
 ///    may return a request for the handler at `inproc://zeromq.zap.01`.
 ///    Answer with [`handle_zap_reply`](Self::handle_zap_reply), or with
 ///    [`handle_zap_unavailable`](Self::handle_zap_unavailable) if no handler
-///    is bound; both return like `handle_input`.
+///    is bound; both return like `handle_input`. Until then the peer's
+///    bytes stay in the buffer: call `handle_input` again after answering.
 /// 6. After completion, [`take_codec`](Self::take_codec) gives the CURVE
 ///    traffic codec (`None` for NULL and PLAIN): every traffic frame must
 ///    then go through it in both directions.
@@ -291,7 +292,8 @@ impl Handshake {
         if let Some(peer) = mech.take_peer() {
             return Ok(Some(peer));
         }
-        while let Some(frame) = self.decoder.decode(buf)? {
+        while !mech.awaiting_zap() {
+            let Some(frame) = self.decoder.decode(buf)? else { break };
             if !frame.command {
                 return Err(ProtocolError::UnexpectedMessage.into());
             }

@@ -417,3 +417,22 @@ fn secrets_stay_out_of_debug_output() {
     let shown = format!("{c:?}");
     assert!(!shown.contains(&format!("{:?}", &k.secret[..4])), "{shown}");
 }
+
+/// The ERROR a libzmq 4.3.5 PLAIN server sends after a ZAP 400, captured
+/// from pyzmq's bundled libzmq: its name octets read `^RROR` (see
+/// `mechanism::LIBZMQ_ERROR`), and its clients expect just that.
+#[test]
+fn plain_client_understands_libzmq_error_bytes() {
+    let mut hs = Handshake::new(plain_client("admin", "wrong"));
+    let mut out = Vec::new();
+    hs.poll_transmit(&mut out);
+    let mut wire = vec![0u8; 64];
+    wire[..12].copy_from_slice(&[0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 3, 1]);
+    wire[12..17].copy_from_slice(b"PLAIN");
+    wire[32] = 1;
+    wire.extend_from_slice(b"\x04\x09\x5eRROR\x03400");
+    let mut buf = BytesMut::from(&wire[..]);
+    let e = hs.handle_input(&mut buf).unwrap_err();
+    assert_eq!(e, HandshakeError::PeerError { reason: b"400".to_vec() });
+    assert_eq!(e.zap_status_code(), Some(400));
+}

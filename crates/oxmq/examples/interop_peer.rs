@@ -16,6 +16,10 @@
 //! send <id> <frames> [flags]     flags: ','-separated words: dontwait, sndmore
 //! recv <id> [flags]              -> ok <frames>; flags: dontwait
 //! close <id>
+//! zap <policy>|off               start (or stop) a ZAP handler in this context (see `ZapPolicy`)
+//! prop <id> <name>               -> ok <hex>: property of the last received message's peer
+//! monitor <id>                   start collecting this socket's monitor events
+//! event <id> <ms>                -> ok <event> <value>: the next monitor event
 //! ping                           -> ok pong
 //! quit                           close everything, terminate the context, exit
 //! ```
@@ -24,6 +28,8 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use oxmq::{opt, Context, Msg, Socket, SocketType};
 
@@ -77,6 +83,16 @@ fn option(name: &str) -> Option<(i32, Kind)> {
         "heartbeat_timeout" => (opt::HEARTBEAT_TIMEOUT, Int),
         "xpub_verboser" => (opt::XPUB_VERBOSER, Int),
         "connect_timeout" => (opt::CONNECT_TIMEOUT, Int),
+        "mechanism" => (opt::MECHANISM, Int),
+        "plain_server" => (opt::PLAIN_SERVER, Int),
+        "plain_username" => (opt::PLAIN_USERNAME, Bytes),
+        "plain_password" => (opt::PLAIN_PASSWORD, Bytes),
+        "curve_server" => (opt::CURVE_SERVER, Int),
+        "curve_publickey" => (opt::CURVE_PUBLICKEY, Bytes),
+        "curve_secretkey" => (opt::CURVE_SECRETKEY, Bytes),
+        "curve_serverkey" => (opt::CURVE_SERVERKEY, Bytes),
+        "zap_domain" => (opt::ZAP_DOMAIN, Bytes),
+        "zap_enforce_domain" => (opt::ZAP_ENFORCE_DOMAIN, Int),
         _ => return None,
     })
 }
@@ -172,9 +188,60 @@ fn parse_flags(field: Option<&str>) -> Result<i32, Failure> {
 struct Peer {
     ctx: Context,
     sockets: HashMap<String, Socket>,
+    monitors: HashMap<String, Socket>,
+    zap: Option<std::thread::JoinHandle<()>>,
+    zap_stop: Arc<AtomicBool>,
+}
+
+/// What the peer's ZAP handler answers, from `zap <policy>`:
+/// `allow:<user-id>`, `deny:<status>`, `plain:<user>:<password>:<user-id>`
+/// (200 for those credentials, 400 otherwise), `curve:<hex key>:<user-id>`
+/// (200 for that client key, 400 otherwise). Fields are hex-encoded.
+struct ZapPolicy {
+    kind: String,
+    args: Vec<Vec<u8>>,
+}
+
+impl ZapPolicy {
+    fn parse(text: &str) -> Result<ZapPolicy, Failure> {
+        let mut parts = text.split(':');
+        let kind = parts.next().unwrap_or("").to_string();
+        let args = parts.map(hex_decode).collect::<Result<Vec<_>, _>>()?;
+        let want = match kind.as_str() {
+            "allow" | "deny" => 1,
+            "plain" => 3,
+            "curve" => 2,
+            _ => return Err(bad(format!("unknown zap policy {kind}"))),
+        };
+        if args.len() != want {
+            return Err(bad("wrong number of zap policy fields"));
+        }
+        Ok(ZapPolicy { kind, args })
+    }
+
+    /// (status, user id) for a request's frames (after REP stripped the envelope).
+    fn decide(&self, req: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
+        let creds = req.get(6..).unwrap_or_default();
+        let ok = |user: &[u8]| (b"200".to_vec(), user.to_vec());
+        let no = (b"400".to_vec(), Vec::new());
+        match self.kind.as_str() {
+            "allow" => ok(&self.args[0]),
+            "deny" => (self.args[0].clone(), Vec::new()),
+            "plain" if creds.len() == 2 && creds[0] == self.args[0] && creds[1] == self.args[1] => ok(&self.args[2]),
+            "curve" if creds.len() == 1 && creds[0] == self.args[0] => ok(&self.args[1]),
+            _ => no,
+        }
+    }
 }
 
 impl Peer {
+    fn stop_zap(&mut self) {
+        self.zap_stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.zap.take() {
+            let _ = t.join();
+        }
+    }
+
     fn sock(&self, id: Option<&str>) -> Result<&Socket, Failure> {
         let id = id.ok_or_else(|| bad("missing socket id"))?;
         self.sockets.get(id).ok_or_else(|| Failure(ENOTSOCK, format!("no socket {id}")))
@@ -258,8 +325,66 @@ impl Peer {
                 let frames = s.recv_multipart(flags)?;
                 Ok(Some(encode_frames(&frames)))
             }
+            "zap" => {
+                let text = need(1, "policy")?;
+                self.stop_zap();
+                if text == "off" {
+                    return Ok(None);
+                }
+                let policy = ZapPolicy::parse(text)?;
+                let rep = self.ctx.socket(SocketType::Rep)?;
+                rep.set_option_int(opt::RCVTIMEO, 50)?;
+                rep.set_option_int(opt::LINGER, 0)?;
+                rep.bind("inproc://zeromq.zap.01")?;
+                self.zap_stop = Arc::new(AtomicBool::new(false));
+                let stop = self.zap_stop.clone();
+                self.zap = Some(std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let Ok(req) = rep.recv_multipart(0) else { continue };
+                        let req: Vec<Vec<u8>> = req.iter().map(|m| m.to_vec()).collect();
+                        let (status, user) = policy.decide(&req);
+                        let id = req.get(1).cloned().unwrap_or_default();
+                        let reply = [b"1.0".to_vec(), id, status, b"OK".to_vec(), user, Vec::new()];
+                        let _ = rep.send_multipart(reply.into_iter().map(Msg::from_vec), 0);
+                    }
+                }));
+                Ok(None)
+            }
+            "prop" => {
+                let s = self.sock(arg(1))?;
+                let value = s
+                    .peer_property(need(2, "property name")?)
+                    .ok_or_else(|| Failure(EINVAL, "no such property".into()))?;
+                let mut out = String::new();
+                hex_encode(&value, &mut out);
+                Ok(Some(out))
+            }
+            "monitor" => {
+                let id = need(1, "socket id")?;
+                let ep = format!("inproc://interop-monitor-{id}");
+                self.sock(Some(id))?.monitor(Some(&ep), 0xffff)?;
+                let reader = self.ctx.socket(SocketType::Pair)?;
+                reader.connect(&ep)?;
+                self.monitors.insert(id.to_string(), reader);
+                Ok(None)
+            }
+            "event" => {
+                let id = need(1, "socket id")?;
+                let ms: i64 = need(2, "timeout")?.parse().map_err(|_| bad("bad timeout"))?;
+                let reader = self.monitors.get(id).ok_or_else(|| Failure(ENOTSOCK, format!("no monitor {id}")))?;
+                reader.set_option_int(opt::RCVTIMEO, ms)?;
+                let parts = reader.recv_multipart(0)?;
+                let head = parts[0].as_slice();
+                if head.len() != 6 {
+                    return Err(bad("malformed monitor event"));
+                }
+                let event = u16::from_ne_bytes([head[0], head[1]]);
+                let value = u32::from_ne_bytes([head[2], head[3], head[4], head[5]]);
+                Ok(Some(format!("{event} {value}")))
+            }
             "close" => {
                 let id = need(1, "socket id")?;
+                self.monitors.remove(id);
                 self.sockets.remove(id).ok_or_else(|| Failure(ENOTSOCK, format!("no socket {id}")))?;
                 Ok(None)
             }
@@ -269,7 +394,13 @@ impl Peer {
 }
 
 fn main() {
-    let mut peer = Peer { ctx: Context::new(), sockets: HashMap::new() };
+    let mut peer = Peer {
+        ctx: Context::new(),
+        sockets: HashMap::new(),
+        monitors: HashMap::new(),
+        zap: None,
+        zap_stop: Arc::new(AtomicBool::new(false)),
+    };
     let stdin = io::stdin();
     let mut input = stdin.lock();
     let stdout = io::stdout();
@@ -299,6 +430,8 @@ fn main() {
             break;
         }
     }
+    peer.stop_zap();
+    peer.monitors.clear();
     peer.sockets.clear();
     peer.ctx.term();
     let _ = writeln!(out, "ok").and_then(|_| out.flush());

@@ -37,6 +37,11 @@ pub(crate) trait Mechanism: Send {
     fn take_zap_request(&mut self) -> Option<ZapRequest> {
         None
     }
+    /// Whether a ZAP request is pending or unanswered: the handshake then
+    /// leaves the peer's further bytes unread until the answer is in.
+    fn awaiting_zap(&self) -> bool {
+        false
+    }
     /// The handler's answer to the request taken above.
     fn zap_reply(&mut self, _reply: ZapReply) -> Result<(), HandshakeError> {
         Err(ProtocolError::UnexpectedCommand { name: b"ZAP".to_vec() }.into())
@@ -107,6 +112,22 @@ pub(crate) fn write_command(out: &mut Vec<u8>, body: &[u8]) {
     out.extend_from_slice(body);
 }
 
+/// Writes queued command bodies as frames, emptying the queue.
+pub(crate) fn write_commands<B: AsRef<[u8]>>(bodies: &mut Vec<B>, out: &mut Vec<u8>) {
+    for body in bodies.drain(..) {
+        write_command(out, body.as_ref());
+    }
+}
+
+/// The peer, once nothing we must send first is still queued.
+pub(crate) fn peer_once_sent<B>(queued: &[B], peer: &mut Option<PeerInfo>) -> Option<PeerInfo> {
+    if queued.is_empty() {
+        peer.take()
+    } else {
+        None
+    }
+}
+
 /// The body of an ERROR command carrying a ZAP status.
 pub(crate) fn error_body(status: u16) -> Vec<u8> {
     let mut body = Vec::with_capacity(10);
@@ -149,15 +170,31 @@ pub(crate) fn zap_request(config: &HandshakeConfig, mechanism: &'static str, cre
     ZapRequest { domain: config.zap_domain.clone(), routing_id: config.identity.clone(), mechanism, credentials }
 }
 
+/// How libzmq 4.3.5's PLAIN and CURVE servers spell ERROR on the wire:
+/// their source writes `"\x05ERROR"`, which C reads as the hex escape
+/// `\x05E` (0x5E, `^`) followed by `RROR`. Seen from pyzmq's bundled
+/// libzmq; its own clients expect exactly these bytes, so we accept them.
+const LIBZMQ_ERROR: &[u8] = b"\x5eRROR";
+
 /// Parses an ERROR command from the peer into the failure it means.
 pub(crate) fn peer_error(body: &Bytes) -> HandshakeError {
+    if let Some(rest) = body.strip_prefix(LIBZMQ_ERROR) {
+        if let Some((&n, reason)) = rest.split_first() {
+            if let Some(reason) = reason.get(..usize::from(n)) {
+                return HandshakeError::PeerError { reason: reason.to_vec() };
+            }
+        }
+    }
     match Command::parse(body) {
         Ok(Command::Error { reason }) => HandshakeError::PeerError { reason },
         Ok(_) | Err(_) => ProtocolError::MalformedCommand { name: b"ERROR".to_vec() }.into(),
     }
 }
 
-/// Whether a command body is named `name`.
+/// Whether a command body is named `name` (ERROR also in libzmq's spelling).
 pub(crate) fn is_command(body: &[u8], name: &[u8]) -> bool {
+    if name == b"ERROR" && body.starts_with(LIBZMQ_ERROR) {
+        return true;
+    }
     body.first().is_some_and(|&n| usize::from(n) == name.len()) && body.get(1..1 + name.len()) == Some(name)
 }

@@ -82,6 +82,9 @@ impl Mechanism for NullMechanism {
             // command here means a caller bug, which we still refuse cleanly.
             return Err(ProtocolError::UnexpectedCommand { name: super::command_name(body) }.into());
         }
+        if super::is_command(body, b"ERROR") {
+            return Err(super::peer_error(body));
+        }
         match Command::parse(body)? {
             Command::Ready(metadata) => {
                 self.peer = Some(super::validate_peer(self.socket_type, self.version, metadata)?);
@@ -101,6 +104,10 @@ impl Mechanism for NullMechanism {
             outcome.apply(&mut peer);
         }
         Some(peer)
+    }
+
+    fn awaiting_zap(&self) -> bool {
+        matches!(self.zap, Zap::ToAsk(_) | Zap::Waiting)
     }
 
     fn take_zap_request(&mut self) -> Option<ZapRequest> {

@@ -92,9 +92,7 @@ impl Mechanism for PlainClient {
     }
 
     fn poll_transmit(&mut self, out: &mut Vec<u8>) {
-        for body in self.out.drain(..) {
-            super::write_command(out, &body);
-        }
+        super::write_commands(&mut self.out, out);
     }
 
     fn process_command(&mut self, body: &Bytes) -> Result<(), HandshakeError> {
@@ -121,10 +119,7 @@ impl Mechanism for PlainClient {
     }
 
     fn take_peer(&mut self) -> Option<PeerInfo> {
-        if !self.out.is_empty() {
-            return None;
-        }
-        self.peer.take()
+        super::peer_once_sent(&self.out, &mut self.peer)
     }
 }
 
@@ -181,9 +176,7 @@ impl Mechanism for PlainServer {
     }
 
     fn poll_transmit(&mut self, out: &mut Vec<u8>) {
-        for body in self.out.drain(..) {
-            super::write_command(out, &body);
-        }
+        super::write_commands(&mut self.out, out);
     }
 
     fn process_command(&mut self, body: &Bytes) -> Result<(), HandshakeError> {
@@ -210,10 +203,11 @@ impl Mechanism for PlainServer {
     }
 
     fn take_peer(&mut self) -> Option<PeerInfo> {
-        if !self.out.is_empty() {
-            return None;
-        }
-        self.peer.take()
+        super::peer_once_sent(&self.out, &mut self.peer)
+    }
+
+    fn awaiting_zap(&self) -> bool {
+        matches!(self.state, ServerState::ToAsk(_) | ServerState::WaitingForZap)
     }
 
     fn take_zap_request(&mut self) -> Option<ZapRequest> {

@@ -377,7 +377,12 @@ impl Engine {
             let Phase::Handshake(hs) = &mut self.phase else { unreachable!() };
             let mut res = if self.rx.is_empty() { Ok(None) } else { hs.handle_input(&mut self.rx) };
             if matches!(res, Ok(None)) {
+                let waiting = self.zap.is_some();
                 res = Self::zap_step(hs, &mut self.zap, &self.cfg.ctx, &self.stream, &self.waker);
+                // An answer lets the handshake read what the peer sent meanwhile.
+                if waiting && self.zap.is_none() && matches!(res, Ok(None)) && !self.rx.is_empty() {
+                    res = hs.handle_input(&mut self.rx);
+                }
             }
             let start = self.tx_buf.len();
             hs.poll_transmit(&mut self.tx_buf);

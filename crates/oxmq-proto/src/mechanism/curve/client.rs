@@ -151,9 +151,7 @@ impl Mechanism for CurveClient {
     }
 
     fn poll_transmit(&mut self, out: &mut Vec<u8>) {
-        for body in self.out.drain(..) {
-            crate::mechanism::write_command(out, &body);
-        }
+        crate::mechanism::write_commands(&mut self.out, out);
     }
 
     fn process_command(&mut self, body: &Bytes) -> Result<(), HandshakeError> {
@@ -173,10 +171,7 @@ impl Mechanism for CurveClient {
     }
 
     fn take_peer(&mut self) -> Option<PeerInfo> {
-        if !self.out.is_empty() {
-            return None;
-        }
-        self.peer.take()
+        crate::mechanism::peer_once_sent(&self.out, &mut self.peer)
     }
 
     fn take_codec(&mut self) -> Option<CurveCodec> {

@@ -215,9 +215,7 @@ impl Mechanism for CurveServer {
     }
 
     fn poll_transmit(&mut self, out: &mut Vec<u8>) {
-        for body in self.out.drain(..) {
-            crate::mechanism::write_command(out, &body);
-        }
+        crate::mechanism::write_commands(&mut self.out, out);
     }
 
     fn process_command(&mut self, body: &Bytes) -> Result<(), HandshakeError> {
@@ -234,10 +232,11 @@ impl Mechanism for CurveServer {
     }
 
     fn take_peer(&mut self) -> Option<PeerInfo> {
-        if !self.out.is_empty() {
-            return None;
-        }
-        self.peer.take()
+        crate::mechanism::peer_once_sent(&self.out, &mut self.peer)
+    }
+
+    fn awaiting_zap(&self) -> bool {
+        matches!(self.state, State::ToAsk(..) | State::WaitingForZap(_))
     }
 
     fn take_zap_request(&mut self) -> Option<ZapRequest> {

@@ -1,0 +1,5 @@
+#![no_main]
+use oxmq_proto::fuzzing::security::{handshake, Mech};
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    handshake(Mech::Plain, data);
+});
