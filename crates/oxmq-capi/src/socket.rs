@@ -303,6 +303,9 @@ pub unsafe extern "C" fn zmq_recviov(s: *mut c_void, iov: *mut libc::iovec, coun
         }
         // SAFETY: non-NULL; zmq.h: `*count` entries of `iov` are writable.
         let max = unsafe { *count };
+        if max == 0 {
+            return Err(EINVAL); // as libzmq: room for no frame is an error
+        }
         // SAFETY: as above.
         let iov = unsafe { std::slice::from_raw_parts_mut(iov, max) };
         let mut n = 0;
