@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-STUDIES = [str(n) for n in range(1, 9)]
+STUDIES = [str(n) for n in range(1, 11)]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -62,6 +62,9 @@ def main():
         for n in STUDIES:
             check(re.search(r"^## %s\. " % n, text, re.M) is not None, "REPORT.md has a section for study %s" % n)
         check("## Machine" in text, "REPORT.md records the machine")
+        if "9" in data.get("studies", {}):
+            cm = out / "CURVE.md"
+            check(cm.is_file() and "## CURVE security" in cm.read_text(), "CURVE.md has the CURVE study")
         imgs = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
         check(len(imgs) >= 6, "REPORT.md links plots (%d)" % len(imgs))
         bad = [i for i in imgs if not (out / i).is_file() or (out / i).read_bytes()[:8] != PNG_MAGIC]

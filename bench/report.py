@@ -15,6 +15,10 @@ ABOUT = {
          "pinned to different cores), and memcpy bandwidth for 1 MiB (cache-resident) and 64 MiB (memory) blocks, "
          "measured in the same run. These are the ceilings the large-message rows of the throughput study are "
          "compared against.",
+    "10": "Receiving through an event loop, as asyncio and Jupyter programs do: 100-byte messages over tcp from a "
+         "plain PUSH sender in another process, received by `zmq.asyncio` (`await sock.recv()` in a loop) or by a "
+         "`zmq.eventloop.zmqstream.ZMQStream` `on_recv` callback on tornado's IOLoop. Delivered messages/s, timed "
+         "from the first message to the last, pyzmq beside oxmq's Python package.",
     "1": "A tight loop of non-blocking 5-byte sends on a PUB socket bound to ipc with no subscriber: the message "
          "is dropped at once, so this is the cost of crossing the API (and, for bindings, the language boundary). "
          "ns per call, lower is better. The gap between a binding's row and the C row is the binding's own share.",
@@ -47,6 +51,18 @@ ABOUT = {
          "9 times (10 round trips). µs per call, lower is better, against `multiprocessing.Pipe` carrying the "
          "same bytes. For context only, not measured here: published figures for a ctypes-over-IPC bridge are "
          "130-200 µs for a minimal call and 2-2.5 ms for the callback shape.",
+    "9": "The cost of CURVE (RFC 26) security. Each library runs the throughput study's PUSH/PULL programs (copy "
+         "mode) and the latency study's REQ/REP programs over tcp loopback, sender and receiver in separate "
+         "processes pinned to different cores, twice: with the NULL mechanism and with CURVE (`BENCH_CURVE=1`: "
+         "the bound socket is a CURVE server, the connecting one a client, fixed test keys; the throughput ack "
+         "socket stays NULL). All ten sides of a cell are interleaved in one run. Every result line reports the "
+         "socket's `ZMQ_MECHANISM`, and a run that did not use the mechanism it was meant to is counted as "
+         "failed. Throughput is timed from the first delivered message, so the handshake is not in it; latency "
+         "skips 100 warm-up round trips. **CURVE/NULL** is CURVE speed ÷ NULL speed for the same library in the "
+         "same cell (1.00 = CURVE is free; smaller = CURVE costs more). **oxmq/peer at CURVE** is oxmq's CURVE "
+         "speed ÷ its peer's CURVE speed (Rust and the C ABI against C on libzmq, oxmq's Python package against "
+         "pyzmq). Goals (issue 8): CURVE throughput ≥ 1.0× libzmq's at every size, and oxmq's CURVE/NULL cost "
+         "ratio no worse than libzmq's (a CURVE/NULL speed ratio at least libzmq's).",
 }
 
 COLORS = {
@@ -401,6 +417,8 @@ def sec_latency(st, plots):
 
 SECTIONS = {
     "8": lambda st, plots, data: sec_simple("8", st, plots, ["mb_per_s"], "mb_per_s", "mb_per_s", "MB/s"),
+    "10": lambda st, plots, data: sec_simple("10", st, plots, ["msgs_per_s"], "msgs_per_s", "msgs_per_s",
+                                             "messages/s received"),
     "1": lambda st, plots, data: sec_simple("1", st, plots, ["ns_per_call"], "ns_per_call", "ns_per_call",
                                             "ns per call (log)", log=True),
     "2": lambda st, plots, data: sec_throughput(st, plots, data),
@@ -412,10 +430,12 @@ SECTIONS = {
     "6": lambda st, plots, data: sec_simple("6", st, plots, ["lines_per_s", "cpu_s_per_mline"], "lines_per_s",
                                             "lines_per_s", "lines/s end to end"),
     "7": lambda st, plots, data: sec_rpc(st, plots),
+    "9": lambda st, plots, data: sec_curve(st, plots),
 }
 
 RATIO_METRIC = {"1": "ns_per_call", "2": "msgs_per_s", "3": "mean_us", "4": "seconds", "5": "client_seconds",
-                "6": "lines_per_s", "7": "us_per_call"}
+                "6": "lines_per_s", "7": "us_per_call", "9": "msgs_per_s",
+                "10": "msgs_per_s"}
 
 
 def sec_rpc(st, plots):
@@ -428,6 +448,187 @@ def sec_rpc(st, plots):
                     "µs per call (lower is better)", lambda c: c["key"]["shape"]):
         md.append("![rpc](plots/rpc.png)\n")
     return md
+
+
+CURVE_SIDES = ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "oxmq_py"]
+CURVE_PEER = {"c_oxmq": "c_libzmq", "rust_oxmq": "c_libzmq", "oxmq_py": "pyzmq"}
+
+
+def _curve_metric(cell):
+    return "msgs_per_s" if cell["key"].get("kind") == "thr" else "mean_us"
+
+
+def _curve_label(cell):
+    return "%s %s" % ("throughput" if cell["key"].get("kind") == "thr" else "latency", size_label(cell["key"]["size"]))
+
+
+def curve_goals(st):
+    """[(cell, oxmq key, peer key, CURVE speed ratio, oxmq CURVE/NULL, peer CURVE/NULL)] for every pair measured."""
+    out = []
+    for cell in st.get("cells", []):
+        m = _curve_metric(cell)
+        cost = cell.get("curve_cost", {}).get(m, {})
+        for r in cell.get("ratios", {}).get(m, []):
+            if not r["oxmq"].endswith("_curve"):
+                continue
+            k, p = r["oxmq"][:-6], r["peer"][:-6]
+            out.append((cell, k, p, r["ratio"], cost.get(k), cost.get(p)))
+    return out
+
+
+def sec_curve(st, plots=None):
+    md = []
+    cells = st.get("cells", [])
+    if not cells:
+        return md
+    labels = {}
+    for c in cells:
+        for key, e in c["sides"].items():
+            base = key.rsplit("_", 1)[0]
+            labels.setdefault(base, e["label"].rsplit(", ", 1)[0])
+    md.append("Median (min–max) over the repetitions: delivered messages/s for throughput (higher is better), "
+              "mean round trip in µs for latency (lower is better).\n")
+    head = ["cell", "side", "NULL", "CURVE", "CURVE/NULL speed", "oxmq/peer at CURVE", "oxmq/peer at NULL"]
+    md.append("| " + " | ".join(head) + " |")
+    md.append("|" + "---|" * len(head))
+    for c in cells:
+        m = _curve_metric(c)
+        cost = c.get("curve_cost", {}).get(m, {})
+        for k in CURVE_SIDES:
+            row = [_curve_label(c), labels.get(k, k)]
+            for mk in ("null", "curve"):
+                e = c["sides"].get("%s_%s" % (k, mk), {})
+                d = e.get("metrics", {}).get(m)
+                row.append(fmt_stat(d, m) if d else ("not available: %s" % e["unavailable"].replace("|", "/")[:120]
+                                                     if "unavailable" in e else "–"))
+            row.append("%.2f" % cost[k] if k in cost else "–")
+            for mk in ("curve", "null"):
+                rs = [r for r in c.get("ratios", {}).get(m, []) if r["oxmq"] == "%s_%s" % (k, mk)]
+                row.append(", ".join("%.2f× vs %s" % (r["ratio"], SHORT.get(r["peer"][:-len(mk) - 1], r["peer"]))
+                                     for r in rs) or "")
+            md.append("| " + " | ".join(row) + " |")
+    md.append("")
+    goals = curve_goals(st)
+    if goals:
+        md.append("**Goals, cell by cell** (throughput: CURVE speed ≥ 1.0× the peer's; cost: oxmq's CURVE/NULL "
+                  "speed ratio ≥ the peer's, i.e. CURVE costs oxmq no more of its own NULL speed):\n")
+        head = ["cell", "oxmq side", "vs", "oxmq/peer at CURVE", "speed goal", "CURVE/NULL oxmq", "CURVE/NULL peer",
+                "cost goal"]
+        md.append("| " + " | ".join(head) + " |")
+        md.append("|" + "---|" * len(head))
+        for c, k, p, ratio, co, cp in goals:
+            speed_ok = "met" if ratio >= 1.0 else "**not met**"
+            cost_ok = "–" if co is None or cp is None else ("met" if co >= cp else "**not met**")
+            md.append("| %s | %s | %s | %.2f× | %s | %s | %s | %s |" % (
+                _curve_label(c), SHORT.get(k, k), SHORT.get(p, p), ratio, speed_ok,
+                "%.2f" % co if co is not None else "–", "%.2f" % cp if cp is not None else "–", cost_ok))
+        md.append("")
+        md.extend(curve_verdict(st, goals))
+    load = st.get("loadavg")
+    if load:
+        cores = load[2] if len(load) > 2 else 0
+        busy = cores and max(load[0][0], load[1][0]) > cores
+        md.append("Load average (1/5/15 min) when the study started: %s; when it ended: %s, on %s cores.%s\n" % (
+            " / ".join("%.1f" % x for x in load[0]), " / ".join("%.1f" % x for x in load[1]), cores or "?",
+            " The load was above the core count: other jobs shared the machine during the run, so absolute "
+            "figures are noisy and only the ratios between sides interleaved in this run are worth reading."
+            if busy else ""))
+    if plots is not None and grouped_bars_cost(cells, plots / "curve_cost.png"):
+        md.append("![CURVE/NULL speed ratio per library](plots/curve_cost.png)\n")
+    return md
+
+
+def curve_verdict(st, goals):
+    """The honest paragraph: where the two goals are met and where not, from the figures."""
+    thr = [g for g in goals if g[0]["key"].get("kind") == "thr"]
+    lat = [g for g in goals if g[0]["key"].get("kind") != "thr"]
+    out = []
+    for name, gs in (("Throughput", thr), ("Latency (64 B round trip)", lat)):
+        if not gs:
+            continue
+        fast = [g for g in gs if g[3] >= 1.0]
+        slow = [g for g in gs if g[3] < 1.0]
+        cheap = [g for g in gs if g[4] is not None and g[5] is not None and g[4] >= g[5]]
+        dear = [g for g in gs if g[4] is not None and g[5] is not None and g[4] < g[5]]
+
+        def where(lst):
+            return "; ".join("%s %s %.2f×" % (SHORT.get(g[1], g[1]), _curve_label(g[0]).split(" ", 1)[1], g[3])
+                             for g in lst)
+
+        def where_cost(lst):
+            return "; ".join("%s %s %.2f vs %.2f" % (SHORT.get(g[1], g[1]), _curve_label(g[0]).split(" ", 1)[1],
+                                                    g[4], g[5]) for g in lst)
+
+        txt = "%s: the CURVE speed goal (≥ 1.0× the peer) is met in %d of %d comparisons" % (name, len(fast), len(gs))
+        txt += (" (%s)" % where(fast)) if fast else ""
+        txt += ("; not met in %s" % where(slow)) if slow else ""
+        txt += ". The cost goal (oxmq's CURVE/NULL ≥ the peer's) is met in %d of %d" % (len(cheap), len(cheap) + len(dear))
+        txt += ("; not met in %s" % where_cost(dear)) if dear else ""
+        out.append("- " + txt + ".")
+    out.append("")
+    return out
+
+
+def grouped_bars_cost(cells, path):
+    plt = _plt()
+    cells = [c for c in cells if c.get("curve_cost")]
+    if not cells:
+        return False
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    w = 0.8 / len(CURVE_SIDES)
+    drawn = False
+    for j, k in enumerate(CURVE_SIDES):
+        xs, ys = [], []
+        for i, c in enumerate(cells):
+            v = c["curve_cost"].get(_curve_metric(c), {}).get(k)
+            if v is not None:
+                xs.append(i + j * w)
+                ys.append(v)
+        if xs:
+            label = next((c["sides"][k + "_curve"]["label"].rsplit(", ", 1)[0] for c in cells
+                          if k + "_curve" in c["sides"]), k)
+            ax.bar(xs, ys, w, label=label, color=COLORS.get(k, "#888"))
+            drawn = True
+    if not drawn:
+        plt.close(fig)
+        return False
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks([i + 0.4 - w / 2 for i in range(len(cells))])
+    ax.set_xticklabels([_curve_label(c) for c in cells], fontsize=8)
+    ax.set_ylabel("CURVE speed ÷ NULL speed (1 = free)")
+    ax.set_title("What CURVE costs each library (tcp)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_curve(data, out):
+    """CURVE.md: study 9 on its own (tables only), so a run of just this study
+    can be kept beside the full report without rewriting it."""
+    st = data["studies"].get("9")
+    if st is None:
+        return False
+    mach = data["machine"]
+    md = ["# oxmq CURVE study (benchmark study 9)", ""]
+    md.append("Generated by `bench/run.py`%s on %s: %d repetitions per side after an uncounted warm-up, sides "
+              "interleaved, median (min–max). The full benchmark report is [REPORT.md](REPORT.md); raw figures of "
+              "this run: `curve.json`." % (" in QUICK mode (tiny counts; not for quoting)" if data.get("quick") else "",
+                                             mach["date"], data["reps"]))
+    md.append("")
+    md.append("Machine: %s, %d cores, %s RAM, kernel %s. Versions: %s." % (
+        mach["cpu"], mach["cores"], mach["memory"], mach["kernel"],
+        "; ".join("%s %s" % (k, v) for k, v in mach["versions"].items()
+                  if k in ("Debian libzmq (pkg-config)", "pyzmq", "oxmq (Python)", "rustc", "oxmq (crate)", "git"))))
+    md.append("")
+    md.append("## %s\n" % st["title"])
+    md.append(ABOUT["9"])
+    md.append("")
+    md.extend(sec_curve(st))
+    md.extend(honest_lines("9", st))
+    (Path(out) / "CURVE.md").write_text("\n".join(md) + "\n")
+    return True
 
 
 def honest_lines(n, st):
@@ -483,9 +684,12 @@ def write_all(data, out):
     md.extend(summary_lines(data))
     md.append("```")
     md.append("")
-    for n in ("1", "2", "3", "4", "5", "6", "7", "8"):
+    for n in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
         st = data["studies"].get(n)
         if st is None:
+            if n == "9" and (out / "CURVE.md").is_file():
+                md.append("## 9. CURVE security\n")
+                md.append("Not in this run; the last run of the CURVE study alone is in [CURVE.md](CURVE.md).\n")
             continue
         md.append("## %s. %s\n" % (n, st["title"]))
         md.append(ABOUT.get(n, ""))
@@ -513,12 +717,14 @@ HEADLINE = {
     "6": (lambda c: True, ["lines_per_s", "cpu_s_per_mline"]),
     "7": (lambda c: True, ["us_per_call"]),
     "8": (lambda c: True, ["mb_per_s"]),
+    "9": (lambda c: c["key"].get("size") in (64, 1 << 20), ["msgs_per_s", "mean_us"]),
+    "10": (lambda c: True, ["msgs_per_s"]),
 }
 
 
 def summary_lines(data):
     rows = []
-    for n in ("8", "1", "2", "3", "4", "5", "6", "7"):
+    for n in ("8", "1", "2", "3", "4", "5", "6", "7", "9", "10"):
         st = data["studies"].get(n)
         if not st:
             continue

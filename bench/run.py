@@ -577,6 +577,28 @@ def lat_sizes(quick):
     return [64] if quick else [64, 4096, 262144]
 
 
+@study(10, "pyrecv", "Event-loop receivers: zmq.asyncio and ZMQStream receive rate, 100 B over tcp, two processes")
+def study_pyrecv(suite, impls):
+    size = 100
+    for kind in ("asyncio", "stream"):
+        sides = []
+        for k in ("pyzmq", "oxmq_py"):
+            impl = impls[k]
+
+            def run(n, impl=impl, kind=kind):
+                r = run_procs([Proc("recv", impl, "pyrecv", ["recv", "tcp://127.0.0.1:*", size, n, kind], cpu=0,
+                                    ready=True),
+                               Proc("send", impl, "thr", ["send", "{ep0}", size, n, "copy", "{ep1}"], cpu=1)],
+                              suite.timeout)
+                return dict(r["recv"])
+
+            sides.append(Side(impl, run, 2000, calibrate="seconds", cmin=200, cmax=5_000_000))
+        label = "%s tcp %d B" % ("zmq.asyncio" if kind == "asyncio" else "ZMQStream", size)
+        log("[10 pyrecv] %s" % label)
+        cell = suite.compare(9, {"receiver": kind, "size": size}, sides, ["msgs_per_s"], label)
+        ratios(cell, "msgs_per_s", False, impls)
+
+
 @study(3, "latency", "Latency: REQ/REP round trips vs message size")
 def study_latency(suite, impls):
     ipc_n = [0]
@@ -705,6 +727,102 @@ def study_rpc(suite, impls):
         ratios(cell, "us_per_call", True, impls)
 
 
+CURVE_IMPLS = ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "oxmq_py"]
+MECHANISMS = (("null", "NULL", 0), ("curve", "CURVE", 2))
+
+
+def curve_sizes(quick):
+    return [1024] if quick else [64, 1024, 65536, 1 << 20]
+
+
+def _mech_impls(impls):
+    """Each side twice, as NULL and as CURVE: the same program, told by
+    BENCH_CURVE to make its bound socket a CURVE server and its connecting one a
+    client (fixed test keys). Peers pair up within a mechanism."""
+    out = {}
+    for k in CURVE_IMPLS:
+        base = impls[k]
+        for mk, mname, _ in MECHANISMS:
+            i = Impl("%s_%s" % (k, mk), "%s, %s" % (base.label, mname), base.group, oxmq=base.oxmq,
+                     peers=["%s_%s" % (p, mk) for p in base.peers if p in CURVE_IMPLS],
+                     expect_capi=base.expect_capi)
+            i._argv, i.reason = base._argv, base.reason
+            i.env = dict(base.env, BENCH_CURVE="1" if mk == "curve" else "0")
+            i.base, i.mech = k, mk
+            out[i.key] = i
+    return out
+
+
+def _check_mech(res, impl):
+    want = dict((mk, code) for mk, _, code in MECHANISMS)[impl.mech]
+    if res.get("mechanism") != want:
+        raise RunError("ran with mechanism %r, not %s (%d)" % (res.get("mechanism"), impl.mech.upper(), want))
+    return res
+
+
+def curve_costs(cell, metric, lower_better):
+    """Per library: CURVE speed ÷ NULL speed in this cell (1.0 = CURVE is free)."""
+    out = {}
+    for k in CURVE_IMPLS:
+        n = cell["sides"].get(k + "_null")
+        c = cell["sides"].get(k + "_curve")
+        sn = side_speed(n, metric, lower_better) if n else None
+        sc = side_speed(c, metric, lower_better) if c else None
+        if sn and sc:
+            out[k] = sc / sn
+    cell.setdefault("curve_cost", {})[metric] = out
+    return out
+
+
+@study(9, "curve", "CURVE security: PUSH/PULL throughput and REQ/REP latency over tcp, CURVE against NULL")
+def study_curve(suite, impls):
+    load0 = os.getloadavg()
+    mi = _mech_impls(impls)
+    for size in curve_sizes(suite.quick):
+        sides = []
+        for k in CURVE_IMPLS:
+            for mk, _, _ in MECHANISMS:
+                impl = mi["%s_%s" % (k, mk)]
+
+                def run(n, impl=impl, size=size):
+                    r = run_procs([Proc("recv", impl, "thr", ["recv", "tcp://127.0.0.1:*", size, n, "copy"], cpu=0,
+                                        ready=True),
+                                   Proc("send", impl, "thr", ["send", "{ep0}", size, n, "copy", "{ep1}"], cpu=1)],
+                                  suite.timeout)
+                    out = dict(_check_mech(r["recv"], impl))
+                    out["send_calls_per_s"] = r["send"]["send_calls_per_s"]
+                    return out
+
+                init = int(max(20, min(20000, (8 << 20) // size)))
+                if suite.quick:
+                    init = 2000 if size <= 4096 else 20
+                sides.append(Side(impl, run, init, calibrate="seconds", cmin=20, cmax=50_000_000))
+        label = "tcp %s" % size_label(size)
+        log("[9 curve] throughput %s" % label)
+        cell = suite.compare(9, {"kind": "thr", "transport": "tcp", "size": size}, sides,
+                             ["msgs_per_s", "mb_per_s"], "throughput " + label, target=suite.target * 0.6)
+        ratios(cell, "msgs_per_s", False, mi)
+        curve_costs(cell, "msgs_per_s", False)
+    sides = []
+    for k in CURVE_IMPLS:
+        for mk, _, _ in MECHANISMS:
+            impl = mi["%s_%s" % (k, mk)]
+
+            def run(n, impl=impl):
+                r = run_procs([Proc("server", impl, "lat", ["server", "tcp://127.0.0.1:*", 64, n], cpu=0, ready=True),
+                               Proc("client", impl, "lat", ["client", "{ep0}", 64, n], cpu=1)], suite.timeout)
+                return _check_mech(r["client"], impl)
+
+            sides.append(Side(impl, run, 200 if suite.quick else 2000, calibrate="seconds", cmin=200,
+                              cmax=300_000))
+    log("[9 curve] latency tcp 64 B")
+    cell = suite.compare(9, {"kind": "lat", "transport": "tcp", "size": 64}, sides, ["mean_us", "p50_us", "p99_us"],
+                         "latency tcp 64 B", target=suite.target * 0.6)
+    ratios(cell, "mean_us", True, mi)
+    curve_costs(cell, "mean_us", True)
+    suite.results[9]["loadavg"] = [list(load0), list(os.getloadavg()), NCPU]
+
+
 # ----------------------------------------------------------------------------
 # Machine and versions
 # ----------------------------------------------------------------------------
@@ -779,6 +897,8 @@ def main():
 
     if args.report_only:
         data = json.loads((out / "results.json").read_text())
+        if "9" in data["studies"]:
+            report.write_curve(data, out)
         report.write_all(data, out)
         report.print_summary(data)
         return 0
@@ -787,7 +907,7 @@ def main():
     suite = Suite(args.quick, target, reps, timeout=20 if args.quick else 60)
     impls = discover()
     wanted = [int(s) for s in args.studies.split(",") if s.strip()] or sorted(STUDIES)
-    order = [n for n in (8, 1, 2, 4, 3, 7, 5, 6) if n in wanted]
+    order = [n for n in (8, 1, 2, 4, 3, 7, 5, 6, 9, 10) if n in wanted]
     log("oxmq bench: %s mode, %d reps, ~%.1f s per run, studies %s" % (
         "QUICK" if args.quick else "full", reps, target, ",".join(map(str, order))))
     for k, i in impls.items():
@@ -812,6 +932,9 @@ def main():
         log("  (study %d took %.0f s)" % (n, res["seconds"]))
     data["elapsed_s"] = time.monotonic() - t_start
     (out / "results.json").write_text(json.dumps(data, indent=1))
+    if "9" in data["studies"]:  # the CURVE study also on its own (CURVE.md, curve.json)
+        (out / "curve.json").write_text(json.dumps(dict(data, studies={"9": data["studies"]["9"]}), indent=1))
+        report.write_curve(data, out)
     report.write_all(data, out)
     report.print_summary(data)
     log("wrote %s, %s, %s/ (%.0f s)" % (out / "REPORT.md", out / "results.json", out / "plots",

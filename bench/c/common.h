@@ -73,4 +73,41 @@ static inline void nofree(void *data, void *hint) {
     (void)hint;
 }
 
+/* The CURVE study (bench/run.py study 9): with BENCH_CURVE=1 in the
+ * environment the bound (serving) socket is a CURVE server and the connecting
+ * one a CURVE client, with fixed test keys; ack sockets stay NULL. Public keys
+ * are derived with zmq_curve_public so each library derives its own. */
+#define BENCH_SERVER_SECRET "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6"
+#define BENCH_CLIENT_SECRET "D:)Q[IlAW!ahhC2ac:9*A}h:p?([4%wOTJ%JR%cs"
+
+static inline int bench_curve(void) {
+    const char *v = getenv("BENCH_CURVE");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static inline void curve_server(void *sock) {
+    if (!bench_curve()) return;
+    int one = 1;
+    CHECK(zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one));
+    CHECK(zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, BENCH_SERVER_SECRET, 40));
+}
+
+static inline void curve_client(void *sock) {
+    if (!bench_curve()) return;
+    char server_pub[41], client_pub[41];
+    CHECK(zmq_curve_public(server_pub, BENCH_SERVER_SECRET));
+    CHECK(zmq_curve_public(client_pub, BENCH_CLIENT_SECRET));
+    CHECK(zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, server_pub, 40));
+    CHECK(zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, client_pub, 40));
+    CHECK(zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, BENCH_CLIENT_SECRET, 40));
+}
+
+/* Reported in every result line so a run can prove which mechanism it used. */
+static inline void print_mechanism(void *sock) {
+    int mech = -1;
+    size_t n = sizeof mech;
+    CHECK(zmq_getsockopt(sock, ZMQ_MECHANISM, &mech, &n));
+    printf("\"mechanism\":%d,", mech);
+}
+
 #endif

@@ -2,7 +2,8 @@
  *   lat server ENDPOINT SIZE COUNT   bind REP, print READY, echo COUNT (+warm-up) messages
  *   lat client ENDPOINT SIZE COUNT   connect REQ, time each of COUNT round trips
  *   lat inproc SIZE COUNT            both, in two threads of one process
- * The first WARM round trips are not timed. */
+ * The first WARM round trips are not timed. BENCH_CURVE=1: REP is a CURVE
+ * server, REQ a client (study 9; common.h). */
 #include "common.h"
 #include <pthread.h>
 
@@ -43,6 +44,7 @@ static void client(void *req, long size, long count) {
     qsort(rt, (size_t)count, sizeof(double), cmpd);
     printf("{\"count\":%ld,\"seconds\":%.9f,\"mean_us\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f,", count, sum,
            sum / (double)count * 1e6, rt[count / 2] * 1e6, rt[(long)((double)count * 0.99)] * 1e6);
+    print_mechanism(req);
     print_lib_fields();
     printf("}\n");
     free(rt);
@@ -64,6 +66,7 @@ int main(int argc, char **argv) {
     void *ctx = zmq_ctx_new();
     if (!strcmp(argv[1], "server")) {
         void *rep = zmq_socket(ctx, ZMQ_REP);
+        curve_server(rep);
         CHECK(zmq_bind(rep, argv[2]));
         ready(rep);
         serve(rep, argl(argc, argv, 4, 1000));
@@ -71,6 +74,7 @@ int main(int argc, char **argv) {
         zmq_close(rep);
     } else if (!strcmp(argv[1], "client")) {
         void *req = zmq_socket(ctx, ZMQ_REQ);
+        curve_client(req);
         CHECK(zmq_connect(req, argv[2]));
         client(req, argl(argc, argv, 3, 100), argl(argc, argv, 4, 1000));
         zmq_close(req);

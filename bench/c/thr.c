@@ -8,7 +8,8 @@
  * (libzmq can drop the tail on the bound side when the peer goes away at once).
  *   thr inproc SIZE COUNT MODE            both, in two threads of one process
  * copy = zmq_send (the library copies the buffer); zc = zmq_msg_init_data on the
- * caller's buffer with a no-op free function (no copy on the send side). */
+ * caller's buffer with a no-op free function (no copy on the send side).
+ * BENCH_CURVE=1: PULL is a CURVE server, PUSH a client (study 9; common.h). */
 #include "common.h"
 #include <pthread.h>
 
@@ -38,10 +39,11 @@ static double send_loop(void *push, char *buf, long size, long count, int zc) {
     return now_s() - t0;
 }
 
-static void print_recv(long size, long count, double secs) {
+static void print_recv(void *pull, long size, long count, double secs) {
     double rate = (double)(count - 1) / secs;
     printf("{\"count\":%ld,\"seconds\":%.9f,\"msgs_per_s\":%.3f,\"mb_per_s\":%.3f,", count, secs, rate,
            rate * (double)size / 1e6);
+    print_mechanism(pull);
     print_lib_fields();
     printf("}\n");
 }
@@ -65,6 +67,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "recv")) {
         long size = argl(argc, argv, 3, 100), count = argl(argc, argv, 4, 1000);
         void *pull = zmq_socket(ctx, ZMQ_PULL);
+        curve_server(pull);
         CHECK(zmq_bind(pull, argv[2]));
         void *ack = zmq_socket(ctx, ZMQ_PUSH);
         char ack_ep[300];
@@ -81,7 +84,7 @@ int main(int argc, char **argv) {
         fflush(stdout);
         double secs = recv_loop(pull, size, count);
         CHECK(zmq_send(ack, "done", 4, 0));
-        print_recv(size, count, secs);
+        print_recv(pull, size, count, secs);
         zmq_close(pull);
         zmq_close(ack);
     } else if (!strcmp(argv[1], "send")) {
@@ -91,6 +94,7 @@ int main(int argc, char **argv) {
         memset(buf, 'x', (size_t)size + 1);
         void *push = zmq_socket(ctx, ZMQ_PUSH);
         CHECK(zmq_setsockopt(push, ZMQ_SNDHWM, &hwm, sizeof hwm));
+        curve_client(push);
         CHECK(zmq_connect(push, argv[2]));
         void *ack = zmq_socket(ctx, ZMQ_PULL);
         if (argc > 6) CHECK(zmq_connect(ack, argv[6]));

@@ -52,6 +52,45 @@ def ready(sock, *extra):
     print("READY", ep.rstrip("\0"), *extra, flush=True)
 
 
+# The CURVE study (bench/run.py study 9): BENCH_CURVE=1 makes the bound socket
+# of thr/lat a CURVE server and the connecting one a client, with the fixed
+# test keys of bench/c/common.h. The public keys are written out (derived once
+# with pyzmq's zmq.curve_public, and checked against it at run time when the
+# module has curve_public) so the study does not depend on a binding having
+# curve_public; ack sockets stay NULL.
+SERVER_SECRET = b"JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6"
+CLIENT_SECRET = b"D:)Q[IlAW!ahhC2ac:9*A}h:p?([4%wOTJ%JR%cs"
+SERVER_PUBLIC = b"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+CLIENT_PUBLIC = b"Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID"
+
+
+def bench_curve():
+    return os.environ.get("BENCH_CURVE", "") not in ("", "0")
+
+
+def _check_publics(z):
+    try:
+        derived = (z.curve_public(SERVER_SECRET), z.curve_public(CLIENT_SECRET))
+    except Exception:  # noqa: BLE001 - a module without curve_public uses the written-out keys
+        return
+    if derived != (SERVER_PUBLIC, CLIENT_PUBLIC):
+        raise SystemExit("curve_public disagrees with the test keys: %r" % (derived,))
+
+
+def curve_server(z, sock):
+    if bench_curve():
+        sock.setsockopt(z.CURVE_SERVER, 1)
+        sock.setsockopt(z.CURVE_SECRETKEY, SERVER_SECRET)
+
+
+def curve_client(z, sock):
+    if bench_curve():
+        _check_publics(z)
+        sock.setsockopt(z.CURVE_SERVERKEY, SERVER_PUBLIC)
+        sock.setsockopt(z.CURVE_PUBLICKEY, CLIENT_PUBLIC)
+        sock.setsockopt(z.CURVE_SECRETKEY, CLIENT_SECRET)
+
+
 def cpu_seconds():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -110,6 +149,7 @@ def thr(z, mode, *args):
         ep, size, count = args[0], int(args[1]), int(args[2])
         copy = not (len(args) > 3 and args[3] == "zc")
         pull = ctx.socket(z.PULL)
+        curve_server(z, pull)
         pull.bind(ep)
         # An ack PUSH: the sender waits for it before closing (see bench/c/thr.c).
         ack = ctx.socket(z.PUSH)
@@ -120,12 +160,14 @@ def thr(z, mode, *args):
         ack.send(b"done")
         ack.close()
         rate = (count - 1) / secs
-        emit(z, count=count, seconds=secs, msgs_per_s=rate, mb_per_s=rate * size / 1e6)
+        emit(z, count=count, seconds=secs, msgs_per_s=rate, mb_per_s=rate * size / 1e6,
+             mechanism=pull.getsockopt(z.MECHANISM))
         pull.close()
     elif mode == "send":
         ep, size, count = args[0], int(args[1]), int(args[2])
         copy = not (len(args) > 3 and args[3] == "zc")
         push = ctx.socket(z.PUSH)
+        curve_client(z, push)
         push.connect(ep)
         ack = ctx.socket(z.PULL)
         if len(args) > 4:
@@ -181,13 +223,14 @@ def _client(z, req, size, count):
     total = sum(rt)
     rt.sort()
     emit(z, count=count, seconds=total, mean_us=total / count * 1e6, p50_us=rt[count // 2] * 1e6,
-         p99_us=rt[int(count * 0.99)] * 1e6)
+         p99_us=rt[int(count * 0.99)] * 1e6, mechanism=req.getsockopt(z.MECHANISM))
 
 
 def lat(z, mode, *args):
     ctx = z.Context()
     if mode == "server":
         rep = ctx.socket(z.REP)
+        curve_server(z, rep)
         rep.bind(args[0])
         ready(rep)
         _serve(rep, int(args[2]))
@@ -195,6 +238,7 @@ def lat(z, mode, *args):
         rep.close()
     elif mode == "client":
         req = ctx.socket(z.REQ)
+        curve_client(z, req)
         req.connect(args[0])
         _client(z, req, int(args[1]), int(args[2]))
         req.close()
@@ -363,6 +407,7 @@ def logpipe(z, role, *args):
     elif role == "writer":
         ep, n, wid, ep_pub = args[0], int(args[1]), int(args[2]), args[3]
         push = ctx.socket(z.PUSH)
+        curve_client(z, push)
         push.connect(ep)
         # Closing right after the last send can lose the tail (and the END) on the
         # bound side: wait for the collector's final END on its PUB first.
@@ -514,7 +559,71 @@ def rpc(z, role, *args):
     ctx.term()
 
 
-STUDIES = {"callcost": callcost, "thr": thr, "lat": lat, "inproc_pair": inproc_pair, "weather": weather,
+# --- study 9: event-loop receivers (zmq.asyncio, ZMQStream on tornado) ----------
+def pyrecv(z, mode, ep, size, count, kind):
+    """Receive COUNT messages of SIZE bytes on a PULL bound at EP through an
+    event loop: ``asyncio`` (awaiting zmq.asyncio recv) or ``stream`` (a
+    ZMQStream on_recv callback on tornado's IOLoop). The sender is ``thr send``."""
+    import asyncio
+
+    size, count = int(size), int(count)
+    ctx = z.Context()
+    ack = ctx.socket(z.PUSH)
+    ack.bind("tcp://127.0.0.1:*")
+    ack_ep = ack.getsockopt(z.LAST_ENDPOINT)
+    ack_ep = (ack_ep.decode() if isinstance(ack_ep, bytes) else ack_ep).rstrip("\0")
+    out = {}
+    if kind == "asyncio":
+        za = importlib.import_module(z.__name__ + ".asyncio")
+        pull = za.Socket(ctx.socket(z.PULL))
+        pull.bind(ep)
+        ready(pull, ack_ep)
+
+        async def main():
+            first = await pull.recv()
+            if len(first) != size:
+                raise SystemExit("size mismatch")
+            t0 = now()
+            for _ in range(count - 1):
+                await pull.recv()
+            out["secs"] = now() - t0
+
+        asyncio.run(main())
+    else:
+        zmqstream = importlib.import_module(z.__name__ + ".eventloop.zmqstream")
+        from tornado.ioloop import IOLoop
+
+        pull = ctx.socket(z.PULL)
+        pull.bind(ep)
+        ready(pull, ack_ep)
+
+        async def main():
+            done = asyncio.Event()
+            stream = zmqstream.ZMQStream(pull, IOLoop.current())
+            seen = [0, 0.0]
+
+            def on_recv(msg):
+                if seen[0] == 0:
+                    seen[1] = now()
+                seen[0] += 1
+                if seen[0] == count:
+                    out["secs"] = now() - seen[1]
+                    stream.stop_on_recv()
+                    done.set()
+
+            stream.on_recv(on_recv)
+            await done.wait()
+
+        asyncio.run(main())
+    ack.send(b"done")
+    ack.close()
+    rate = (count - 1) / out["secs"]
+    emit(z, count=count, seconds=out["secs"], msgs_per_s=rate, mb_per_s=rate * size / 1e6, receiver=kind)
+    pull.close()
+    ctx.term()
+
+
+STUDIES = {"pyrecv": pyrecv, "callcost": callcost, "thr": thr, "lat": lat, "inproc_pair": inproc_pair, "weather": weather,
            "logpipe": logpipe, "rpc": rpc}
 
 if __name__ == "__main__":

@@ -12,9 +12,11 @@
 
 from __future__ import annotations
 
+import time as _time
+from enum import Enum, IntEnum, IntFlag
 from typing import Any, Optional, Tuple
 
-from oxmq import constants, error
+from oxmq import backend, constants, error
 from oxmq._oxmq import __version__ as __oxmq_version__
 from oxmq._oxmq import strerror
 from oxmq.constants import *  # noqa: F401,F403
@@ -32,13 +34,41 @@ from oxmq.sugar import (
     zmq_poll,
 )
 
+from oxmq import sugar, utils  # noqa: E402  (pyzmq's zmq.sugar / zmq.utils)
+from oxmq.backend import IPC_PATH_MAX_LEN
+
 #: The pyzmq API version this package follows (``zmq.pyzmq_version()``).
-__version__ = "27.0.0"
+from oxmq.sugar.version import __revision__, __version__  # noqa: E402
+
+#: Draft sockets (CLIENT/SERVER, RADIO/DISH, ...) are not built into oxmq.
+PYZMQ_DRAFT_API = False
+
+# pyzmq's names for the plain classes, as opposed to zmq.asyncio's
+SyncContext = Context
+SyncSocket = Socket
+
+
+class Stopwatch:
+    """Elapsed time in microseconds (pyzmq's ``zmq.Stopwatch``)."""
+
+    def __init__(self) -> None:
+        self._start: Optional[int] = None
+
+    def start(self) -> None:
+        """Start timing (again, if already started)."""
+        self._start = _time.monotonic_ns()
+
+    def stop(self) -> int:
+        """Stop and return the microseconds since ``start()``."""
+        if self._start is None:
+            raise ZMQError(constants.EINVAL, "Must start the Stopwatch before calling stop.")
+        elapsed = (_time.monotonic_ns() - self._start) // 1000
+        self._start = None
+        return elapsed
 
 #: ``copy=False`` sends smaller than this are copied (pyzmq's default).
 COPY_THRESHOLD = 65536
 
-_CAPABILITIES = {"ipc": True, "pgm": False, "tipc": False, "norm": False, "curve": False, "gssapi": False, "draft": False, "ws": False, "wss": False, "vmci": False}
 
 
 def zmq_version() -> str:
@@ -65,7 +95,9 @@ def pyzmq_version_info() -> Tuple[int, ...]:
 
 def has(capability: str) -> bool:
     """Whether a libzmq capability (``"ipc"``, ``"curve"``, ``"draft"``...) is available."""
-    return _CAPABILITIES.get(capability, False)
+    from oxmq._oxmq import has as _has
+
+    return _has(capability)
 
 
 def zmq_errno() -> int:
@@ -93,17 +125,32 @@ def get_library_dirs() -> list:
     return []
 
 
-def curve_keypair() -> Any:
-    """CURVE is not available in this version of oxmq."""
-    raise ZMQError(constants.ENOTSUP, "CURVE security is not supported by this version of oxmq")
+def curve_keypair() -> Tuple[bytes, bytes]:
+    """A new CURVE key pair ``(public, secret)``, each 40 Z85 characters (bytes)."""
+    from oxmq._oxmq import curve_keypair as _keypair
+
+    return _keypair()
 
 
-def curve_public(secret_key: bytes) -> Any:
-    """CURVE is not available in this version of oxmq."""
-    raise ZMQError(constants.ENOTSUP, "CURVE security is not supported by this version of oxmq")
+def curve_public(secret_key: Any) -> bytes:
+    """The Z85 public key of a Z85 (or raw 32-byte) CURVE secret key."""
+    from oxmq._oxmq import curve_public as _public
+
+    if isinstance(secret_key, str):
+        secret_key = secret_key.encode("ascii")
+    return _public(secret_key)
 
 
 __all__ = [
+    "Enum",
+    "IntEnum",
+    "IntFlag",
+    "IPC_PATH_MAX_LEN",
+    "PYZMQ_DRAFT_API",
+    "Stopwatch",
+    "SyncContext",
+    "SyncSocket",
+    "__revision__",
     "Context",
     "Socket",
     "Frame",

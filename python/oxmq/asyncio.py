@@ -43,6 +43,8 @@ class _Waiter:
 class Socket(_zmq.Socket):
     """A socket whose ``send``/``recv``/``poll`` return awaitables."""
 
+    _repr_cls = "zmq.asyncio.Socket"
+
     def __init__(self, context: Any = None, socket_type: int = 0, **kwargs: Any) -> None:
         super().__init__(context, socket_type, **kwargs)
         object.__setattr__(self, "_loop", None)
@@ -53,15 +55,35 @@ class Socket(_zmq.Socket):
 
     @classmethod
     def from_socket(cls, socket: Any, io_loop: Any = None) -> "Socket":
-        raise NotImplementedError("oxmq.asyncio.Socket.from_socket is not supported")
+        """An asyncio Socket over the same native socket as ``socket``."""
+        return cls(socket)
 
     # -- event plumbing ------------------------------------------------------
 
     def _get_loop(self) -> asyncio.AbstractEventLoop:
-        loop = asyncio.get_running_loop() if self._loop is None else self._loop
-        if self._loop is None:
+        try:
+            running: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        loop = self._loop
+        if loop is None or (running is not None and running is not loop):
+            # first use, or used from another event loop than before (a
+            # socket outlives the loop: asyncio.run per call, several loops)
+            if loop is not None:
+                self._fail_all(asyncio.CancelledError())
+            loop = running if running is not None else asyncio.get_event_loop()
             object.__setattr__(self, "_loop", loop)
         return loop
+
+    @property
+    def _recv_futures(self) -> List[Any]:
+        """Pending receive and poll futures (pyzmq's attribute name)."""
+        return [w.future for w in list(self._recv_q) + list(self._poll_q) if not w.future.done()]
+
+    @property
+    def _send_futures(self) -> List[Any]:
+        """Pending send futures (pyzmq's attribute name)."""
+        return [w.future for w in self._send_q if not w.future.done()]
 
     def _watch(self) -> None:
         if not self._watching:
@@ -73,8 +95,8 @@ class Socket(_zmq.Socket):
             object.__setattr__(self, "_watching", False)
             try:
                 self._loop.remove_reader(self.fileno())
-            except (ZMQError, ValueError, OSError):
-                pass
+            except (ZMQError, ValueError, OSError, RuntimeError):
+                pass  # socket closed, or its loop already closed
 
     def _run_queue(self, q: Deque[_Waiter]) -> None:
         while q:
@@ -193,6 +215,10 @@ class Socket(_zmq.Socket):
     def recv_multipart(self, flags: int = 0, copy: bool = True, track: bool = False) -> "asyncio.Future[List[Any]]":  # type: ignore[override]
         """Receive a multipart message; returns an awaitable of a list."""
         return self._enqueue(self._recv_q, lambda: _native_recv_multipart(self, flags | DONTWAIT, copy, track), RCVTIMEO, flags)
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> "asyncio.Future[int]":  # type: ignore[override]
+        """Receive one frame into ``buffer``; returns an awaitable of the frame's size."""
+        return self._enqueue(self._recv_q, lambda: _zmq.Socket.recv_into(self, buffer, nbytes, flags | DONTWAIT), RCVTIMEO, flags)
 
     def send_string(self, u: str, flags: int = 0, copy: bool = True, encoding: str = "utf-8", **kwargs: Any) -> "asyncio.Future[Any]":  # type: ignore[override]
         """Send a str; returns an awaitable."""
@@ -330,7 +356,8 @@ class Poller(_zmq.Poller):
             if isinstance(obj, Socket):
                 socks.append((obj, flags))
             elif isinstance(obj, _zmq.Socket):
-                raise TypeError("oxmq.asyncio.Poller needs oxmq.asyncio sockets")
+                # a plain socket: watch it through an asyncio shadow (same native socket)
+                socks.append((Socket(obj), flags))
             else:
                 fd = obj if isinstance(obj, int) else obj.fileno()
                 if flags & POLLIN:
@@ -363,6 +390,8 @@ class Poller(_zmq.Poller):
 
 class Context(_zmq.Context):
     """A Context whose sockets are ``oxmq.asyncio.Socket``."""
+
+    _repr_cls = "zmq.asyncio.Context"
 
     _socket_class = Socket
     _instance = None

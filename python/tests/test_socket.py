@@ -155,7 +155,7 @@ def test_recv_into(pair):
     assert n == 16 and buf == b"0123456789"
     a.send(b"xyz")
     assert b.recv_into(buf, nbytes=2) == 3 and buf[:3] == b"xy2"
-    with pytest.raises(TypeError):
+    with pytest.raises(BufferError):
         b.recv_into(b"readonly")
     with pytest.raises(oxmq.Again):
         b.recv_into(buf, flags=oxmq.NOBLOCK)
@@ -189,8 +189,16 @@ def test_option_attributes(make):
         s.no_such_option
     with pytest.raises(AttributeError, match="write-only"):
         s.tcp_accept_filter
-    s.custom_attr = 5  # plain attributes still work
-    assert s.custom_attr == 5
+    with pytest.raises(AttributeError, match="no such option"):
+        s.custom_attr = 5  # pyzmq: only options, class attributes and annotated names
+
+    class Annotated(oxmq.Socket):
+        custom_attr: int
+
+    a = Annotated(s.context, oxmq.PUSH)
+    a.custom_attr = 5
+    assert a.custom_attr == 5
+    a.close()
     with pytest.raises(oxmq.ZMQError) as ei:
         s.set(9999, 1)
     assert ei.value.errno == oxmq.EINVAL

@@ -17,6 +17,10 @@
 //! sends a clone of one refcounted `Bytes` (no copy of the body). The
 //! throughput receiver also binds an ack PUSH (printed second on its READY
 //! line) and the sender waits for its ack before closing, as in `bench/c/thr.c`.
+//!
+//! With `BENCH_CURVE=1` (study 9) the bound socket of `thr` and `lat` is a
+//! CURVE server and the connecting one a CURVE client, with the fixed test keys
+//! of `bench/c/common.h`; ack sockets stay NULL.
 
 use bytes::Bytes;
 use oxmq::{opt, Context, Socket, SocketType, DONTWAIT};
@@ -33,6 +37,39 @@ fn arg(args: &[String], i: usize, dflt: usize) -> usize {
 fn lib_fields() -> String {
     let (a, b, c) = oxmq::ZMQ_VERSION;
     format!("\"lib\":\"oxmq (Rust API)\",\"zmq_version\":\"{a}.{b}.{c}\"")
+}
+
+const SERVER_SECRET: &[u8] = b"JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6";
+const CLIENT_SECRET: &[u8] = b"D:)Q[IlAW!ahhC2ac:9*A}h:p?([4%wOTJ%JR%cs";
+
+fn bench_curve() -> bool {
+    std::env::var("BENCH_CURVE").map(|v| !v.is_empty() && v != "0").unwrap_or(false)
+}
+
+/// The Z85 public key of a Z85 secret key, derived by oxmq itself.
+fn public_of(secret_z85: &[u8]) -> String {
+    let secret: [u8; 32] = oxmq::security::z85_decode(secret_z85).unwrap().try_into().unwrap();
+    oxmq::security::z85_encode(&oxmq::security::curve_public(&secret)).unwrap()
+}
+
+fn curve_server(sock: &Socket) {
+    if bench_curve() {
+        sock.set_option_int(opt::CURVE_SERVER, 1).unwrap();
+        sock.set_option_bytes(opt::CURVE_SECRETKEY, SERVER_SECRET).unwrap();
+    }
+}
+
+fn curve_client(sock: &Socket) {
+    if bench_curve() {
+        sock.set_option_bytes(opt::CURVE_SERVERKEY, public_of(SERVER_SECRET).as_bytes()).unwrap();
+        sock.set_option_bytes(opt::CURVE_PUBLICKEY, public_of(CLIENT_SECRET).as_bytes()).unwrap();
+        sock.set_option_bytes(opt::CURVE_SECRETKEY, CLIENT_SECRET).unwrap();
+    }
+}
+
+/// `"mechanism":N,` for a result line, so a run shows which mechanism it used.
+fn mechanism_field(sock: &Socket) -> String {
+    format!("\"mechanism\":{},", sock.get_option_int(opt::MECHANISM).unwrap())
 }
 
 fn ready(sock: &Socket) {
@@ -88,6 +125,7 @@ fn thr(args: &[String]) {
         "recv" => {
             let (size, count) = (arg(args, 2, 100), arg(args, 3, 1000));
             let pull = ctx.socket(SocketType::Pull).unwrap();
+            curve_server(&pull);
             pull.bind(&args[1]).unwrap();
             let ack = ctx.socket(SocketType::Push).unwrap();
             if args[1].starts_with("tcp://") {
@@ -101,8 +139,9 @@ fn thr(args: &[String]) {
             ack.send(&b"done"[..], 0).unwrap();
             let rate = (count - 1) as f64 / secs;
             println!(
-                "{{\"count\":{count},\"seconds\":{secs:.9},\"msgs_per_s\":{rate:.3},\"mb_per_s\":{:.3},{}}}",
+                "{{\"count\":{count},\"seconds\":{secs:.9},\"msgs_per_s\":{rate:.3},\"mb_per_s\":{:.3},{}{}}}",
                 rate * size as f64 / 1e6,
+                mechanism_field(&pull),
                 lib_fields()
             );
         }
@@ -110,6 +149,7 @@ fn thr(args: &[String]) {
             let (size, count) = (arg(args, 2, 100), arg(args, 3, 1000));
             let zc = args.get(4).map(|m| m == "zc").unwrap_or(false);
             let push = ctx.socket(SocketType::Push).unwrap();
+            curve_client(&push);
             push.connect(&args[1]).unwrap();
             let ack = ctx.socket(SocketType::Pull).unwrap();
             if let Some(ep) = args.get(5) {
@@ -175,10 +215,11 @@ fn client(req: &Socket, size: usize, count: usize) {
     let sum: f64 = rt.iter().sum();
     rt.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
-        "{{\"count\":{count},\"seconds\":{sum:.9},\"mean_us\":{:.3},\"p50_us\":{:.3},\"p99_us\":{:.3},{}}}",
+        "{{\"count\":{count},\"seconds\":{sum:.9},\"mean_us\":{:.3},\"p50_us\":{:.3},\"p99_us\":{:.3},{}{}}}",
         sum / count as f64 * 1e6,
         rt[count / 2] * 1e6,
         rt[(count as f64 * 0.99) as usize] * 1e6,
+        mechanism_field(req),
         lib_fields()
     );
 }
@@ -188,6 +229,7 @@ fn lat(args: &[String]) {
     match args[0].as_str() {
         "server" => {
             let rep = ctx.socket(SocketType::Rep).unwrap();
+            curve_server(&rep);
             rep.bind(&args[1]).unwrap();
             ready(&rep);
             serve(&rep, arg(args, 3, 1000));
@@ -195,6 +237,7 @@ fn lat(args: &[String]) {
         }
         "client" => {
             let req = ctx.socket(SocketType::Req).unwrap();
+            curve_client(&req);
             req.connect(&args[1]).unwrap();
             client(&req, arg(args, 2, 100), arg(args, 3, 1000));
         }

@@ -8,10 +8,14 @@ the conveniences that are not on it.
 
 from __future__ import annotations
 
+from types import GenericAlias
+
 import json
+from errno import ENAMETOOLONG
 import pickle
 import random
-from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar, Union
 
 from oxmq import _oxmq
 from oxmq.constants import (
@@ -27,10 +31,26 @@ from oxmq.constants import (
     SocketType,
 )
 from oxmq.error import ZMQBindError, ZMQError
+from oxmq.utils.interop import cast_int_addr
 
 T = TypeVar("T", bound="Socket")
 
+# underlying address -> the first Python object over that native socket
+_origins: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
+
 _OPTIONS = SocketOption.__members__
+_native_get = _oxmq.Socket.get
+_native_recv_into = _oxmq.Socket.recv_into
+
+# libzmq 4.3.5's values for options the core does not implement yet; read-back only
+_FALLBACK_DEFAULTS: Dict[int, Callable[[Any], Any]] = {
+    SocketOption.IPV4ONLY: lambda s: int(not _native_get(s, SocketOption.IPV6)),
+    SocketOption.MULTICAST_MAXTPDU: lambda s: 1500,
+    SocketOption.USE_FD: lambda s: -1,
+    SocketOption.LOOPBACK_FASTPATH: lambda s: 0,
+    SocketOption.MULTICAST_LOOP: lambda s: 1,
+    SocketOption.ZAP_ENFORCE_DOMAIN: lambda s: 0,
+}
 _BYTES_OPTS = {int(o) for o in SocketOption if o._opt_type == "bytes"}
 
 
@@ -57,6 +77,24 @@ class _SocketContext:
         return f"<SocketContext({self.kind}={self.addr!r})>"
 
 
+def _annotated(cls: type, key: str) -> bool:
+    """Whether a subclass declares ``key`` as an attribute (``name: type``)."""
+    return any(key in klass.__dict__.get("__annotations__", {}) for klass in cls.__mro__)
+
+
+def _explain(e: ZMQError, addr: str) -> None:
+    """Add the address to a bind/connect error, and say why an ipc path failed."""
+    from oxmq.backend import IPC_PATH_MAX_LEN
+
+    if addr.startswith("ipc://") and len(addr) - 6 > IPC_PATH_MAX_LEN and e.errno in (EINVAL, ENAMETOOLONG):
+        e.strerror = (
+            f"ipc path \"{addr[6:]}\" is longer than {IPC_PATH_MAX_LEN} characters "
+            "(sizeof(sockaddr_un.sun_path)). zmq.IPC_PATH_MAX_LEN constant can be used "
+            "to check addr length (if it is defined)."
+        )
+    e.strerror += f" (addr={addr!r})"
+
+
 def _addr(addr: Union[str, bytes]) -> str:
     if isinstance(addr, bytes):
         return addr.decode("utf-8")
@@ -71,13 +109,65 @@ class Socket(_oxmq.Socket):
     Options are attributes: ``sock.linger = 0``, ``sock.rcvhwm``, ``sock.identity``.
     """
 
-    _shadow = False
+    # pyzmq's classes are Generic (``zmq.Context[Any]`` in annotations)
+    __class_getitem__ = classmethod(GenericAlias)  # type: ignore[var-annotated]
 
-    def __init__(self, ctx: Any = None, socket_type: int = 0, **kwargs: Any) -> None:
+    _shadow = False
+    _shadow_obj: Any = None
+
+    def __new__(cls, ctx: Any = None, socket_type: int = 0, *, shadow: Any = 0, **kwargs: Any) -> "Socket":
+        if isinstance(ctx, _oxmq.Socket):
+            shadow = ctx.underlying
+        elif isinstance(shadow, _oxmq.Socket):
+            shadow = shadow.underlying
+        elif shadow:
+            shadow = cast_int_addr(shadow)
+        if shadow:
+            return super().__new__(cls, None, 0, shadow=shadow)  # type: ignore[call-arg]
+        if socket_type == SocketType.STREAM:
+            # The core has no STREAM sockets yet. Jupyter's kernel makes one at
+            # start-up for its debugger and only uses it when debugging, so the
+            # object can be made (over an idle PAIR socket), but bind/connect
+            # raise ENOTSUP: nothing can be sent or received through it.
+            obj = super().__new__(cls, ctx, SocketType.PAIR)  # type: ignore[call-arg]
+            object.__setattr__(obj, "_unsupported_type", SocketType.STREAM)
+            return obj
+        return super().__new__(cls, ctx, socket_type)  # type: ignore[call-arg]
+
+    def __init__(self, ctx: Any = None, socket_type: int = 0, *, shadow: Any = 0, **kwargs: Any) -> None:
+        shadow_obj = None
+        if isinstance(ctx, _oxmq.Socket):
+            shadow_obj, ctx = ctx, None
+        elif isinstance(shadow, _oxmq.Socket):
+            shadow_obj = shadow
+        if shadow_obj is not None or shadow:
+            origin = shadow_obj if shadow_obj is not None else _origins.get(self.underlying)
+            if ctx is None and origin is not None:
+                ctx = origin.__dict__.get("context")
+            object.__setattr__(self, "_shadow", True)
+            object.__setattr__(self, "_shadow_obj", shadow_obj)
+        else:
+            _origins[self.underlying] = self
         object.__setattr__(self, "context", ctx)
         copy_threshold = kwargs.get("copy_threshold")
         if copy_threshold is not None:
             self.copy_threshold = copy_threshold
+
+    @classmethod
+    def shadow(cls: Any, address: Any) -> Any:
+        """Another Socket object over the same native socket (pyzmq's
+        ``Socket.shadow``): ``address`` is a Socket or its ``underlying``."""
+        if isinstance(address, _oxmq.Socket):
+            return cls(address)
+        return cls(shadow=address)
+
+    def __copy__(self, memo: Any = None) -> Any:
+        return self.__class__.shadow(self.underlying)
+
+    __deepcopy__ = __copy__
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"cannot pickle {self.__class__.__name__!r} object: sockets cannot be pickled")
 
     # -- attributes as socket options ------------------------------------
 
@@ -96,19 +186,55 @@ class Socket(_oxmq.Socket):
             raise
 
     def __setattr__(self, key: str, value: Any) -> None:
-        if key.startswith("_") or key in self.__dict__ or hasattr(type(self), key):
+        if key.startswith("_") or key in self.__dict__:
+            object.__setattr__(self, key, value)
+            return
+        lower = key.lower()
+        if lower in ("subscribe", "unsubscribe"):
+            # ``sock.subscribe = "topic"`` subscribes, as in pyzmq
+            if isinstance(value, str):
+                value = value.encode("utf-8")
+            self.set(SUBSCRIBE if lower == "subscribe" else UNSUBSCRIBE, value)
+            return
+        if hasattr(type(self), key) or _annotated(type(self), key):
             object.__setattr__(self, key, value)
             return
         opt = _OPTIONS.get(key.upper())
         if opt is None:
-            object.__setattr__(self, key, value)
-            return
+            raise AttributeError(f"{type(self).__name__} has no such option: {key.upper()}")
         self.set(opt, value)
 
     def __dir__(self) -> List[str]:
         keys = list(super().__dir__())
+        keys.extend(_OPTIONS)  # pyzmq lists the option names in upper case
         keys.extend(n.lower() for n in _OPTIONS)
         return keys
+
+    def get(self, option: int) -> Any:
+        """Read a socket option: int or bytes (CURVE keys as Z85)."""
+        try:
+            return _native_get(self, option)
+        except ZMQError as e:
+            # options libzmq knows and the core does not (yet): libzmq's defaults
+            if e.errno == EINVAL and option in _FALLBACK_DEFAULTS and not self.closed:
+                return _FALLBACK_DEFAULTS[option](self)
+            raise
+
+    getsockopt = get
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        """Receive one frame into ``buffer`` (writable, contiguous); returns the
+        frame's size, which is larger than ``nbytes`` when it was truncated."""
+        view = memoryview(buffer)
+        if view.readonly:
+            raise BufferError("recv_into needs a writable buffer")
+        if not view.c_contiguous:
+            raise BufferError("recv_into needs a contiguous buffer")
+        if nbytes < 0:
+            raise ValueError(f"nbytes={nbytes!r} must be non-negative")
+        if nbytes > view.nbytes:
+            raise ValueError(f"nbytes={nbytes} is larger than the buffer ({view.nbytes} bytes)")
+        return _native_recv_into(self, buffer, nbytes, flags)
 
     # -- lifecycle --------------------------------------------------------
 
@@ -118,46 +244,56 @@ class Socket(_oxmq.Socket):
     def __exit__(self, *args: Any) -> None:
         self.close()
 
+    _repr_cls = "zmq.Socket"
+
     def __repr__(self) -> str:
         cls = self.__class__
+        # pyzmq's names for its own classes; a subclass shows its own
+        name_cls = cls.__dict__.get("_repr_cls") or f"{cls.__module__}.{cls.__name__}"
         closed = " closed" if self.closed else ""
         try:
-            name = SocketType(self._type).name
+            name = SocketType(self.type).name
         except ValueError:
-            name = str(self._type)
-        return f"<{cls.__module__}.{cls.__name__}(zmq.{name}) at {hex(id(self))}{closed}>"
+            name = str(self.type)
+        return f"<{name_cls}(zmq.{name}) at {hex(id(self))}{closed}>"
 
     @property
     def type(self) -> int:
         """The socket type (``zmq.SocketType``)."""
-        return SocketType(self._type)
+        return self.__dict__.get("_unsupported_type") or SocketType(self._type)
 
     @property
     def socket_type(self) -> int:
         """The socket type (``zmq.SocketType``)."""
-        return SocketType(self._type)
+        return self.type
 
-    @property
-    def underlying(self) -> int:
-        """An opaque identifier of the native socket (pyzmq: its address)."""
-        return id(self)
+    def _check_supported(self) -> None:
+        kind = self.__dict__.get("_unsupported_type")
+        if kind is not None:
+            raise ZMQError(ENOTSUP, f"{kind.name} sockets are not implemented by oxmq yet")
 
     # -- endpoints ---------------------------------------------------------
 
     def bind(self, addr: Union[str, bytes]) -> _SocketContext:
         """Accept connections on ``addr``; usable as a context manager (unbinds on exit)."""
         addr = _addr(addr)
+        self._check_supported()
         try:
             self._bind(addr)
         except ZMQError as e:
-            e.strerror += f" (addr={addr!r})"
+            _explain(e, addr)
             raise
         return _SocketContext(self, "bind", addr)
 
     def connect(self, addr: Union[str, bytes]) -> _SocketContext:
         """Connect to ``addr``; usable as a context manager (disconnects on exit)."""
         addr = _addr(addr)
-        self._connect(addr)
+        self._check_supported()
+        try:
+            self._connect(addr)
+        except ZMQError as e:
+            _explain(e, addr)
+            raise
         return _SocketContext(self, "connect", addr)
 
     def bind_to_random_port(
@@ -187,7 +323,6 @@ class Socket(_oxmq.Socket):
     # -- options -------------------------------------------------------------
 
     setsockopt = _oxmq.Socket.set
-    getsockopt = _oxmq.Socket.get
 
     def set_string(self, option: int, optval: str, encoding: str = "utf-8") -> None:
         """Set a byte-string option from a str."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import struct
 from typing import Any, Dict, List
 
@@ -16,9 +17,17 @@ def parse_monitor_message(msg: List[bytes]) -> Dict[str, Any]:
     return {"event": event & 0xFFFF, "value": value, "endpoint": bytes(msg[1])}
 
 
-def recv_monitor_message(socket: Any, flags: int = 0) -> Dict[str, Any]:
-    """Receive one event from a monitor socket and decode it."""
-    return parse_monitor_message(socket.recv_multipart(flags))
+def recv_monitor_message(socket: Any, flags: int = 0) -> Any:
+    """Receive one event from a monitor socket and decode it (an awaitable
+    of the decoded event for a ``zmq.asyncio`` socket)."""
+    msg = socket.recv_multipart(flags)
+    if inspect.isawaitable(msg):
+        return _parse_later(msg)
+    return parse_monitor_message(msg)
+
+
+async def _parse_later(msg: Any) -> Dict[str, Any]:
+    return parse_monitor_message(await msg)
 
 
 __all__ = ["parse_monitor_message", "recv_monitor_message"]

@@ -1,0 +1,1 @@
+"""tornado integration (pyzmq's ``zmq.eventloop``): ``ioloop``, ``zmqstream``, ``future``."""

@@ -1,0 +1,1 @@
+"""Logging over PUB sockets (pyzmq's ``zmq.log``)."""

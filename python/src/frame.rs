@@ -1,0 +1,301 @@
+//! `Frame` and the native half of `MessageTracker`, and turning Python
+//! objects into frames (copied or zero-copy).
+
+use crate::errors::*;
+use crate::release::{drain_releases, Owner, Tracker};
+use crate::{DEFAULT_COPY_THRESHOLD, SLICE};
+use oxmq::{errno, Msg};
+use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyString};
+use std::os::raw::c_int;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// `zmq._FINISHED_TRACKER`.
+pub(crate) static FINISHED_TRACKER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+pub(crate) fn finished_tracker(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    FINISHED_TRACKER
+        .get_or_try_init(py, || py.import("oxmq.sugar.tracker")?.getattr("_FINISHED_TRACKER").map(Bound::unbind))
+        .map(|t| t.clone_ref(py))
+}
+
+pub(crate) fn make_tracker(py: Python<'_>, t: Arc<Tracker>) -> PyResult<Py<PyAny>> {
+    let native = Py::new(py, NativeTracker { t })?;
+    let cls = py.import("oxmq.sugar.tracker")?.getattr("MessageTracker")?;
+    Ok(cls.call1((native,))?.unbind())
+}
+
+/// A frame from any buffer-protocol object: copied when `copy` or when
+/// smaller than `threshold`, otherwise wrapped without copying.
+pub(crate) fn buffer_to_msg(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    copy: bool,
+    track: bool,
+    threshold: usize,
+) -> PyResult<(Msg, Option<Py<PyAny>>)> {
+    let buf = pyo3::buffer::PyUntypedBuffer::get(data).map_err(|_| {
+        PyTypeError::new_err(format!(
+            "expected bytes or an object supporting the buffer protocol, got {}",
+            data.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+        ))
+    })?;
+    if !buf.is_c_contiguous() {
+        return Err(PyBufferError::new_err("buffer must be C-contiguous"));
+    }
+    let len = buf.len_bytes();
+    if copy || len < threshold {
+        // SAFETY: the buffer is contiguous and exported for the duration of this borrow.
+        let slice = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, len) };
+        let msg = Msg::from_slice(slice);
+        buf.release(py);
+        let t = if track && !copy { Some(finished_tracker(py)?) } else { None };
+        return Ok((msg, t));
+    }
+    let tracker = track.then(|| Arc::new(Tracker::default()));
+    let py_tracker = match &tracker {
+        Some(t) => Some(make_tracker(py, t.clone())?),
+        None => None,
+    };
+    Ok((Msg::from_owner(Owner::new(buf, tracker)), py_tracker))
+}
+
+/// One received (or prepared) message frame; supports the buffer protocol.
+#[pyclass(frozen, subclass, module = "oxmq._oxmq", name = "Frame")]
+pub struct Frame {
+    pub(crate) msg: Msg,
+    pub(crate) bytes: PyOnceLock<Py<PyBytes>>,
+    pub(crate) tracker: Option<Py<PyAny>>,
+    /// The sending peer's connection properties (received frames only).
+    pub(crate) props: Option<Arc<oxmq::PeerProperties>>,
+    /// `.buffer`: one memoryview, handed out every time (as pyzmq does).
+    pub(crate) view: PyOnceLock<Py<PyAny>>,
+}
+
+impl Frame {
+    pub(crate) fn with_props(msg: Msg, props: Option<Arc<oxmq::PeerProperties>>) -> Frame {
+        Frame { msg, bytes: PyOnceLock::new(), tracker: None, props, view: PyOnceLock::new() }
+    }
+}
+
+#[pymethods]
+impl Frame {
+    #[new]
+    #[pyo3(signature = (data=None, track=false, copy=None, copy_threshold=None, **_kwargs))]
+    fn new(
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        track: bool,
+        copy: Option<bool>,
+        copy_threshold: Option<usize>,
+        _kwargs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Frame> {
+        let Some(data) = data else {
+            let tracker = if track { Some(finished_tracker(py)?) } else { None };
+            return Ok(Frame {
+                msg: Msg::new(),
+                bytes: PyOnceLock::new(),
+                tracker,
+                props: None,
+                view: PyOnceLock::new(),
+            });
+        };
+        if data.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err("Str objects not allowed. Only: bytes, buffer interfaces."));
+        }
+        if let Ok(f) = data.cast::<Frame>() {
+            return Ok(Frame {
+                msg: f.get().msg.clone(),
+                bytes: PyOnceLock::new(),
+                tracker: None,
+                props: None,
+                view: PyOnceLock::new(),
+            });
+        }
+        // pyzmq: copy=None means "copy small buffers, wrap large ones".
+        let threshold = copy_threshold.unwrap_or(DEFAULT_COPY_THRESHOLD);
+        let (copy, threshold) = match copy {
+            Some(true) => (true, 0),
+            Some(false) => (false, 0),
+            None => (false, threshold),
+        };
+        let (msg, tracker) = buffer_to_msg(py, data, copy, track, threshold)?;
+        let tracker = match (track, tracker) {
+            (true, None) => Some(finished_tracker(py)?),
+            (_, t) => t,
+        };
+        Ok(Frame { msg, bytes: PyOnceLock::new(), tracker, props: None, view: PyOnceLock::new() })
+    }
+
+    /// The frame's bytes (copied once, then cached).
+    #[getter]
+    fn bytes(&self, py: Python<'_>) -> Py<PyBytes> {
+        self.bytes.get_or_init(py, || PyBytes::new(py, self.msg.as_slice()).unbind()).clone_ref(py)
+    }
+
+    /// A read-only memoryview of the frame (no copy); the same object each time.
+    #[getter]
+    fn buffer<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let view = slf.get().view.get_or_try_init(py, || {
+            // SAFETY: slf supports the buffer protocol (below); returns a new reference or NULL.
+            let ptr = unsafe { ffi::PyMemoryView_FromObject(slf.as_ptr()) };
+            if ptr.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            // SAFETY: new, non-null reference.
+            Ok::<_, PyErr>(unsafe { Bound::from_owned_ptr(py, ptr) }.unbind())
+        })?;
+        Ok(view.bind(py).clone())
+    }
+
+    /// Whether more frames of the message follow.
+    #[getter]
+    fn more(&self) -> bool {
+        self.msg.more()
+    }
+
+    /// The tracker for a tracked zero-copy frame (None otherwise).
+    #[getter]
+    fn tracker(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.tracker.as_ref().map(|t| t.clone_ref(py))
+    }
+
+    /// Frame properties: `zmq.MORE` (int); metadata names are not available.
+    fn get(&self, py: Python<'_>, option: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Ok(o) = option.extract::<i32>() {
+            return match o {
+                // MORE
+                1 => Ok((self.msg.more() as i32).into_pyobject(py)?.into_any().unbind()),
+                // SHARED
+                3 => Ok(0i32.into_pyobject(py)?.into_any().unbind()),
+                _ => Err(zmq_error(py, errno::EINVAL)),
+            };
+        }
+        // a connection property of the sender ("User-Id", "Socket-Type", ...), as str
+        let name: String = option.extract()?;
+        let value = self.props.as_ref().and_then(|p| p.get(&name)).ok_or_else(|| zmq_error(py, errno::EINVAL))?;
+        Ok(String::from_utf8_lossy(value).into_owned().into_pyobject(py)?.into_any().unbind())
+    }
+
+    fn __len__(&self) -> usize {
+        self.msg.len()
+    }
+
+    fn __bytes__(&self, py: Python<'_>) -> Py<PyBytes> {
+        self.bytes(py)
+    }
+
+    /// `frame["User-Id"]`: the same as `frame.get("User-Id")`.
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.get(py, key)
+    }
+
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        self.__repr__(py)
+    }
+
+    /// pyzmq's form: `<zmq.Frame(b'...')>`, long frames cut to 12 bytes plus their size.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let body = self.msg.as_slice();
+        let (shown, suffix) = if body.len() > 16 {
+            let n = body.len();
+            let size = match n {
+                0..=999 => format!("{n}B"),
+                1_000..=999_999 => format!("{}kB", n / 1_000),
+                1_000_000..=999_999_999 => format!("{}MB", n / 1_000_000),
+                _ => format!("{}GB", n / 1_000_000_000),
+            };
+            (&body[..12], format!("...{size}"))
+        } else {
+            (body, String::new())
+        };
+        let r = PyBytes::new(py, shown).repr()?;
+        Ok(format!("<zmq.Frame({r}{suffix})>"))
+    }
+
+    fn __copy__(&self) -> Frame {
+        Frame {
+            msg: self.msg.clone(),
+            bytes: PyOnceLock::new(),
+            tracker: None,
+            props: self.props.clone(),
+            view: PyOnceLock::new(),
+        }
+    }
+
+    fn fast_copy(&self) -> Frame {
+        self.__copy__()
+    }
+
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+        if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
+            return Err(PyBufferError::new_err("Frame is read-only"));
+        }
+        let data = slf.get().msg.as_slice();
+        // SAFETY: `view` is provided by the caller; the data lives inside the
+        // frame object (inline) or its shared buffer, neither of which moves or
+        // changes while the view holds a reference to the frame.
+        let rc = unsafe {
+            ffi::PyBuffer_FillInfo(
+                view,
+                slf.as_ptr(),
+                data.as_ptr() as *mut std::ffi::c_void,
+                data.len() as ffi::Py_ssize_t,
+                1,
+                flags,
+            )
+        };
+        if rc < 0 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, _view: *mut ffi::Py_buffer) {}
+}
+
+/// Native half of a MessageTracker: set when the core released the buffer.
+#[pyclass(frozen, module = "oxmq._oxmq", name = "_Tracker")]
+pub(crate) struct NativeTracker {
+    pub(crate) t: Arc<Tracker>,
+}
+
+#[pymethods]
+impl NativeTracker {
+    #[getter]
+    fn done(&self, py: Python<'_>) -> bool {
+        let d = self.t.is_done();
+        if d {
+            drain_releases(py);
+        }
+        d
+    }
+
+    /// Wait up to `timeout` seconds (negative: forever); returns whether done.
+    #[pyo3(signature = (timeout=-1.0))]
+    fn wait(&self, py: Python<'_>, timeout: f64) -> PyResult<bool> {
+        let deadline = (timeout >= 0.0).then(|| Instant::now() + Duration::from_secs_f64(timeout));
+        loop {
+            if self.t.is_done() {
+                drain_releases(py);
+                return Ok(true);
+            }
+            let until = deadline.map_or(Instant::now() + SLICE, |d| d.min(Instant::now() + SLICE));
+            let t = self.t.clone();
+            let done = py.detach(move || t.wait_until(until));
+            if done {
+                drain_releases(py);
+                return Ok(true);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(false);
+            }
+            py.check_signals()?;
+        }
+    }
+}

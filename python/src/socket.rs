@@ -1,0 +1,636 @@
+//! The native socket (`oxmq.Socket` subclasses it): send, receive, options,
+//! and the GIL-free blocking slow path.
+
+use crate::context::*;
+use crate::errors::*;
+use crate::frame::*;
+use crate::options::*;
+use crate::poll::*;
+use crate::release::{self, drain_releases};
+use crate::shadow::Registry;
+use crate::{ZResult, DEFAULT_COPY_THRESHOLD, SLICE};
+use oxmq::{errno, opt, Msg};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The native socket. `oxmq.Socket` subclasses it.
+///
+/// The core socket is used by one thread at a time; a mutex (uncontended in
+/// correct programs) makes that hold even when Python threads share it. The
+/// lock is never held while waiting or while running Python code.
+#[pyclass(frozen, subclass, module = "oxmq._oxmq", name = "Socket")]
+pub(crate) struct Socket {
+    shared: Arc<SocketShared>,
+}
+
+/// What shadows of one socket share (`Socket.shadow`).
+pub(crate) struct SocketShared {
+    pub(crate) inner: Mutex<Option<oxmq::Socket>>,
+    pub(crate) ctx: oxmq::Context,
+    pub(crate) fd: i32,
+    pub(crate) kind: i32,
+    pub(crate) copy_threshold: AtomicUsize,
+}
+
+static SOCKETS: Registry<SocketShared> = Registry::new();
+
+impl Drop for SocketShared {
+    fn drop(&mut self) {
+        SOCKETS.remove(self as *const SocketShared as usize);
+    }
+}
+
+impl std::ops::Deref for Socket {
+    type Target = SocketShared;
+
+    #[inline]
+    fn deref(&self) -> &SocketShared {
+        &self.shared
+    }
+}
+
+pub(crate) enum Waited<T> {
+    Done(T),
+    Failed(i32),
+    CheckSignals,
+}
+
+/// Wait until `fd` is readable or `until`; `false` when interrupted by a signal.
+pub(crate) fn wait_fd(fd: i32, until: Instant) -> bool {
+    let left = until.saturating_duration_since(Instant::now());
+    let ms = left.as_millis().min(i32::MAX as u128) as c_int + (left.subsec_nanos() % 1_000_000 != 0) as c_int;
+    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd, alive across the call.
+    let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+    !(rc < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted)
+}
+
+impl Socket {
+    #[inline]
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<oxmq::Socket>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run `f` on the open core socket; ENOTSOCK once closed.
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&oxmq::Socket) -> ZResult<R>) -> ZResult<R> {
+        match &*self.lock() {
+            Some(s) => f(s),
+            None => Err(errno::ENOTSOCK),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn call<R>(&self, py: Python<'_>, f: impl FnOnce(&oxmq::Socket) -> ZResult<R>) -> PyResult<R> {
+        self.with(f).map_err(|e| zmq_error(py, e))
+    }
+
+    /// Connection properties of the peer that sent the last frame received.
+    pub(crate) fn peer_props(&self) -> Option<Arc<oxmq::PeerProperties>> {
+        self.with(|s| Ok(s.peer_properties())).ok().flatten()
+    }
+
+    /// Blocking slow path: `op` (a non-blocking attempt) failed with EAGAIN.
+    /// Wait on the readiness fd without the GIL, retrying `op` each time it
+    /// fires, until it succeeds, fails otherwise, or `timeout_ms` passes
+    /// (EAGAIN). Signal handlers run at least every [`SLICE`].
+    pub(crate) fn block_on<T: Send>(
+        &self,
+        py: Python<'_>,
+        timeout_opt: i32,
+        mut op: impl FnMut(&oxmq::Socket) -> ZResult<T> + Send,
+    ) -> PyResult<T> {
+        let timeout_ms = self.call(py, |s| s.get_option_int(timeout_opt).map_err(core_errno))?;
+        let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
+        if timeout_ms == 0 {
+            return Err(zmq_error(py, errno::EAGAIN));
+        }
+        let fd = self.fd;
+        loop {
+            let op = &mut op;
+            let out = py.detach(|| {
+                let slice_end = Instant::now() + SLICE;
+                loop {
+                    let until = deadline.map_or(slice_end, |d| d.min(slice_end));
+                    if !wait_fd(fd, until) {
+                        return Waited::CheckSignals;
+                    }
+                    match self.with(&mut *op) {
+                        Ok(v) => return Waited::Done(v),
+                        Err(errno::EAGAIN) => {}
+                        Err(e) => return Waited::Failed(e),
+                    }
+                    let now = Instant::now();
+                    if deadline.is_some_and(|d| now >= d) {
+                        return Waited::Failed(errno::EAGAIN);
+                    }
+                    if now >= slice_end {
+                        return Waited::CheckSignals;
+                    }
+                }
+            });
+            match out {
+                Waited::Done(v) => return Ok(v),
+                Waited::Failed(e) => return Err(zmq_error(py, e)),
+                Waited::CheckSignals => py.check_signals()?,
+            }
+        }
+    }
+
+    /// Send one frame: first without blocking (GIL held); then, unless the
+    /// caller asked for DONTWAIT, block on the slow path.
+    #[inline]
+    pub(crate) fn send_msg(&self, py: Python<'_>, msg: Msg, flags: i32) -> PyResult<()> {
+        if flags & oxmq::DONTWAIT != 0 {
+            return self.call(py, |s| s.send(msg, flags).map_err(core_errno));
+        }
+        match self.with(|s| s.send(msg.clone(), flags | oxmq::DONTWAIT).map_err(core_errno)) {
+            Ok(()) => Ok(()),
+            Err(errno::EAGAIN) => self
+                .block_on(py, opt::SNDTIMEO, move |s| s.send(msg.clone(), flags | oxmq::DONTWAIT).map_err(core_errno)),
+            Err(e) => Err(zmq_error(py, e)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn recv_msg(&self, py: Python<'_>, flags: i32) -> PyResult<Msg> {
+        match self.with(|s| s.recv(flags | oxmq::DONTWAIT).map_err(core_errno)) {
+            Ok(m) => Ok(m),
+            Err(errno::EAGAIN) if flags & oxmq::DONTWAIT == 0 => {
+                self.block_on(py, opt::RCVTIMEO, |s| s.recv(oxmq::DONTWAIT).map_err(core_errno))
+            }
+            Err(e) => Err(zmq_error(py, e)),
+        }
+    }
+
+    /// Receive the remaining frames of a message whose first frame had MORE.
+    pub(crate) fn recv_rest(&self, py: Python<'_>, first: Msg) -> PyResult<Vec<Msg>> {
+        let mut more = first.more();
+        let mut parts = vec![first];
+        while more {
+            let m = self.recv_msg(py, 0)?;
+            more = m.more();
+            parts.push(m);
+        }
+        Ok(parts)
+    }
+
+    /// Turn a Python object into a frame for sending.
+    /// Returns the frame and, for tracked zero-copy sends, its tracker.
+    pub(crate) fn to_msg(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        copy: bool,
+        track: bool,
+    ) -> PyResult<(Msg, Option<Py<PyAny>>)> {
+        if let Ok(b) = data.cast::<PyBytes>() {
+            let bytes = b.as_bytes();
+            if copy || bytes.len() < self.copy_threshold.load(Ordering::Relaxed) {
+                let t = if track && !copy { Some(finished_tracker(py)?) } else { None };
+                return Ok((Msg::from_slice(bytes), t));
+            }
+        } else if let Ok(f) = data.cast::<Frame>() {
+            let f = f.get();
+            if track && f.tracker.is_none() {
+                return Err(PyValueError::new_err("Not a tracked message"));
+            }
+            // a tracked Frame reports its own tracker, whatever `track` says (pyzmq)
+            let t = f.tracker.as_ref().map(|t| t.clone_ref(py));
+            return Ok((f.msg.clone(), t));
+        } else if data.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err("unicode not allowed, use send_string"));
+        }
+        buffer_to_msg(py, data, copy, track, self.copy_threshold.load(Ordering::Relaxed))
+    }
+}
+
+#[pymethods]
+impl Socket {
+    #[new]
+    #[pyo3(signature = (context=None, socket_type=0, *_args, shadow=0, **_kwargs))]
+    fn new(
+        py: Python<'_>,
+        context: Option<&Bound<'_, PyAny>>,
+        socket_type: i32,
+        _args: &Bound<'_, PyTuple>,
+        shadow: usize,
+        _kwargs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        if shadow != 0 {
+            // pyzmq would dereference any address; here only a live socket's is accepted.
+            let shared = SOCKETS.get(shadow).ok_or_else(|| zmq_error(py, errno::ENOTSOCK))?;
+            return Ok(Socket { shared });
+        }
+        let ctx = match context {
+            Some(c) => c
+                .cast::<Context>()
+                .map_err(|_| PyTypeError::new_err("Socket needs an oxmq Context as its first argument"))?
+                .get()
+                .ctx
+                .core()
+                .clone(),
+            None => return Err(PyTypeError::new_err("Socket needs an oxmq Context as its first argument")),
+        };
+        let kind = oxmq::SocketType::from_raw(socket_type).ok_or_else(|| zmq_error(py, errno::EINVAL))?;
+        let sock = ctx.socket(kind).map_err(|e| zmq_error(py, core_errno(e)))?;
+        let fd = sock.fd().map_err(|e| zmq_error(py, core_errno(e)))?;
+        let shared = Arc::new(SocketShared {
+            inner: Mutex::new(Some(sock)),
+            ctx,
+            fd,
+            kind: socket_type,
+            copy_threshold: AtomicUsize::new(DEFAULT_COPY_THRESHOLD),
+        });
+        SOCKETS.add(&shared);
+        Ok(Socket { shared })
+    }
+
+    /// The address of the shared native socket: `Socket.shadow(address)`
+    /// makes another Python object over the same socket.
+    #[getter]
+    fn underlying(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
+    /// Whether the socket is closed.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.lock().is_none()
+    }
+
+    /// Messages smaller than this are copied even when sent with `copy=False`.
+    #[getter]
+    fn get_copy_threshold(&self) -> usize {
+        self.copy_threshold.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_copy_threshold(&self, value: usize) {
+        self.copy_threshold.store(value, Ordering::Relaxed)
+    }
+
+    /// The socket type number (`zmq.PUSH`, ...).
+    #[getter]
+    fn _type(&self) -> i32 {
+        self.kind
+    }
+
+    /// Close the socket. `linger` (ms) overrides LINGER for queued messages.
+    #[pyo3(signature = (linger=None))]
+    fn close(&self, py: Python<'_>, linger: Option<i64>) {
+        let sock = self.lock().take();
+        if let Some(s) = sock {
+            if let Some(l) = linger {
+                let _ = s.set_option_int(opt::LINGER, l);
+            }
+            drop(s);
+        }
+        drain_releases(py);
+    }
+
+    /// Accept connections on `addr`.
+    fn _bind(&self, py: Python<'_>, addr: &str) -> PyResult<()> {
+        self.call(py, |s| s.bind(addr).map_err(core_errno))
+    }
+
+    /// Connect to `addr`.
+    fn _connect(&self, py: Python<'_>, addr: &str) -> PyResult<()> {
+        self.call(py, |s| s.connect(addr).map_err(core_errno))
+    }
+
+    /// Publish this socket's events on a PAIR bound at `addr` (inproc);
+    /// `None` stops monitoring (libzmq `zmq_socket_monitor`).
+    #[pyo3(signature = (addr, events = 0xFFFF))]
+    fn monitor(&self, py: Python<'_>, addr: Option<&str>, events: i64) -> PyResult<()> {
+        let events = u32::try_from(events).map_err(|_| zmq_error(py, oxmq::errno::EINVAL))?;
+        self.call(py, |s| s.monitor(addr, events).map_err(core_errno))
+    }
+
+    /// Stop listening on `addr`.
+    fn unbind(&self, py: Python<'_>, addr: &str) -> PyResult<()> {
+        self.call(py, |s| s.unbind(addr).map_err(core_errno))
+    }
+
+    /// Disconnect from `addr`.
+    fn disconnect(&self, py: Python<'_>, addr: &str) -> PyResult<()> {
+        self.call(py, |s| s.disconnect(addr).map_err(core_errno))
+    }
+
+    /// The readiness file descriptor (edge-like; see `zmq.FD`).
+    fn fileno(&self, py: Python<'_>) -> PyResult<i32> {
+        self.call(py, |_| Ok(self.fd))
+    }
+
+    /// Set a socket option: an int for integer options, bytes for the others.
+    fn set(&self, py: Python<'_>, option: i32, optval: &Bound<'_, PyAny>) -> PyResult<()> {
+        if is_bytes_option(option) {
+            if optval.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err("unicode not allowed, use setsockopt_string"));
+            }
+            let b = optval.cast::<PyBytes>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "expected bytes, got: {}",
+                    optval.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))
+            })?;
+            let v = b.as_bytes();
+            self.call(py, |s| s.set_option_bytes(option, v).map_err(core_errno))
+        } else {
+            if optval.is_instance_of::<PyBytes>() || optval.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err(format!(
+                    "expected int, got: {}",
+                    optval.repr().map(|r| r.to_string()).unwrap_or_default()
+                )));
+            }
+            let v: i64 = optval.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "expected int, got: {}",
+                    optval.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))
+            })?;
+            if option == opt::SNDBUF || option == opt::RCVBUF {
+                // accepted as-is
+            }
+            self.call(py, |s| s.set_option_int(option, v).map_err(core_errno))
+        }
+    }
+
+    /// Read a socket option: int or bytes.
+    fn get(&self, py: Python<'_>, option: i32) -> PyResult<Py<PyAny>> {
+        match option {
+            opt::FD => return self.call(py, |_| Ok(self.fd)).map(|v| v.into_pyobject(py).unwrap().into_any().unbind()),
+            opt::EVENTS => {
+                drain_releases(py);
+                let ev = self.call(py, |s| {
+                    if self.ctx.is_terminated() {
+                        return Err(errno::ETERM);
+                    }
+                    s.events().map_err(core_errno)
+                })?;
+                return Ok((ev as i64).into_pyobject(py)?.into_any().unbind());
+            }
+            _ => {}
+        }
+        let v = self.call(py, |s| s.get_option(option).map_err(core_errno))?;
+        Ok(match v {
+            oxmq::OptionValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+            // pyzmq reads CURVE keys back as their 40 Z85 characters
+            oxmq::OptionValue::Bytes(b) if is_curve_key_option(option) && b.len() == 32 => {
+                let text = oxmq::security::z85_encode(&b).ok_or_else(|| zmq_error(py, errno::EFAULT))?;
+                PyBytes::new(py, text.as_bytes()).into_any().unbind()
+            }
+            oxmq::OptionValue::Bytes(b) => PyBytes::new(py, &b).into_any().unbind(),
+        })
+    }
+
+    /// Send one frame.
+    ///
+    /// `data` is bytes, a `Frame`, or any buffer-protocol object. With
+    /// `copy=False`, buffers at least `copy_threshold` long are sent without
+    /// copying and kept alive until the core is done with them; with
+    /// `track=True` such a send returns a `MessageTracker`.
+    #[pyo3(signature = (data, flags=0, copy=true, track=false, routing_id=None, group=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        flags: i32,
+        copy: bool,
+        track: bool,
+        routing_id: Option<&Bound<'_, PyAny>>,
+        group: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        release::maybe_drain(py);
+        if routing_id.is_some() || group.is_some() {
+            return Err(zmq_error(py, errno::ENOTSUP));
+        }
+        // Fast path: bytes, copied.
+        if copy {
+            if let Ok(b) = data.cast::<PyBytes>() {
+                self.send_msg(py, Msg::from_slice(b.as_bytes()), flags)?;
+                return Ok(None);
+            }
+        }
+        let (msg, tracker) = self.to_msg(py, data, copy, track)?;
+        self.send_msg(py, msg, flags)?;
+        Ok(if copy { None } else { tracker })
+    }
+
+    /// Send a str as one frame (utf-8 unless `encoding` says otherwise).
+    #[pyo3(signature = (u, flags=0, copy=true, encoding="utf-8", **_kwargs))]
+    fn send_string(
+        &self,
+        py: Python<'_>,
+        u: &Bound<'_, PyAny>,
+        flags: i32,
+        copy: bool,
+        encoding: &str,
+        _kwargs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let _ = copy;
+        release::maybe_drain(py);
+        let s = u.cast::<PyString>().map_err(|_| PyTypeError::new_err("unicode/str objects only"))?;
+        if matches!(encoding, "utf-8" | "utf8" | "UTF-8" | "UTF8") {
+            let text = s.to_str()?;
+            return self.send_msg(py, Msg::from_slice(text.as_bytes()), flags);
+        }
+        let encoded = s.call_method1("encode", (encoding,))?;
+        let b = encoded.cast::<PyBytes>()?;
+        self.send_msg(py, Msg::from_slice(b.as_bytes()), flags)
+    }
+
+    /// Receive one frame: bytes, or a `Frame` (zero-copy view) if `copy=False`.
+    #[pyo3(signature = (flags=0, copy=true, track=false))]
+    fn recv(&self, py: Python<'_>, flags: i32, copy: bool, track: bool) -> PyResult<Py<PyAny>> {
+        let _ = track;
+        release::maybe_drain(py);
+        let m = self.recv_msg(py, flags)?;
+        if copy {
+            Ok(PyBytes::new(py, m.as_slice()).into_any().unbind())
+        } else {
+            Ok(Py::new(py, Frame::with_props(m, self.peer_props()))?.into_any())
+        }
+    }
+
+    /// Receive one frame and decode it (utf-8 unless `encoding` says otherwise).
+    #[pyo3(signature = (flags=0, encoding="utf-8"))]
+    fn recv_string(&self, py: Python<'_>, flags: i32, encoding: &str) -> PyResult<Py<PyAny>> {
+        release::maybe_drain(py);
+        let m = self.recv_msg(py, flags)?;
+        let data = m.as_slice();
+        if matches!(encoding, "utf-8" | "utf8" | "UTF-8" | "UTF8") {
+            // SAFETY: valid pointer/length; "strict" errors; returns a new reference or NULL with an exception set.
+            let obj = unsafe {
+                ffi::PyUnicode_DecodeUTF8(data.as_ptr() as *const _, data.len() as ffi::Py_ssize_t, c"strict".as_ptr())
+            };
+            if obj.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            // SAFETY: obj is a new, non-null reference.
+            return Ok(unsafe { Bound::from_owned_ptr(py, obj) }.unbind());
+        }
+        Ok(PyBytes::new(py, data).call_method1("decode", (encoding,))?.unbind())
+    }
+
+    /// Receive one frame into a writable buffer; returns the frame's full size
+    /// (larger than the buffer when it was truncated, as `zmq_recv`).
+    #[pyo3(signature = (buffer, nbytes=0, flags=0))]
+    fn recv_into(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>, nbytes: usize, flags: i32) -> PyResult<usize> {
+        release::maybe_drain(py);
+        let buf = pyo3::buffer::PyUntypedBuffer::get(buffer)
+            .map_err(|_| PyTypeError::new_err("recv_into needs a writable buffer-protocol object"))?;
+        if buf.readonly() {
+            buf.release(py);
+            return Err(PyTypeError::new_err("recv_into needs a writable buffer"));
+        }
+        if !buf.is_c_contiguous() {
+            buf.release(py);
+            return Err(PyValueError::new_err("buffer must be C-contiguous"));
+        }
+        let cap = buf.len_bytes();
+        let limit = if nbytes == 0 { cap } else { nbytes.min(cap) };
+        let m = match self.recv_msg(py, flags) {
+            Ok(m) => m,
+            Err(e) => {
+                buf.release(py);
+                return Err(e);
+            }
+        };
+        let n = m.len().min(limit);
+        // SAFETY: the buffer is writable, contiguous, at least `limit` bytes, exported until released below.
+        unsafe { std::ptr::copy_nonoverlapping(m.as_slice().as_ptr(), buf.buf_ptr() as *mut u8, n) };
+        buf.release(py);
+        Ok(m.len())
+    }
+
+    /// Send a sequence of frames as one message (one native call).
+    #[pyo3(signature = (msg_parts, flags=0, copy=true, track=false, **_kwargs))]
+    fn send_multipart(
+        &self,
+        py: Python<'_>,
+        msg_parts: &Bound<'_, PyAny>,
+        flags: i32,
+        copy: bool,
+        track: bool,
+        _kwargs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        release::maybe_drain(py);
+        let mut msgs: Vec<Msg> = Vec::new();
+        let mut trackers: Vec<Py<PyAny>> = Vec::new();
+        let mut add = |i: usize, item: &Bound<'_, PyAny>| -> PyResult<()> {
+            if copy {
+                if let Ok(b) = item.cast::<PyBytes>() {
+                    msgs.push(Msg::from_slice(b.as_bytes()));
+                    return Ok(());
+                }
+            }
+            if item.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err(format!(
+                    "Frame {i} ({}) does not support the buffer interface.",
+                    item.repr().map(|r| r.to_string()).unwrap_or_default()
+                )));
+            }
+            let (m, t) = self.to_msg(py, item, copy, track).map_err(|e| {
+                if e.is_instance_of::<PyTypeError>(py) {
+                    PyTypeError::new_err(format!(
+                        "Frame {i} ({}) does not support the buffer interface.",
+                        item.repr().map(|r| r.to_string()).unwrap_or_default()
+                    ))
+                } else {
+                    e
+                }
+            })?;
+            msgs.push(m);
+            if let Some(t) = t {
+                trackers.push(t);
+            }
+            Ok(())
+        };
+        if let Ok(list) = msg_parts.cast::<PyList>() {
+            for (i, item) in list.iter().enumerate() {
+                add(i, &item)?;
+            }
+        } else if let Ok(tup) = msg_parts.cast::<PyTuple>() {
+            for (i, item) in tup.iter().enumerate() {
+                add(i, &item)?;
+            }
+        } else {
+            for (i, item) in msg_parts.try_iter()?.enumerate() {
+                add(i, &item?)?;
+            }
+        }
+        let n = msgs.len();
+        if n == 0 {
+            return Err(PyValueError::new_err("send_multipart needs at least one frame"));
+        }
+        let base = flags & oxmq::DONTWAIT;
+        let mut iter = msgs.into_iter().enumerate();
+        // The first frame may block (HWM); once it is queued the rest follow it.
+        for (i, m) in &mut iter {
+            let f = base | if i + 1 < n { oxmq::SNDMORE } else { flags & oxmq::SNDMORE };
+            self.send_msg(py, m, f)?;
+        }
+        if copy || !track {
+            return Ok(None);
+        }
+        let cls = py.import("oxmq.sugar.tracker")?.getattr("MessageTracker")?;
+        Ok(Some(cls.call1(PyTuple::new(py, trackers)?)?.unbind()))
+    }
+
+    /// Receive all frames of one message as a list (one native call).
+    #[pyo3(signature = (flags=0, copy=true, track=false))]
+    fn recv_multipart(&self, py: Python<'_>, flags: i32, copy: bool, track: bool) -> PyResult<Py<PyList>> {
+        let _ = track;
+        release::maybe_drain(py);
+        let first = self.recv_msg(py, flags)?;
+        let parts = if first.more() {
+            // The rest of the message arrived with it: take it under one lock.
+            match self.with(|s| {
+                let mut parts = vec![first.clone()];
+                let mut more = true;
+                while more {
+                    let m = s.recv(oxmq::DONTWAIT).map_err(core_errno)?;
+                    more = m.more();
+                    parts.push(m);
+                }
+                Ok(parts)
+            }) {
+                Ok(p) => p,
+                Err(errno::EAGAIN) => self.recv_rest(py, first)?,
+                Err(e) => return Err(zmq_error(py, e)),
+            }
+        } else {
+            vec![first]
+        };
+        let props = if copy { None } else { self.peer_props() };
+        let list = PyList::empty(py);
+        for m in parts {
+            if copy {
+                list.append(PyBytes::new(py, m.as_slice()))?;
+            } else {
+                list.append(Py::new(py, Frame::with_props(m, props.clone()))?)?;
+            }
+        }
+        Ok(list.unbind())
+    }
+
+    /// Poll this socket: returns the events ready (0 on timeout). `timeout` in ms, None = forever.
+    #[pyo3(signature = (timeout=None, flags=oxmq::POLLIN as i32))]
+    fn poll(slf: &Bound<'_, Self>, py: Python<'_>, timeout: Option<f64>, flags: i32) -> PyResult<i32> {
+        if slf.get().lock().is_none() {
+            return Err(zmq_error(py, errno::ENOTSOCK));
+        }
+        let items = vec![PollTarget::Sock(slf.clone().unbind(), flags as i16)];
+        let ms = timeout.map_or(-1, |t| if t < 0.0 { -1 } else { t.ceil() as i64 });
+        let rev = poll_targets(py, &items, ms)?;
+        Ok(rev[0] as i32)
+    }
+}
