@@ -122,6 +122,9 @@ fn connecting_side_with_notify() {
     assert!(notice[1].is_empty());
     send_parts(&s, &[&notice[0], b"hello"]);
     assert_eq!(read_exact_within(&mut peer, 5), b"hello");
+    // The peer hangs up: a blocked recv wakes with the disconnect notice.
+    drop(peer);
+    assert_eq!(recv_parts(&s), vec![notice[0].clone(), vec![]]);
 }
 
 /// Closing with an empty frame still writes what was queued before it, even

@@ -411,7 +411,12 @@ impl Core {
                 Err(Error::Again) => {}
                 Err(e) => return Err(e),
             }
-            self.reap();
+            // Detaching a pipe can itself produce a message (STREAM's
+            // disconnect notice): look again before sleeping.
+            if !self.pipes.dead.is_empty() {
+                self.reap();
+                continue;
+            }
             self.wait(deadline)?;
         }
     }
@@ -528,7 +533,13 @@ impl Core {
     fn events(&mut self) -> i16 {
         let _ = self.process_commands();
         let mut ev = 0;
-        if self.pattern.has_in(&mut self.pipes) {
+        let mut has_in = self.pattern.has_in(&mut self.pipes);
+        if !has_in && !self.pipes.dead.is_empty() {
+            // As in recv_slow: a detach may have queued a message.
+            self.reap();
+            has_in = self.pattern.has_in(&mut self.pipes);
+        }
+        if has_in {
             ev |= POLLIN;
         }
         if self.pattern.has_out(&mut self.pipes) {
