@@ -595,7 +595,7 @@ def study_pyrecv(suite, impls):
             sides.append(Side(impl, run, 2000, calibrate="seconds", cmin=200, cmax=5_000_000))
         label = "%s tcp %d B" % ("zmq.asyncio" if kind == "asyncio" else "ZMQStream", size)
         log("[10 pyrecv] %s" % label)
-        cell = suite.compare(9, {"receiver": kind, "size": size}, sides, ["msgs_per_s"], label)
+        cell = suite.compare(10, {"receiver": kind, "size": size}, sides, ["msgs_per_s"], label)
         ratios(cell, "msgs_per_s", False, impls)
 
 
