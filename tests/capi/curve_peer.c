@@ -133,6 +133,10 @@ int main(int argc, char **argv)
             /* Echo it back. */
             CHECK(zmq_msg_send(&m, rep, 0) == (int)size_of_round(i));
         }
+        /* LINGER 0 could drop the last reply before it is written (seen
+         * with both libraries as server): give it time to leave. */
+        int drain = 2000;
+        OK(zmq_setsockopt(rep, ZMQ_LINGER, &drain, sizeof drain));
         zmq_close(rep);
         zmq_ctx_term(ctx); /* the ZAP handler's recv fails with ETERM: it exits */
         pthread_join(zap, NULL);

@@ -131,15 +131,7 @@ pub unsafe extern "C" fn zmq_ctx_set(context: *mut c_void, option: c_int, optval
 }
 
 fn ctx_set(ctx: &Context, option: c_int, optval: c_int) -> CResult<()> {
-    match option {
-        // Accepted for compatibility; oxmq's I/O thread is not pinned or renamed.
-        ctxopt::THREAD_AFFINITY_CPU_ADD | ctxopt::THREAD_AFFINITY_CPU_REMOVE | ctxopt::THREAD_NAME_PREFIX
-            if optval >= 0 =>
-        {
-            Ok(())
-        }
-        _ => Ok(ctx.set(option, optval)?),
-    }
+    Ok(ctx.set(option, optval)?)
 }
 
 #[no_mangle]

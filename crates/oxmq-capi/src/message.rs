@@ -215,9 +215,16 @@ pub unsafe extern "C" fn zmq_msg_init_data(
         if msg.is_null() {
             return Err(EFAULT);
         }
+        let constant = ffn.is_none();
         let frame = Msg::from_owner(Lent { data, len: size, ffn, hint });
         // SAFETY: `msg` is a writable zmq_msg_t (zmq.h contract).
         unsafe { init(msg, Content::Frame(frame)) }?;
+        if constant {
+            // libzmq makes a message without a free function a constant
+            // message, which it reports as shared (ZMQ_SHARED 1).
+            // SAFETY: just initialised above.
+            unsafe { live(msg) }?.shared = true;
+        }
         Ok(0)
     })
 }

@@ -2,6 +2,7 @@
 
 use crate::boundary::{CResult, EFAULT, EINVAL};
 use crate::handle::{bytes, bytes_mut, c_str, CtxHandle, SocketHandle};
+use oxmq::option_table::{self, GetSize, Kind};
 use oxmq::{opt, Msg, OptionValue, Socket, SocketType};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -97,7 +98,11 @@ pub unsafe extern "C" fn zmq_setsockopt(
         let socket = unsafe { SocketHandle::from_raw(s) }?;
         // SAFETY: `optval` is NULL or holds `optvallen` bytes (zmq.h contract).
         let value = unsafe { bytes(optval, optvallen) }?;
-        socket.set_option_bytes(option, value)?;
+        if optval.is_null() && optvallen == 0 {
+            socket.clear_option(option)?;
+        } else {
+            socket.set_option_bytes(option, value)?;
+        }
         Ok(0)
     })
 }
@@ -156,7 +161,12 @@ pub unsafe extern "C" fn zmq_getsockopt(
         let len = unsafe { &mut *optvallen };
         // SAFETY: `optval` holds `*optvallen` writable bytes (zmq.h contract).
         let out = unsafe { bytes_mut(optval, *len) }?;
-        match socket.get_option(option)? {
+        let value = socket.get_option(option)?;
+        if let Some(spec) = option_table::lookup(option).filter(|_| !option_table::is_security_option(option)) {
+            put_by_table(spec, value, out, len)?;
+            return Ok(0);
+        }
+        match value {
             OptionValue::Int(v) if is_int64_option(option) => put_option(out, len, &v.to_ne_bytes(), false)?,
             OptionValue::Int(v) => {
                 let v = i32::try_from(v).map_err(|_| EINVAL)?;
@@ -176,6 +186,22 @@ pub unsafe extern "C" fn zmq_getsockopt(
         }
         Ok(0)
     })
+}
+
+/// Write an option as libzmq sizes it: its own integers need the exact size,
+/// the socket's answers (RCVMORE, EVENTS, FD, ...) and strings at least it.
+fn put_by_table(spec: &option_table::OptionSpec, value: OptionValue, out: &mut [u8], len: &mut usize) -> CResult<()> {
+    let bytes = match (value, spec.kind) {
+        (OptionValue::Int(v), Kind::Int64) => v.to_ne_bytes().to_vec(),
+        (OptionValue::Int(v), _) => i32::try_from(v).map_err(|_| EINVAL)?.to_ne_bytes().to_vec(),
+        (OptionValue::Bytes(b), _) => b,
+    };
+    let nul = spec.kind == Kind::Str;
+    let need = option_table::encoded_len(spec.kind, bytes.len());
+    if spec.get == GetSize::Exact && *len != need {
+        return Err(EINVAL);
+    }
+    put_option(out, len, &bytes, nul)
 }
 
 /// Send `len` bytes (copied: small ones inline, no allocation).
@@ -277,6 +303,9 @@ pub unsafe extern "C" fn zmq_recviov(s: *mut c_void, iov: *mut libc::iovec, coun
         }
         // SAFETY: non-NULL; zmq.h: `*count` entries of `iov` are writable.
         let max = unsafe { *count };
+        if max == 0 {
+            return Err(EINVAL); // as libzmq: room for no frame is an error
+        }
         // SAFETY: as above.
         let iov = unsafe { std::slice::from_raw_parts_mut(iov, max) };
         let mut n = 0;

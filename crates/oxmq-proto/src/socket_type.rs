@@ -1,9 +1,9 @@
-//! The eleven classic libzmq socket types and the RFC 37 compatibility table.
+//! The classic libzmq socket types and the RFC 37 compatibility table.
 
-/// A ZMTP socket type. Discriminants are libzmq's `ZMQ_PAIR`..`ZMQ_XSUB`.
+/// A socket type. Discriminants are libzmq's `ZMQ_PAIR`..`ZMQ_STREAM`.
 ///
-/// `ZMQ_STREAM` (11) is not here: it does not speak ZMTP. Draft types
-/// (CLIENT, SERVER, RADIO, ...) are not supported yet.
+/// `Stream` (11) does not speak ZMTP: it is raw TCP, compatible with no ZMTP
+/// peer. Draft types (CLIENT, SERVER, RADIO, ...) are not supported yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SocketType {
     Pair = 0,
@@ -17,10 +17,11 @@ pub enum SocketType {
     Push = 8,
     XPub = 9,
     XSub = 10,
+    Stream = 11,
 }
 
 impl SocketType {
-    pub const ALL: [SocketType; 11] = [
+    pub const ALL: [SocketType; 12] = [
         SocketType::Pair,
         SocketType::Pub,
         SocketType::Sub,
@@ -32,9 +33,10 @@ impl SocketType {
         SocketType::Push,
         SocketType::XPub,
         SocketType::XSub,
+        SocketType::Stream,
     ];
 
-    /// From libzmq's numeric constant (`ZMQ_PAIR` = 0 .. `ZMQ_XSUB` = 10).
+    /// From libzmq's numeric constant (`ZMQ_PAIR` = 0 .. `ZMQ_STREAM` = 11).
     pub fn from_raw(v: i32) -> Option<SocketType> {
         usize::try_from(v).ok().and_then(|i| Self::ALL.get(i).copied())
     }
@@ -57,6 +59,7 @@ impl SocketType {
             SocketType::Push => "PUSH",
             SocketType::XPub => "XPUB",
             SocketType::XSub => "XSUB",
+            SocketType::Stream => "STREAM",
         }
     }
 
@@ -80,6 +83,7 @@ impl SocketType {
             Push => peer == Pull,
             Pub | XPub => matches!(peer, Sub | XSub),
             Sub | XSub => matches!(peer, Pub | XPub),
+            Stream => false,
         }
     }
 

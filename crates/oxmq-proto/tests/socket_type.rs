@@ -8,7 +8,8 @@ fn raw_numbers_match_libzmq() {
         assert_eq!(t.as_raw(), i as i32);
         assert_eq!(SocketType::from_raw(i as i32), Some(*t));
     }
-    assert_eq!(SocketType::from_raw(11), None, "ZMQ_STREAM has no ZMTP socket type");
+    assert_eq!(SocketType::from_raw(11), Some(Stream), "ZMQ_STREAM (raw TCP, no ZMTP peer)");
+    assert_eq!(SocketType::from_raw(12), None, "draft types are not supported");
     assert_eq!(SocketType::from_raw(-1), None);
 }
 
@@ -21,6 +22,8 @@ fn wire_names_round_trip_case_sensitively() {
     }
     assert_eq!(SocketType::from_wire_name(b"dealer"), None);
     assert_eq!(SocketType::from_wire_name(b"CLIENT"), None);
+    // A ZMTP peer announcing STREAM is known but compatible with nothing.
+    assert!(SocketType::ALL.iter().all(|t| !Stream.is_compatible_with(*t)));
     assert_eq!(SocketType::from_wire_name(b"DEALER\0"), None);
 }
 

@@ -25,6 +25,8 @@ pub mod ctxopt {
     pub const THREAD_AFFINITY_CPU_ADD: i32 = 7;
     pub const THREAD_AFFINITY_CPU_REMOVE: i32 = 8;
     pub const THREAD_NAME_PREFIX: i32 = 9;
+    /// A draft-API option libzmq's release builds answer (default 1).
+    pub const ZERO_COPY_RECV: i32 = 10;
     pub const IPV6: i32 = 42;
     pub const BLOCKY: i32 = 70;
 }
@@ -42,6 +44,12 @@ pub(crate) struct CtxState {
     max_sockets: i32,
     ipv6: bool,
     blocky: bool,
+    // Kept and read back as libzmq does; oxmq's I/O thread is not tuned by them.
+    thread_sched_policy: i32,
+    thread_name_prefix: i32,
+    thread_affinity: std::collections::BTreeSet<i32>,
+    max_msgsz: i32,
+    zero_copy_recv: bool,
 }
 
 pub(crate) struct CtxInner {
@@ -70,6 +78,11 @@ impl Context {
                     max_sockets: 1023,
                     ipv6: false,
                     blocky: true,
+                    thread_sched_policy: -1,
+                    thread_name_prefix: 0,
+                    thread_affinity: Default::default(),
+                    max_msgsz: i32::MAX,
+                    zero_copy_recv: true,
                 }),
                 sockets_gone: Condvar::new(),
                 terminated: AtomicBool::new(false),
@@ -91,11 +104,11 @@ impl Context {
         let id = self.inner.next_socket_id.fetch_add(1, Ordering::Relaxed);
         let mailbox = Mailbox::new()?;
         st.sockets.insert(id, mailbox.clone());
-        let options = Options {
-            ipv6: st.ipv6,
-            linger: if st.blocky { None } else { Some(std::time::Duration::ZERO) },
-            ..Options::default()
-        };
+        let mut options = Options::for_type(kind);
+        options.ipv6 = st.ipv6;
+        if !st.blocky {
+            options.linger = Some(std::time::Duration::ZERO);
+        }
         drop(st);
         Ok(Socket::new(self, kind, id, mailbox, options))
     }
@@ -126,16 +139,28 @@ impl Context {
         }
     }
 
-    /// Set a context option (`zmq_ctx_set`).
+    /// Set a context option (`zmq_ctx_set`), with libzmq 4.3.5's checks.
     pub fn set(&self, option: i32, value: i32) -> Result<()> {
         let mut st = self.inner.lock();
+        let bad = Error::Invalid("unknown context option or bad value");
         match option {
-            ctxopt::IO_THREADS if value >= 0 => st.io_threads = value,
+            // Any value: libzmq keeps it as the thread name prefix.
+            ctxopt::THREAD_NAME_PREFIX => st.thread_name_prefix = value,
+            _ if value < 0 => return Err(bad),
+            ctxopt::IO_THREADS => st.io_threads = value,
             ctxopt::MAX_SOCKETS if value >= 1 => st.max_sockets = value,
             ctxopt::IPV6 => st.ipv6 = value != 0,
             ctxopt::BLOCKY => st.blocky = value != 0,
-            ctxopt::THREAD_PRIORITY | ctxopt::THREAD_SCHED_POLICY | ctxopt::MAX_MSGSZ => {}
-            _ => return Err(Error::Invalid("unknown context option or bad value")),
+            ctxopt::ZERO_COPY_RECV => st.zero_copy_recv = value != 0,
+            ctxopt::THREAD_PRIORITY => {}
+            ctxopt::THREAD_SCHED_POLICY => st.thread_sched_policy = value,
+            ctxopt::MAX_MSGSZ => st.max_msgsz = value,
+            ctxopt::THREAD_AFFINITY_CPU_ADD => {
+                st.thread_affinity.insert(value);
+            }
+            // Removing a CPU that was never added is an error in libzmq.
+            ctxopt::THREAD_AFFINITY_CPU_REMOVE if st.thread_affinity.remove(&value) => {}
+            _ => return Err(bad),
         }
         Ok(())
     }
@@ -146,11 +171,15 @@ impl Context {
         Ok(match option {
             ctxopt::IO_THREADS => st.io_threads,
             ctxopt::MAX_SOCKETS => st.max_sockets,
+            // Same number as THREAD_PRIORITY, which is write-only.
             ctxopt::SOCKET_LIMIT => 65535,
             ctxopt::IPV6 => st.ipv6 as i32,
             ctxopt::BLOCKY => st.blocky as i32,
-            ctxopt::MAX_MSGSZ => i32::MAX,
+            ctxopt::THREAD_SCHED_POLICY => st.thread_sched_policy,
+            ctxopt::THREAD_NAME_PREFIX => st.thread_name_prefix,
+            ctxopt::MAX_MSGSZ => st.max_msgsz,
             ctxopt::MSG_T_SIZE => 64,
+            ctxopt::ZERO_COPY_RECV => st.zero_copy_recv as i32,
             _ => return Err(Error::Invalid("unknown context option")),
         })
     }

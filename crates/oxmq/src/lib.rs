@@ -20,6 +20,7 @@ mod error;
 mod io;
 mod monitor;
 mod msg;
+pub mod option_table;
 pub mod options;
 mod patterns;
 mod pipe;

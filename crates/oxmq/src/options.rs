@@ -77,6 +77,21 @@ pub mod opt {
     pub const THREAD_SAFE: i32 = 81;
     pub const MULTICAST_MAXTPDU: i32 = 84;
     pub const BINDTODEVICE: i32 = 92;
+    // Deprecated names libzmq 4.3.5 still answers.
+    pub const IPV4ONLY: i32 = 31;
+    pub const IPC_FILTER_PID: i32 = 58;
+    pub const IPC_FILTER_UID: i32 = 59;
+    pub const IPC_FILTER_GID: i32 = 60;
+    pub const USE_FD: i32 = 89;
+    // Options of libzmq's draft API that its release builds answer all the same.
+    pub const LOOPBACK_FASTPATH: i32 = 94;
+    pub const MULTICAST_LOOP: i32 = 96;
+    pub const XPUB_MANUAL_LAST_VALUE: i32 = 98;
+    pub const SOCKS_USERNAME: i32 = 99;
+    pub const SOCKS_PASSWORD: i32 = 100;
+    pub const ONLY_FIRST_SUBSCRIBE: i32 = 108;
+    pub const RECONNECT_STOP: i32 = 109;
+    pub const TOPICS_COUNT: i32 = 116;
     pub const ZAP_ENFORCE_DOMAIN: i32 = 93;
 }
 
@@ -134,6 +149,22 @@ pub struct Options {
     pub(crate) zap_domain: Vec<u8>,
     pub(crate) zap_enforce_domain: bool,
     pub(crate) bindtodevice: Vec<u8>,
+    pub(crate) socks_proxy: Vec<u8>,
+    pub(crate) socks_username: Vec<u8>,
+    pub(crate) socks_password: Vec<u8>,
+    /// ZMQ_USE_FD: -1, or a listening descriptor the next bind adopts.
+    pub(crate) use_fd: i32,
+    pub(crate) multicast_maxtpdu: i32,
+    pub(crate) multicast_loop: bool,
+    /// Windows-only in libzmq; kept so it reads back.
+    pub(crate) loopback_fastpath: bool,
+    pub(crate) invert_matching: bool,
+    /// ZMQ_RECONNECT_STOP bits (libzmq stores any value).
+    pub(crate) reconnect_stop: i32,
+    /// ZMQ_IPC_FILTER_*: peers an ipc listener accepts (empty = anyone).
+    pub(crate) ipc_filter_pids: Vec<i32>,
+    pub(crate) ipc_filter_uids: Vec<i32>,
+    pub(crate) ipc_filter_gids: Vec<i32>,
     pub(crate) security: Security,
 }
 
@@ -196,12 +227,36 @@ impl Default for Options {
             zap_domain: Vec::new(),
             zap_enforce_domain: false,
             bindtodevice: Vec::new(),
+            socks_proxy: Vec::new(),
+            socks_username: Vec::new(),
+            socks_password: Vec::new(),
+            use_fd: -1,
+            multicast_maxtpdu: 1500,
+            multicast_loop: true,
+            loopback_fastpath: false,
+            invert_matching: false,
+            reconnect_stop: 0,
+            ipc_filter_pids: Vec::new(),
+            ipc_filter_uids: Vec::new(),
+            ipc_filter_gids: Vec::new(),
             security: Security::default(),
         }
     }
 }
 
 impl Options {
+    /// libzmq's defaults for a socket of type `kind`: the table above, with
+    /// LINGER 0 for SUB and XSUB (libzmq's constructors set it so that closing
+    /// never waits for queued subscriptions to reach a peer that may never come).
+    pub(crate) fn for_type(kind: oxmq_proto::SocketType) -> Options {
+        use oxmq_proto::SocketType;
+        let mut o = Options::default();
+        if matches!(kind, SocketType::Sub | SocketType::XSub) {
+            o.linger = Some(Duration::ZERO);
+        }
+        o
+    }
+
     /// Send HWM as a pipe limit (0 = unlimited).
     pub(crate) fn sndhwm_limit(&self) -> usize {
         self.sndhwm.max(0) as usize

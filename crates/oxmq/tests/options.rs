@@ -17,7 +17,8 @@ fn defaults_match_libzmq() {
         let expect = [
             (opt::SNDHWM, 1000, "SNDHWM"),
             (opt::RCVHWM, 1000, "RCVHWM"),
-            (opt::LINGER, -1, "LINGER"),
+            // libzmq's SUB and XSUB constructors set LINGER 0.
+            (opt::LINGER, if matches!(kind, SocketType::Sub | SocketType::XSub) { 0 } else { -1 }, "LINGER"),
             (opt::RCVTIMEO, -1, "RCVTIMEO"),
             (opt::SNDTIMEO, -1, "SNDTIMEO"),
             (opt::RECONNECT_IVL, 100, "RECONNECT_IVL"),
@@ -47,6 +48,12 @@ fn defaults_match_libzmq() {
             (opt::MECHANISM, 0, "MECHANISM"),
             (opt::THREAD_SAFE, 0, "THREAD_SAFE"),
             (opt::PLAIN_SERVER, 0, "PLAIN_SERVER"),
+            (opt::IPV4ONLY, 1, "IPV4ONLY"),
+            (opt::INVERT_MATCHING, 0, "INVERT_MATCHING"),
+            (opt::USE_FD, -1, "USE_FD"),
+            (opt::MULTICAST_MAXTPDU, 1500, "MULTICAST_MAXTPDU"),
+            (opt::MULTICAST_LOOP, 1, "MULTICAST_LOOP"),
+            (opt::RECONNECT_STOP, 0, "RECONNECT_STOP"),
             (opt::CURVE_SERVER, 0, "CURVE_SERVER"),
         ];
         for (o, want, name) in expect {
@@ -166,7 +173,8 @@ fn bad_values_einval() {
         (opt::RECONNECT_IVL_MAX, -1, "RECONNECT_IVL_MAX"),
         (opt::HANDSHAKE_IVL, -1, "HANDSHAKE_IVL"),
         (opt::HEARTBEAT_IVL, -1, "HEARTBEAT_IVL"),
-        (opt::HEARTBEAT_TTL, -1, "HEARTBEAT_TTL"),
+        // libzmq truncates to deciseconds first: -1..-99 ms are 0 and accepted.
+        (opt::HEARTBEAT_TTL, -100, "HEARTBEAT_TTL"),
         (opt::HEARTBEAT_TTL, 6_553_600, "HEARTBEAT_TTL too large"),
         (opt::TCP_KEEPALIVE, 2, "TCP_KEEPALIVE"),
         (opt::BACKLOG, -1, "BACKLOG"),
@@ -430,4 +438,40 @@ fn maxmsgsize_drops_oversized_from_oxmq_peer() {
             }
         }
     }
+}
+
+/// Options stored for libzmq compatibility whose feature oxmq lacks refuse the
+/// bind/connect they would change, instead of silently doing something else.
+#[test]
+fn unimplemented_features_refuse_instead_of_ignoring() {
+    let ctx = Context::new();
+    let s = ctx.socket(SocketType::Dealer).unwrap();
+    s.set_option_int(opt::LINGER, 0).unwrap();
+    s.set_option_bytes(opt::SOCKS_PROXY, b"127.0.0.1:1080").unwrap();
+    assert_eq!(s.get_option_bytes(opt::SOCKS_PROXY).unwrap(), b"127.0.0.1:1080");
+    assert_errno(s.connect("tcp://127.0.0.1:5555"), errno::ENOTSUP);
+    s.connect("inproc://not-through-a-proxy").unwrap();
+    // (Shadowed sockets would live to the end of the function: ctx.term waits for them.)
+    drop(s);
+
+    let s = ctx.socket(SocketType::Pull).unwrap();
+    s.set_option_int(opt::LINGER, 0).unwrap();
+    s.set_option_int(opt::USE_FD, 3).unwrap();
+    assert_errno(s.bind("tcp://127.0.0.1:*"), errno::ENOTSUP);
+    s.set_option_int(opt::USE_FD, -1).unwrap();
+    s.bind("tcp://127.0.0.1:*").unwrap();
+    drop(s);
+
+    let s = ctx.socket(SocketType::Pull).unwrap();
+    s.set_option_int(opt::LINGER, 0).unwrap();
+    s.set_option_int(opt::IPC_FILTER_UID, 0).unwrap();
+    assert_errno(s.bind("ipc:///tmp/oxmq-ipc-filter-test"), errno::ENOTSUP);
+    // Not readable, as in libzmq.
+    assert_errno(s.get_option_int(opt::IPC_FILTER_UID), errno::EINVAL);
+
+    // IPV4ONLY is the inverse of IPV6.
+    s.set_option_int(opt::IPV4ONLY, 0).unwrap();
+    assert_eq!(s.get_option_int(opt::IPV6).unwrap(), 1);
+    drop(s);
+    ctx.term();
 }

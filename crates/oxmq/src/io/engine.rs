@@ -144,6 +144,8 @@ impl BigFrame {
 
 enum Phase {
     Handshake(Box<Handshake>),
+    /// STREAM (raw TCP): no handshake; the first run hands out the pipe.
+    RawStart,
     Active,
 }
 
@@ -195,6 +197,10 @@ pub(crate) struct Engine {
     zap: Option<ZapClient>,
     /// Wakes this engine (ZAP replies arrive on a pipe like any other).
     waker: Arc<dyn Wake>,
+    /// STREAM: bytes in and out as they are, no ZMTP.
+    raw: bool,
+    /// STREAM: the socket sent an empty frame; close once the output is written.
+    raw_close: bool,
 }
 
 impl Engine {
@@ -211,6 +217,7 @@ impl Engine {
         });
         hs.set_max_msg_size(opts.maxmsgsize);
         let is_pub = matches!(cfg.socket_type, SocketType::Pub | SocketType::XPub);
+        let raw = cfg.socket_type == SocketType::Stream;
         let mut e = Engine {
             stream,
             hs_deadline: opts.handshake_ivl.filter(|d| !d.is_zero()).map(|d| now + d),
@@ -237,7 +244,14 @@ impl Engine {
             codec: None,
             zap: None,
             waker,
+            raw,
+            raw_close: false,
         };
+        if raw {
+            e.hs_deadline = None;
+            e.phase = Phase::RawStart;
+            return e;
+        }
         let start = e.tx_buf.len();
         hs.poll_transmit(&mut e.tx_buf);
         e.note_buf(start);
@@ -294,7 +308,7 @@ impl Engine {
     pub(crate) fn deadline(&self) -> Option<Instant> {
         let hb = match self.phase {
             Phase::Active => self.heartbeat.as_ref().and_then(|h| h.next_deadline()),
-            Phase::Handshake(_) => None,
+            Phase::Handshake(_) | Phase::RawStart => None,
         };
         let linger = self.linger.flatten();
         [self.hs_deadline, hb, linger].into_iter().flatten().min()
@@ -309,6 +323,17 @@ impl Engine {
     }
 
     fn run_inner(&mut self, now: Instant) -> Result<Step, Fault> {
+        if let Phase::RawStart = self.phase {
+            self.phase = Phase::Active;
+            return Ok(Step::Handshaken(Box::new(PeerInfo {
+                version: (3, 1),
+                socket_type: SocketType::Stream,
+                identity: None,
+                metadata: Default::default(),
+                user_id: None,
+                zap_properties: Default::default(),
+            })));
+        }
         if let Phase::Handshake(_) = self.phase {
             if self.hs_deadline.is_some_and(|d| now >= d) {
                 return Err(Fault::HandshakeTimeout);
@@ -330,6 +355,9 @@ impl Engine {
         self.check_linger(now)?;
         let read_again = self.read_active(now)?;
         let write_again = self.write_out()?;
+        if self.raw_close && self.segs.is_empty() {
+            return Err(Fault::Linger);
+        }
         if let Some(p) = &self.pipe {
             if p.out.is_terminated() && self.segs.is_empty() {
                 // The socket is gone and everything it sent is on the wire.
@@ -377,7 +405,12 @@ impl Engine {
                     self.phase = Phase::Active;
                     self.hs_deadline = None;
                     let o = &self.cfg.options;
-                    self.heartbeat = Some(Heartbeat::new(o.heartbeat_ivl, o.heartbeat_ttl, o.heartbeat_timeout, now));
+                    self.heartbeat = Some(Heartbeat::new(
+                        o.heartbeat_ivl,
+                        o.heartbeat_ttl,
+                        o.heartbeat_timeout.filter(|d| !d.is_zero()),
+                        now,
+                    ));
                     return Ok(Step::Handshaken(Box::new(peer)));
                 }
                 Ok(None) => {}
@@ -434,7 +467,7 @@ impl Engine {
         if pipe.inn.is_reader_gone() {
             return Ok(false);
         }
-        let res = self.read_loop(now);
+        let res = if self.raw { self.raw_read_loop() } else { self.read_loop(now) };
         if self.in_dirty {
             if let Some(p) = &mut self.pipe {
                 p.inn.flush();
@@ -494,6 +527,43 @@ impl Engine {
                         if let Some(big) = self.big.take() {
                             self.stalled = Some(Self::unbox(&mut self.codec, big.into_frame())?);
                         }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
+                Err(e) => return Err(Fault::Io(e)),
+            }
+        }
+    }
+
+    /// STREAM: every read becomes one message, as libzmq's raw engine does.
+    /// Returns false when stopped by the HWM or the socket running dry.
+    fn raw_read_loop(&mut self) -> Result<bool, Fault> {
+        let mut budget = READ_BUDGET;
+        loop {
+            if !self.rx.is_empty() {
+                let Some(pipe) = &mut self.pipe else { return Ok(false) };
+                if !pipe.inn.check_write() {
+                    return Ok(false);
+                }
+                pipe.inn.write(Msg::from_bytes(self.rx.split().freeze()));
+                self.in_dirty = true;
+            }
+            if !self.readable {
+                return Ok(false);
+            }
+            if budget == 0 {
+                return Ok(true);
+            }
+            if self.rx.capacity() < RX_CHUNK {
+                self.rx.reserve(RX_CHUNK);
+            }
+            let room = self.rx.capacity() - self.rx.len();
+            match self.stream.read_into(&mut self.rx) {
+                Ok(0) => return Err(Fault::PeerClosed),
+                Ok(n) => {
+                    budget = budget.saturating_sub(n);
+                    if n < room {
+                        self.readable = false;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
@@ -610,6 +680,9 @@ impl Engine {
 
     /// Moves messages from the out pipe into the (empty) write buffer.
     fn pull(&mut self) {
+        if self.raw_close {
+            return;
+        }
         let Some(pipe) = &mut self.pipe else { return };
         let mut total = 0;
         while total < OUT_BATCH && self.segs.len() < MAX_IOV - 2 {
@@ -622,6 +695,21 @@ impl Engine {
             self.out_mid = msg.more();
             let start = self.tx_buf.len();
             let body = msg.as_slice();
+            if self.raw {
+                // STREAM: the bytes alone (the socket already took the id frame).
+                if msg.is_routing_id() {
+                    continue;
+                }
+                if body.is_empty() {
+                    // The socket asked to close this connection.
+                    self.raw_close = true;
+                    break;
+                }
+                self.tx_buf.extend_from_slice(body);
+                total += body.len();
+                note_seg(&mut self.segs, start, self.tx_buf.len());
+                continue;
+            }
             if let Some(codec) = &mut self.codec {
                 if msg.is_routing_id() {
                     continue;

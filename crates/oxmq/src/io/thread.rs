@@ -218,7 +218,12 @@ fn new_pipe_pair(
     let key = new_pipe_key();
     let mut ep = EnginePipe { out: out_r, inn: inn_w, key };
     push_peer_frames(link, &mut ep, peer, stream);
-    mailbox.send(SocketCommand::Attach(SocketPipe::new(out_w, inn_r, link.endpoint_id, key)));
+    let mut sp = SocketPipe::new(out_w, inn_r, link.endpoint_id, key);
+    if link.cfg.socket_type == SocketType::Stream {
+        // STREAM pipes exist per connection only: the alias travels with the link.
+        sp.connect_routing_id = opts.connect_routing_id.clone().map(Into::into);
+    }
+    mailbox.send(SocketCommand::Attach(sp));
     ep
 }
 

@@ -27,6 +27,7 @@ mod pair;
 mod pipeline;
 mod pubsub;
 mod reqrep;
+mod stream;
 mod trie;
 
 #[cfg(test)]
@@ -82,6 +83,17 @@ pub(crate) fn bool_value(value: &[u8]) -> Result<bool, Error> {
     Ok(v != 0)
 }
 
+/// An option of a feature oxmq does not have yet (ROUTER_RAW, XPUB_MANUAL,
+/// ...): "off" is accepted as libzmq accepts it; "on" fails with ENOTSUP
+/// rather than being silently ignored.
+pub(crate) fn unsupported_unless_off(value: &[u8]) -> Result<(), Error> {
+    if bool_value(value)? {
+        Err(Error::NotSupported)
+    } else {
+        Ok(())
+    }
+}
+
 /// Called from `read_activated` of patterns that read only on demand: a peer
 /// that left without sending data still has its routing-id frame queued;
 /// absorbing it lets the pipe read as terminated, so the socket detaches it.
@@ -108,5 +120,6 @@ pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Patter
         SocketType::Rep => Box::new(reqrep::Rep::new()),
         SocketType::Dealer => Box::new(dealer_router::Dealer::new()),
         SocketType::Router => Box::new(dealer_router::Router::new()),
+        SocketType::Stream => Box::new(stream::Stream::new()),
     }
 }

@@ -13,7 +13,7 @@
 use super::dist::Dist;
 use super::fq::Fq;
 use super::trie::{CountedTrie, PipeTrie, RmResult};
-use super::{bool_value, Pattern};
+use super::{bool_value, int_value, unsupported_unless_off, Pattern};
 use crate::error::Error;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
 use crate::options::opt;
@@ -171,7 +171,10 @@ impl Pattern for XPub {
             opt::XPUB_WELCOME_MSG => {
                 self.welcome = if value.is_empty() { None } else { Some(Msg::from_slice(value)) };
             }
-            opt::INVERT_MATCHING => self.invert = bool_value(value)?,
+            opt::INVERT_MATCHING => self.invert = int_value(value)? != 0,
+            opt::XPUB_MANUAL | opt::XPUB_MANUAL_LAST_VALUE | opt::ONLY_FIRST_SUBSCRIBE => {
+                unsupported_unless_off(value)?
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -180,6 +183,7 @@ impl Pattern for XPub {
     fn get_option_int(&self, option: i32) -> Option<i64> {
         match option {
             opt::INVERT_MATCHING => Some(self.invert as i64),
+            opt::TOPICS_COUNT => Some(self.subs.num_topics() as i64),
             _ => None,
         }
     }
@@ -343,7 +347,8 @@ impl Pattern for XSub {
         match option {
             opt::SUBSCRIBE if self.is_sub => self.subscribe(value, true, pipes),
             opt::UNSUBSCRIBE if self.is_sub => self.subscribe(value, false, pipes),
-            opt::INVERT_MATCHING => self.invert = bool_value(value)?,
+            opt::INVERT_MATCHING => self.invert = int_value(value)? != 0,
+            opt::ONLY_FIRST_SUBSCRIBE => unsupported_unless_off(value)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -352,6 +357,7 @@ impl Pattern for XSub {
     fn get_option_int(&self, option: i32) -> Option<i64> {
         match option {
             opt::INVERT_MATCHING => Some(self.invert as i64),
+            opt::TOPICS_COUNT => Some(self.subs.num_topics() as i64),
             _ => None,
         }
     }

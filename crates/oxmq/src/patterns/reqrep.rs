@@ -11,7 +11,7 @@
 
 use super::fq::Fq;
 use super::lb::Lb;
-use super::{bool_value, Pattern};
+use super::{bool_value, unsupported_unless_off, Pattern};
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::options::opt;
@@ -237,6 +237,19 @@ impl Rep {
 }
 
 impl Pattern for Rep {
+    fn set_option(&mut self, option: i32, value: &[u8], _pipes: &mut Pipes) -> Result<bool, Error> {
+        match option {
+            // libzmq's REP is a ROUTER underneath and takes its options. oxmq's
+            // REP routes replies itself: checked as libzmq checks them, no effect.
+            opt::ROUTER_MANDATORY | opt::ROUTER_HANDOVER | opt::PROBE_ROUTER => {
+                bool_value(value)?;
+            }
+            opt::ROUTER_RAW => unsupported_unless_off(value)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
     fn attach(&mut self, id: PipeId, _pipes: &mut Pipes) {
         self.fq.attach(id);
     }

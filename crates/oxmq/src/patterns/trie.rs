@@ -237,6 +237,14 @@ impl PipeTrie {
     pub(crate) fn is_empty(&self) -> bool {
         self.trie.is_empty()
     }
+
+    /// Topics with at least one subscriber (ZMQ_TOPICS_COUNT).
+    pub(crate) fn num_topics(&self) -> usize {
+        let mut n = 0;
+        let mut key = Vec::new();
+        self.trie.root.visit(&mut key, &mut |_, set| n += !set.is_empty() as usize);
+        n
+    }
 }
 
 /// SUB/XSUB subscriptions: topic -> count.
@@ -292,6 +300,13 @@ impl CountedTrie {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.trie.is_empty()
+    }
+
+    /// Subscribed topics (ZMQ_TOPICS_COUNT).
+    pub(crate) fn num_topics(&self) -> usize {
+        let mut n = 0;
+        self.for_each(|_| n += 1);
+        n
     }
 }
 

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::io::{EnginePipe, SocketLink};
 use crate::monitor::Monitor;
 use crate::msg::Msg;
+use crate::option_table::{GetSize, Kind};
 use crate::options::{opt, Options, POLLIN, POLLOUT};
 use crate::patterns::{new_pattern, Pattern};
 use crate::pipe::{pipe, WakeSlot};
@@ -201,12 +202,19 @@ impl Socket {
             return Err(Error::Invalid("this option takes a byte string"));
         }
         let bytes = encode_int(option, value)?;
-        self.core()?.set_option(option, &bytes)
+        self.core()?.set_option(option, &bytes, false)
     }
 
     /// Set an option by libzmq number from its raw bytes (as `zmq_setsockopt`).
     pub fn set_option_bytes(&self, option: i32, value: &[u8]) -> Result<()> {
-        self.core()?.set_option(option, value)
+        self.core()?.set_option(option, value, false)
+    }
+
+    /// `zmq_setsockopt(s, option, NULL, 0)`: clears a string option where
+    /// libzmq allows it (PLAIN_USERNAME/PASSWORD back to NULL, ZAP_DOMAIN), even
+    /// where an empty non-NULL value is refused.
+    pub fn clear_option(&self, option: i32) -> Result<()> {
+        self.core()?.set_option(option, &[], true)
     }
 
     /// Read an integer option.
@@ -403,7 +411,12 @@ impl Core {
                 Err(Error::Again) => {}
                 Err(e) => return Err(e),
             }
-            self.reap();
+            // Detaching a pipe can itself produce a message (STREAM's
+            // disconnect notice): look again before sleeping.
+            if !self.pipes.dead.is_empty() {
+                self.reap();
+                continue;
+            }
             self.wait(deadline)?;
         }
     }
@@ -520,7 +533,13 @@ impl Core {
     fn events(&mut self) -> i16 {
         let _ = self.process_commands();
         let mut ev = 0;
-        if self.pattern.has_in(&mut self.pipes) {
+        let mut has_in = self.pattern.has_in(&mut self.pipes);
+        if !has_in && !self.pipes.dead.is_empty() {
+            // As in recv_slow: a detach may have queued a message.
+            self.reap();
+            has_in = self.pattern.has_in(&mut self.pipes);
+        }
+        if has_in {
             ev |= POLLIN;
         }
         if self.pattern.has_out(&mut self.pipes) {
@@ -559,6 +578,16 @@ impl Core {
     fn bind(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
         let parsed = parse_endpoint(endpoint)?;
+        // Options oxmq stores but cannot act on yet: refuse rather than bind
+        // something other than what was asked for.
+        let ipc_filtered = !(self.options.ipc_filter_pids.is_empty()
+            && self.options.ipc_filter_uids.is_empty()
+            && self.options.ipc_filter_gids.is_empty());
+        if (self.options.use_fd >= 0 && !matches!(parsed, Endpoint::Inproc(_)))
+            || (ipc_filtered && matches!(parsed, Endpoint::Ipc(_)))
+        {
+            return Err(Error::NotSupported);
+        }
         let id = self.new_endpoint_id();
         let mut listener_fd = None;
         let (resolved, inproc_name) = match &parsed {
@@ -591,6 +620,10 @@ impl Core {
     fn connect(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
         let parsed = parse_endpoint(endpoint)?;
+        // No SOCKS5 client yet: never connect directly when a proxy was asked for.
+        if !self.options.socks_proxy.is_empty() && matches!(parsed, Endpoint::Tcp(_)) {
+            return Err(Error::NotSupported);
+        }
         let id = self.new_endpoint_id();
         match &parsed {
             Endpoint::Inproc(name) => {
@@ -600,7 +633,9 @@ impl Core {
             }
             _ => {
                 let link = self.link(id, endpoint);
-                let engine_pipe = if self.options.immediate {
+                // STREAM has a pipe per live connection only (its peers
+                // come and go with their TCP connections).
+                let engine_pipe = if self.options.immediate || self.kind == SocketType::Stream {
                     None
                 } else {
                     // Queue messages before the connection exists, as libzmq does.
@@ -680,8 +715,16 @@ impl Core {
         Ok(())
     }
 
-    fn set_option(&mut self, option: i32, value: &[u8]) -> Result<()> {
+    fn set_option(&mut self, option: i32, value: &[u8], null_ok: bool) -> Result<()> {
         self.check_term()?;
+        // The table decides which options this socket type takes at all.
+        let spec = crate::option_table::lookup_for(option, self.kind)
+            .filter(|s| s.set)
+            .ok_or(Error::Invalid("unknown or read-only option for this socket type"))?;
+        let null_clears = null_ok && matches!(option, opt::PLAIN_USERNAME | opt::PLAIN_PASSWORD | opt::ZAP_DOMAIN);
+        if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok && !null_clears {
+            return Err(Error::Invalid("this option needs a non-empty value"));
+        }
         if self.pattern.set_option(option, value, &mut self.pipes)? {
             self.reap();
             return Ok(());
@@ -697,6 +740,9 @@ impl Core {
 
     fn get_option(&mut self, option: i32) -> Result<OptionValue> {
         self.check_term()?;
+        crate::option_table::lookup_for(option, self.kind)
+            .filter(|s| s.get != GetSize::None)
+            .ok_or(Error::Invalid("unknown or write-only option for this socket type"))?;
         match option {
             opt::TYPE => return Ok(OptionValue::Int(self.kind.as_raw() as i64)),
             opt::RCVMORE => return Ok(OptionValue::Int(self.rcvmore as i64)),

@@ -2,6 +2,7 @@
 //! see them: integer options are 4-byte native ints, except the 8-byte ones.
 
 use crate::error::{Error, Result};
+use crate::option_table::Kind;
 use crate::options::{mechanism, ms_to_opt, ms_to_opt_zero_off, opt, opt_to_ms, Options};
 use crate::security::curve_key_from_option;
 use zeroize::Zeroizing;
@@ -13,23 +14,8 @@ pub(crate) fn is_int64_option(o: i32) -> bool {
 
 /// libzmq options whose value is a byte string.
 pub(crate) fn is_bytes_option(o: i32) -> bool {
-    matches!(
-        o,
-        opt::ROUTING_ID
-            | opt::SUBSCRIBE
-            | opt::UNSUBSCRIBE
-            | opt::LAST_ENDPOINT
-            | opt::CONNECT_ROUTING_ID
-            | opt::ZAP_DOMAIN
-            | opt::BINDTODEVICE
-            | opt::PLAIN_USERNAME
-            | opt::PLAIN_PASSWORD
-            | opt::CURVE_PUBLICKEY
-            | opt::CURVE_SECRETKEY
-            | opt::CURVE_SERVERKEY
-            | opt::SOCKS_PROXY
-            | opt::XPUB_WELCOME_MSG
-    )
+    crate::option_table::lookup(o).is_some_and(|s| matches!(s.kind, Kind::Bytes | Kind::Str))
+        || matches!(o, opt::CURVE_PUBLICKEY | opt::CURVE_SECRETKEY | opt::CURVE_SERVERKEY)
 }
 
 /// Encode an integer the way `zmq_setsockopt` expects it for `o`.
@@ -66,6 +52,14 @@ fn nonneg(v: i64) -> Result<i32> {
         Ok(v as i32)
     } else {
         Err(Error::Invalid("option value must be >= 0"))
+    }
+}
+
+fn positive(v: i64) -> Result<i32> {
+    if (1..=i32::MAX as i64).contains(&v) {
+        Ok(v as i32)
+    } else {
+        Err(Error::Invalid("option value must be > 0"))
     }
 }
 
@@ -135,6 +129,9 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
                 sec.mechanism = mechanism::CURVE;
             }
             opt::BINDTODEVICE => o.bindtodevice = value.to_vec(),
+            opt::SOCKS_PROXY => o.socks_proxy = value.to_vec(),
+            opt::SOCKS_USERNAME => o.socks_username = value.to_vec(),
+            opt::SOCKS_PASSWORD => o.socks_password = value.to_vec(),
             _ => return Ok(false),
         }
         return Ok(true);
@@ -153,13 +150,15 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
         opt::HANDSHAKE_IVL => o.handshake_ivl = ms_to_opt_zero_off(nonneg(v)? as i64),
         opt::HEARTBEAT_IVL => o.heartbeat_ivl = ms_to_opt_zero_off(nonneg(v)? as i64),
         opt::HEARTBEAT_TTL => {
-            let ms = nonneg(v)?;
-            if ms > 6_553_599 {
-                return Err(Error::Invalid("HEARTBEAT_TTL must be at most 6553599 ms"));
+            // libzmq keeps deciseconds in 16 bits, truncating (so -99..=6553599 ms).
+            let ds = v / 100;
+            if !(0..=u16::MAX as i64).contains(&ds) {
+                return Err(Error::Invalid("HEARTBEAT_TTL must be 0 to 6553599 ms"));
             }
-            o.heartbeat_ttl = ms_to_opt_zero_off(ms as i64)
+            o.heartbeat_ttl = ms_to_opt_zero_off(ds * 100)
         }
-        opt::HEARTBEAT_TIMEOUT => o.heartbeat_timeout = ms_to_opt_zero_off(nonneg(v)? as i64),
+        // Some(0) reads back as 0; the engine treats it like unset (-1).
+        opt::HEARTBEAT_TIMEOUT => o.heartbeat_timeout = ms_to_opt(nonneg(v)? as i64),
         opt::MAXMSGSIZE => o.maxmsgsize = if v < 0 { None } else { Some(v as u64) },
         opt::TCP_KEEPALIVE => {
             if !(-1..=1).contains(&v) {
@@ -174,14 +173,26 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
         opt::RCVBUF => o.rcvbuf = ms_or_minus1(v)? as i32,
         opt::BACKLOG => o.backlog = nonneg(v)?,
         opt::IPV6 => o.ipv6 = bool_of(v)?,
+        opt::IPV4ONLY => o.ipv6 = !bool_of(v)?,
         opt::TOS => o.tos = nonneg(v)?,
         opt::CONFLATE => o.conflate = bool_of(v)?,
         opt::AFFINITY => o.affinity = v as u64,
-        opt::RATE => o.rate = nonneg(v)?,
+        opt::RATE => o.rate = positive(v)?,
         opt::RECOVERY_IVL => o.recovery_ivl = nonneg(v)?,
-        opt::MULTICAST_HOPS => o.multicast_hops = nonneg(v)?,
+        opt::MULTICAST_HOPS => o.multicast_hops = positive(v)?,
+        opt::MULTICAST_MAXTPDU => o.multicast_maxtpdu = positive(v)?,
         opt::TCP_MAXRT => o.tcp_maxrt = nonneg(v)?,
-        opt::ZAP_ENFORCE_DOMAIN => o.zap_enforce_domain = bool_of(v)?,
+        opt::USE_FD => o.use_fd = ms_or_minus1(v)? as i32,
+        // libzmq takes any int for these and keeps "non-zero".
+        opt::INVERT_MATCHING => o.invert_matching = v != 0,
+        opt::MULTICAST_LOOP => o.multicast_loop = v != 0,
+        opt::LOOPBACK_FASTPATH => o.loopback_fastpath = v != 0,
+        opt::RECONNECT_STOP => o.reconnect_stop = v as i32,
+        opt::IPC_FILTER_PID => o.ipc_filter_pids.push(v as i32),
+        opt::IPC_FILTER_UID => o.ipc_filter_uids.push(v as i32),
+        opt::IPC_FILTER_GID => o.ipc_filter_gids.push(v as i32),
+        // libzmq takes any int here and keeps "non-zero".
+        opt::ZAP_ENFORCE_DOMAIN => o.zap_enforce_domain = v != 0,
         opt::PLAIN_SERVER | opt::CURVE_SERVER => {
             let on = bool_of(v)?;
             o.security.as_server = on;
@@ -229,6 +240,16 @@ pub(crate) fn get_generic(o: &Options, option: i32) -> Option<OptionValue> {
         opt::RECOVERY_IVL => Int(o.recovery_ivl as i64),
         opt::MULTICAST_HOPS => Int(o.multicast_hops as i64),
         opt::TCP_MAXRT => Int(o.tcp_maxrt as i64),
+        opt::IPV4ONLY => Int(!o.ipv6 as i64),
+        opt::MULTICAST_MAXTPDU => Int(o.multicast_maxtpdu as i64),
+        opt::USE_FD => Int(o.use_fd as i64),
+        opt::INVERT_MATCHING => Int(o.invert_matching as i64),
+        opt::MULTICAST_LOOP => Int(o.multicast_loop as i64),
+        opt::LOOPBACK_FASTPATH => Int(o.loopback_fastpath as i64),
+        opt::RECONNECT_STOP => Int(o.reconnect_stop as i64),
+        opt::SOCKS_PROXY => Bytes(o.socks_proxy.clone()),
+        opt::SOCKS_USERNAME => Bytes(o.socks_username.clone()),
+        opt::SOCKS_PASSWORD => Bytes(o.socks_password.clone()),
         opt::MECHANISM => Int(i64::from(o.security.mechanism)),
         opt::THREAD_SAFE => Int(0),
         opt::PLAIN_SERVER => Int(i64::from(o.security.as_server && o.security.mechanism == mechanism::PLAIN)),

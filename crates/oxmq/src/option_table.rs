@@ -1,0 +1,263 @@
+//! The one table of libzmq 4.3.5's socket options: how each is encoded, which
+//! socket types take it, and how `zmq_getsockopt` sizes it.
+//!
+//! The values and their defaults live in [`crate::options::Options`]
+//! (`Options::for_type` applies the per-type defaults); this table says what
+//! shape each option has, so the C ABI, Python and the generic codec answer
+//! alike. It follows what libzmq 4.3.5 answers as built by pyzmq (CURVE, no
+//! GSSAPI/PGM/NORM/VMCI/TIPC, draft API off), checked probe by probe against
+//! it by `tests/options` in `make test`.
+
+use crate::options::opt;
+use oxmq_proto::SocketType;
+
+/// How an option's value is encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A native `int`.
+    Int,
+    /// A native `int64_t` / `uint64_t`.
+    Int64,
+    /// Raw bytes, returned without a terminator (routing ids).
+    Bytes,
+    /// A string, returned with its terminating NUL.
+    Str,
+}
+
+/// How `zmq_getsockopt` checks the caller's buffer size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GetSize {
+    /// Not readable: EINVAL.
+    None,
+    /// libzmq's `options_t` integers: the buffer must be exactly the size.
+    Exact,
+    /// The socket's own answers (RCVMORE, EVENTS, FD, ...): at least the size;
+    /// the size written comes back.
+    AtLeast,
+}
+
+/// Which socket types take an option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Types {
+    /// Every socket type.
+    All,
+    /// Only these (libzmq's type numbers).
+    Only(&'static [i32]),
+}
+
+impl Types {
+    /// Whether `kind` takes the option.
+    pub fn contains(self, kind: SocketType) -> bool {
+        match self {
+            Types::All => true,
+            Types::Only(list) => list.contains(&(kind.as_raw())),
+        }
+    }
+}
+
+/// One socket option.
+#[derive(Clone, Copy, Debug)]
+pub struct OptionSpec {
+    /// libzmq's number.
+    pub num: i32,
+    /// libzmq's name, without `ZMQ_`.
+    pub name: &'static str,
+    /// Value encoding.
+    pub kind: Kind,
+    /// Read rule.
+    pub get: GetSize,
+    /// Settable at all.
+    pub set: bool,
+    /// Socket types that take it (for both directions).
+    pub types: Types,
+    /// For string options: whether an empty value is accepted on set.
+    pub empty_ok: bool,
+}
+
+const PUB: i32 = 1;
+const SUB: i32 = 2;
+const REQ: i32 = 3;
+const REP: i32 = 4;
+const DEALER: i32 = 5;
+const ROUTER: i32 = 6;
+const XPUB: i32 = 9;
+const XSUB: i32 = 10;
+const STREAM: i32 = 11;
+
+// PUB is an XPUB in libzmq and REP a ROUTER: they take their bases' options.
+const XPUB_TYPES: Types = Types::Only(&[PUB, XPUB]);
+const ROUTER_TYPES: Types = Types::Only(&[REP, ROUTER]);
+const PROBE_TYPES: Types = Types::Only(&[REQ, REP, DEALER, ROUTER]);
+const TOPIC_TYPES: Types = Types::Only(&[PUB, SUB, XPUB, XSUB]);
+
+const fn spec(num: i32, name: &'static str, kind: Kind, get: GetSize, set: bool, types: Types) -> OptionSpec {
+    OptionSpec { num, name, kind, get, set, types, empty_ok: false }
+}
+/// A read-write integer option every socket has (libzmq `options_t`).
+const fn int(num: i32, name: &'static str) -> OptionSpec {
+    spec(num, name, Kind::Int, GetSize::Exact, true, Types::All)
+}
+/// A set-only integer option of some socket types.
+const fn set_only(num: i32, name: &'static str, types: Types) -> OptionSpec {
+    spec(num, name, Kind::Int, GetSize::None, true, types)
+}
+/// A read-only integer the socket answers itself.
+const fn read_only(num: i32, name: &'static str, types: Types) -> OptionSpec {
+    spec(num, name, Kind::Int, GetSize::AtLeast, false, types)
+}
+/// A read-write string option.
+const fn string(num: i32, name: &'static str, empty_ok: bool) -> OptionSpec {
+    OptionSpec { num, name, kind: Kind::Str, get: GetSize::AtLeast, set: true, types: Types::All, empty_ok }
+}
+
+/// Every socket option oxmq answers. An option not here is EINVAL both ways,
+/// as in a libzmq built without it (GSSAPI, VMCI, TIPC, TCP_ACCEPT_FILTER,
+/// and the options of libzmq's draft API: METADATA, ROUTER_NOTIFY, HELLO_MSG,
+/// DISCONNECT_MSG, HICCUP_MSG, IN/OUT_BATCH_SIZE, PRIORITY, BUSY_POLL, WSS_*).
+pub static OPTIONS: &[OptionSpec] = &[
+    spec(opt::AFFINITY, "AFFINITY", Kind::Int64, GetSize::Exact, true, Types::All),
+    spec(opt::ROUTING_ID, "ROUTING_ID", Kind::Bytes, GetSize::AtLeast, true, Types::All),
+    OptionSpec {
+        empty_ok: true,
+        ..spec(opt::SUBSCRIBE, "SUBSCRIBE", Kind::Bytes, GetSize::None, true, Types::Only(&[SUB]))
+    },
+    OptionSpec {
+        empty_ok: true,
+        ..spec(opt::UNSUBSCRIBE, "UNSUBSCRIBE", Kind::Bytes, GetSize::None, true, Types::Only(&[SUB]))
+    },
+    int(opt::RATE, "RATE"),
+    int(opt::RECOVERY_IVL, "RECOVERY_IVL"),
+    int(opt::SNDBUF, "SNDBUF"),
+    int(opt::RCVBUF, "RCVBUF"),
+    read_only(opt::RCVMORE, "RCVMORE", Types::All),
+    read_only(opt::FD, "FD", Types::All),
+    read_only(opt::EVENTS, "EVENTS", Types::All),
+    spec(opt::TYPE, "TYPE", Kind::Int, GetSize::Exact, false, Types::All),
+    int(opt::LINGER, "LINGER"),
+    int(opt::RECONNECT_IVL, "RECONNECT_IVL"),
+    int(opt::BACKLOG, "BACKLOG"),
+    int(opt::RECONNECT_IVL_MAX, "RECONNECT_IVL_MAX"),
+    spec(opt::MAXMSGSIZE, "MAXMSGSIZE", Kind::Int64, GetSize::Exact, true, Types::All),
+    int(opt::SNDHWM, "SNDHWM"),
+    int(opt::RCVHWM, "RCVHWM"),
+    int(opt::MULTICAST_HOPS, "MULTICAST_HOPS"),
+    int(opt::RCVTIMEO, "RCVTIMEO"),
+    int(opt::SNDTIMEO, "SNDTIMEO"),
+    int(opt::IPV4ONLY, "IPV4ONLY"),
+    spec(opt::LAST_ENDPOINT, "LAST_ENDPOINT", Kind::Str, GetSize::AtLeast, false, Types::All),
+    set_only(opt::ROUTER_MANDATORY, "ROUTER_MANDATORY", ROUTER_TYPES),
+    int(opt::TCP_KEEPALIVE, "TCP_KEEPALIVE"),
+    int(opt::TCP_KEEPALIVE_CNT, "TCP_KEEPALIVE_CNT"),
+    int(opt::TCP_KEEPALIVE_IDLE, "TCP_KEEPALIVE_IDLE"),
+    int(opt::TCP_KEEPALIVE_INTVL, "TCP_KEEPALIVE_INTVL"),
+    int(opt::IMMEDIATE, "IMMEDIATE"),
+    set_only(opt::XPUB_VERBOSE, "XPUB_VERBOSE", XPUB_TYPES),
+    set_only(opt::ROUTER_RAW, "ROUTER_RAW", ROUTER_TYPES),
+    int(opt::IPV6, "IPV6"),
+    spec(opt::MECHANISM, "MECHANISM", Kind::Int, GetSize::Exact, false, Types::All),
+    int(opt::PLAIN_SERVER, "PLAIN_SERVER"),
+    string(opt::PLAIN_USERNAME, "PLAIN_USERNAME", false),
+    string(opt::PLAIN_PASSWORD, "PLAIN_PASSWORD", false),
+    int(opt::CURVE_SERVER, "CURVE_SERVER"),
+    // Keys: 32 binary bytes or 40 Z85 characters (+ NUL); sized by the security code.
+    spec(opt::CURVE_PUBLICKEY, "CURVE_PUBLICKEY", Kind::Bytes, GetSize::AtLeast, true, Types::All),
+    spec(opt::CURVE_SECRETKEY, "CURVE_SECRETKEY", Kind::Bytes, GetSize::AtLeast, true, Types::All),
+    spec(opt::CURVE_SERVERKEY, "CURVE_SERVERKEY", Kind::Bytes, GetSize::AtLeast, true, Types::All),
+    set_only(opt::PROBE_ROUTER, "PROBE_ROUTER", PROBE_TYPES),
+    set_only(opt::REQ_CORRELATE, "REQ_CORRELATE", Types::Only(&[REQ])),
+    set_only(opt::REQ_RELAXED, "REQ_RELAXED", Types::Only(&[REQ])),
+    int(opt::CONFLATE, "CONFLATE"),
+    string(opt::ZAP_DOMAIN, "ZAP_DOMAIN", false),
+    set_only(opt::ROUTER_HANDOVER, "ROUTER_HANDOVER", ROUTER_TYPES),
+    int(opt::TOS, "TOS"),
+    set_only(opt::IPC_FILTER_PID, "IPC_FILTER_PID", Types::All),
+    set_only(opt::IPC_FILTER_UID, "IPC_FILTER_UID", Types::All),
+    set_only(opt::IPC_FILTER_GID, "IPC_FILTER_GID", Types::All),
+    spec(
+        opt::CONNECT_ROUTING_ID,
+        "CONNECT_ROUTING_ID",
+        Kind::Bytes,
+        GetSize::None,
+        true,
+        Types::Only(&[REP, ROUTER, STREAM]),
+    ),
+    int(opt::HANDSHAKE_IVL, "HANDSHAKE_IVL"),
+    string(opt::SOCKS_PROXY, "SOCKS_PROXY", false),
+    set_only(opt::XPUB_NODROP, "XPUB_NODROP", XPUB_TYPES),
+    set_only(opt::XPUB_MANUAL, "XPUB_MANUAL", XPUB_TYPES),
+    OptionSpec {
+        empty_ok: true,
+        ..spec(opt::XPUB_WELCOME_MSG, "XPUB_WELCOME_MSG", Kind::Bytes, GetSize::None, true, XPUB_TYPES)
+    },
+    set_only(opt::STREAM_NOTIFY, "STREAM_NOTIFY", Types::Only(&[STREAM])),
+    int(opt::INVERT_MATCHING, "INVERT_MATCHING"),
+    int(opt::HEARTBEAT_IVL, "HEARTBEAT_IVL"),
+    int(opt::HEARTBEAT_TTL, "HEARTBEAT_TTL"),
+    int(opt::HEARTBEAT_TIMEOUT, "HEARTBEAT_TIMEOUT"),
+    set_only(opt::XPUB_VERBOSER, "XPUB_VERBOSER", XPUB_TYPES),
+    int(opt::CONNECT_TIMEOUT, "CONNECT_TIMEOUT"),
+    int(opt::TCP_MAXRT, "TCP_MAXRT"),
+    read_only(opt::THREAD_SAFE, "THREAD_SAFE", Types::All),
+    int(opt::MULTICAST_MAXTPDU, "MULTICAST_MAXTPDU"),
+    int(opt::USE_FD, "USE_FD"),
+    string(opt::BINDTODEVICE, "BINDTODEVICE", false),
+    int(93, "ZAP_ENFORCE_DOMAIN"),
+    int(opt::LOOPBACK_FASTPATH, "LOOPBACK_FASTPATH"),
+    int(opt::MULTICAST_LOOP, "MULTICAST_LOOP"),
+    set_only(opt::XPUB_MANUAL_LAST_VALUE, "XPUB_MANUAL_LAST_VALUE", XPUB_TYPES),
+    string(opt::SOCKS_USERNAME, "SOCKS_USERNAME", true),
+    string(opt::SOCKS_PASSWORD, "SOCKS_PASSWORD", true),
+    set_only(opt::ONLY_FIRST_SUBSCRIBE, "ONLY_FIRST_SUBSCRIBE", Types::Only(&[PUB, XPUB, XSUB])),
+    int(opt::RECONNECT_STOP, "RECONNECT_STOP"),
+    read_only(opt::TOPICS_COUNT, "TOPICS_COUNT", TOPIC_TYPES),
+];
+
+/// CURVE keys, which the C ABI gives as 32 raw bytes or Z85 text depending
+/// on the caller's buffer; it sizes them itself.
+pub fn is_security_option(num: i32) -> bool {
+    matches!(num, opt::CURVE_PUBLICKEY | opt::CURVE_SECRETKEY | opt::CURVE_SERVERKEY)
+}
+
+/// The table entry for option `num`, if oxmq has it.
+pub fn lookup(num: i32) -> Option<&'static OptionSpec> {
+    OPTIONS.iter().find(|s| s.num == num)
+}
+
+/// The entry for `num` if `kind` takes it.
+pub fn lookup_for(num: i32, kind: SocketType) -> Option<&'static OptionSpec> {
+    lookup(num).filter(|s| s.types.contains(kind))
+}
+
+/// Bytes a value of this kind takes in `zmq_getsockopt`'s buffer.
+pub fn encoded_len(kind: Kind, value_len: usize) -> usize {
+    match kind {
+        Kind::Int => 4,
+        Kind::Int64 => 8,
+        Kind::Bytes => value_len,
+        Kind::Str => value_len + 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_unique() {
+        for (i, a) in OPTIONS.iter().enumerate() {
+            for b in &OPTIONS[i + 1..] {
+                assert_ne!(a.num, b.num, "{} and {} share a number", a.name, b.name);
+            }
+        }
+    }
+
+    #[test]
+    fn per_type_lookup() {
+        assert!(lookup_for(opt::SUBSCRIBE, SocketType::Sub).is_some());
+        assert!(lookup_for(opt::SUBSCRIBE, SocketType::XSub).is_none());
+        assert!(lookup_for(opt::ROUTER_MANDATORY, SocketType::Rep).is_some());
+        assert!(lookup_for(opt::XPUB_NODROP, SocketType::Pub).is_some());
+        assert!(lookup_for(opt::XPUB_NODROP, SocketType::Sub).is_none());
+        assert!(lookup(63).is_none(), "GSSAPI is not built in");
+    }
+}

@@ -1,0 +1,149 @@
+//! STREAM sockets: raw TCP peers with a routing-id frame per connection,
+//! STREAM_NOTIFY connect/disconnect notices, closing by an empty frame.
+
+mod common;
+
+use common::*;
+use oxmq::{errno, opt, Context, SocketType};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+/// Read from a raw peer until `want` bytes came.
+fn read_exact_within(c: &mut TcpStream, want: usize) -> Vec<u8> {
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut out = vec![0u8; want];
+    c.read_exact(&mut out).unwrap();
+    out
+}
+
+/// Receive `[id][data]` frames from the STREAM until `want` data bytes from `id`.
+fn recv_bytes(s: &oxmq::Socket, id: &[u8], want: usize) -> Vec<u8> {
+    let mut got = Vec::new();
+    while got.len() < want {
+        let parts = recv_parts(s);
+        assert_eq!(parts.len(), 2, "STREAM messages are [id][data]");
+        assert_eq!(parts[0], id);
+        assert!(!parts[1].is_empty(), "no notice expected here");
+        got.extend_from_slice(&parts[1]);
+    }
+    got
+}
+
+#[test]
+fn bound_stream_talks_to_a_raw_tcp_client() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = sock(&ctx, SocketType::Stream);
+    s.bind("tcp://127.0.0.1:*").unwrap();
+    let port = tcp_port(&s.last_endpoint().unwrap());
+
+    let mut client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // Connect notice: [id][""]; libzmq's generated ids are 5 bytes, first 0.
+    let notice = recv_parts(&s);
+    assert_eq!(notice.len(), 2);
+    let id = notice[0].clone();
+    assert_eq!(id.len(), 5);
+    assert_eq!(id[0], 0);
+    assert!(notice[1].is_empty());
+
+    // Raw bytes, not ZMTP: an HTTP request goes through as it is.
+    client.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    assert_eq!(recv_bytes(&s, &id, 18), b"GET / HTTP/1.0\r\n\r\n");
+
+    send_parts(&s, &[&id, b"HTTP/1.0 200 OK\r\n\r\nhi"]);
+    assert_eq!(read_exact_within(&mut client, 21), b"HTTP/1.0 200 OK\r\n\r\nhi");
+
+    // MORE on the data frame is ignored: still one write.
+    s.send_multipart([&id[..], b"more"].iter().map(|p| oxmq::Msg::from(*p)), 0).unwrap();
+    assert_eq!(read_exact_within(&mut client, 4), b"more");
+
+    // An empty data frame closes the connection; no disconnect notice follows.
+    send_parts(&s, &[&id, b""]);
+    let mut buf = [0u8; 8];
+    client.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(client.read(&mut buf).unwrap(), 0, "peer sees EOF");
+    assert_nothing_within(&s, 200);
+
+    // The id is gone: sending to it is EHOSTUNREACH.
+    assert_errno(s.send(oxmq::Msg::from(&id[..]), oxmq::SNDMORE), errno::EHOSTUNREACH);
+}
+
+#[test]
+fn client_disconnect_is_announced() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = sock(&ctx, SocketType::Stream);
+    s.bind("tcp://127.0.0.1:*").unwrap();
+    let port = tcp_port(&s.last_endpoint().unwrap());
+    let a = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let id_a = recv_parts(&s)[0].clone();
+    let mut b = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let id_b = recv_parts(&s)[0].clone();
+    assert_ne!(id_a, id_b, "one routing id per connection");
+    drop(a);
+    assert_eq!(recv_parts(&s), vec![id_a.clone(), vec![]], "disconnect notice");
+    b.write_all(b"x").unwrap();
+    assert_eq!(recv_bytes(&s, &id_b, 1), b"x");
+}
+
+#[test]
+fn notify_off_and_connecting_side() {
+    let _g = guard();
+    let ctx = Context::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let s = sock(&ctx, SocketType::Stream);
+    assert_errno(s.set_option_int(opt::STREAM_NOTIFY, 2), errno::EINVAL);
+    s.set_option_int(opt::STREAM_NOTIFY, 0).unwrap();
+    s.set_option_bytes(opt::CONNECT_ROUTING_ID, b"srv").unwrap();
+    s.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+    let (mut peer, _) = listener.accept().unwrap();
+    // No notice; the alias names the connection once it is up.
+    assert!(eventually(Duration::from_secs(5), || s.send(oxmq::Msg::from(&b"srv"[..]), oxmq::SNDMORE).is_ok()));
+    send(&s, b"hello");
+    assert_eq!(read_exact_within(&mut peer, 5), b"hello");
+    peer.write_all(b"back").unwrap();
+    assert_eq!(recv_bytes(&s, b"srv", 4), b"back");
+    drop(peer);
+    assert_nothing_within(&s, 200);
+}
+
+#[test]
+fn connecting_side_with_notify() {
+    let _g = guard();
+    let ctx = Context::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let s = sock(&ctx, SocketType::Stream);
+    s.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+    let (mut peer, _) = listener.accept().unwrap();
+    let notice = recv_parts(&s);
+    assert!(notice[1].is_empty());
+    send_parts(&s, &[&notice[0], b"hello"]);
+    assert_eq!(read_exact_within(&mut peer, 5), b"hello");
+    // The peer hangs up: a blocked recv wakes with the disconnect notice.
+    drop(peer);
+    assert_eq!(recv_parts(&s), vec![notice[0].clone(), vec![]]);
+}
+
+/// Closing with an empty frame still writes what was queued before it, even
+/// with LINGER 0 (the socket stays open; only that connection ends).
+#[test]
+fn close_writes_queued_data_first() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = sock(&ctx, SocketType::Stream);
+    s.bind("tcp://127.0.0.1:*").unwrap();
+    let port = tcp_port(&s.last_endpoint().unwrap());
+    let mut client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let id = recv_parts(&s)[0].clone();
+    let big = vec![7u8; 1 << 20];
+    send_parts(&s, &[&id, &big]);
+    send_parts(&s, &[&id, b""]);
+    let mut got = Vec::new();
+    client.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    client.read_to_end(&mut got).unwrap();
+    assert_eq!(got.len(), big.len());
+    assert!(got == big);
+}
