@@ -10,6 +10,15 @@ import pytest
 import oxmq
 
 
+@pytest.fixture(autouse=True)
+def _sigint_raises():
+    """Python leaves SIGINT ignored if it was ignored at start-up (a job put
+    in the background by a script); these tests need KeyboardInterrupt."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def _sigint_later(delay):
     main = threading.main_thread().ident
 
