@@ -22,8 +22,7 @@ enum State {
     ExpectWelcome,
     /// INITIATE is out; `precom` is Box(S', c').
     ExpectReady(SalsaBox),
-    Done(Box<CurveCodec>),
-    Taken,
+    Done,
     Failed,
 }
 
@@ -41,6 +40,8 @@ pub(crate) struct CurveClient {
     out: Vec<Vec<u8>>,
     state: State,
     peer: Option<PeerInfo>,
+    /// The traffic codec, once the handshake is done (taken once).
+    codec: Option<CurveCodec>,
 }
 
 impl CurveClient {
@@ -61,6 +62,7 @@ impl CurveClient {
             vouch_nonce,
             nonce: 1,
             out: Vec::new(),
+            codec: None,
             state: State::ExpectWelcome,
             peer: None,
         };
@@ -134,13 +136,8 @@ impl CurveClient {
             .ok_or(ProtocolError::Cryptographic { what: "READY" })?;
         let metadata = Metadata::decode(&plain)?;
         self.peer = Some(crate::mechanism::validate_peer(self.socket_type, self.version, metadata)?);
-        self.state = State::Done(Box::new(CurveCodec {
-            bx: precom,
-            send_prefix: b"CurveZMQMESSAGEC",
-            recv_prefix: b"CurveZMQMESSAGES",
-            send_nonce: self.nonce,
-            last_recv_nonce: n,
-        }));
+        self.codec = Some(CurveCodec::new(precom, false, self.nonce, n));
+        self.state = State::Done;
         Ok(())
     }
 }
@@ -175,12 +172,6 @@ impl Mechanism for CurveClient {
     }
 
     fn take_codec(&mut self) -> Option<CurveCodec> {
-        match std::mem::replace(&mut self.state, State::Taken) {
-            State::Done(codec) => Some(*codec),
-            other => {
-                self.state = other;
-                None
-            }
-        }
+        self.codec.take()
     }
 }

@@ -130,6 +130,17 @@ pub struct Unboxed {
 }
 
 impl CurveCodec {
+    /// The codec a finished handshake leaves: `server` picks which of
+    /// libzmq's MESSAGE nonce prefixes is ours and which the peer's.
+    fn new(bx: SalsaBox, server: bool, send_nonce: u64, last_recv_nonce: u64) -> CurveCodec {
+        let (ours, theirs): (&'static [u8; 16], &'static [u8; 16]) = if server {
+            (b"CurveZMQMESSAGES", b"CurveZMQMESSAGEC")
+        } else {
+            (b"CurveZMQMESSAGEC", b"CurveZMQMESSAGES")
+        };
+        CurveCodec { bx, send_prefix: ours, recv_prefix: theirs, send_nonce, last_recv_nonce }
+    }
+
     /// The ZMTP frame length for a body of `len` octets.
     pub fn boxed_len(len: usize) -> usize {
         MESSAGE_OVERHEAD + len

@@ -37,8 +37,7 @@ enum State {
     ExpectInitiate,
     ToAsk(Box<Session>, ZapRequest),
     WaitingForZap(Box<Session>),
-    Done(Box<CurveCodec>),
-    Taken,
+    Done,
     Failed,
 }
 
@@ -57,6 +56,8 @@ pub(crate) struct CurveServer {
     out: Vec<Vec<u8>>,
     state: State,
     peer: Option<PeerInfo>,
+    /// The traffic codec, once the handshake is done (taken once).
+    codec: Option<CurveCodec>,
 }
 
 fn malformed(name: &[u8]) -> HandshakeError {
@@ -78,6 +79,7 @@ impl CurveServer {
             zap_template: crate::mechanism::zap_request(config, "CURVE", Vec::new()),
             enforce_domain: config.zap_enforce_domain,
             out: Vec::new(),
+            codec: None,
             state: State::ExpectHello,
             peer: None,
         }
@@ -199,13 +201,8 @@ impl CurveServer {
         let mut peer = session.peer;
         outcome.apply(&mut peer);
         self.peer = Some(peer);
-        self.state = State::Done(Box::new(CurveCodec {
-            bx: session.precom,
-            send_prefix: b"CurveZMQMESSAGES",
-            recv_prefix: b"CurveZMQMESSAGEC",
-            send_nonce: self.nonce,
-            last_recv_nonce: session.last_recv_nonce,
-        }));
+        self.codec = Some(CurveCodec::new(session.precom, true, self.nonce, session.last_recv_nonce));
+        self.state = State::Done;
     }
 }
 
@@ -281,12 +278,6 @@ impl Mechanism for CurveServer {
     }
 
     fn take_codec(&mut self) -> Option<CurveCodec> {
-        match std::mem::replace(&mut self.state, State::Taken) {
-            State::Done(codec) => Some(*codec),
-            other => {
-                self.state = other;
-                None
-            }
-        }
+        self.codec.take()
     }
 }
