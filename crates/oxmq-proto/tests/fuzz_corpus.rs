@@ -2,28 +2,13 @@
 //! target bodies; none may panic.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use bytes::BytesMut;
 use oxmq_proto::{fuzzing, Handshake, HandshakeConfig, SocketType};
 
-fn corpus_dir(target: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target)
-}
+mod corpus;
 
-fn files(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out: Vec<_> = fs::read_dir(corpus_dir(target))
-        .unwrap_or_else(|e| panic!("corpus for {target}: {e}"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .map(|p| {
-            let data = fs::read(&p).unwrap();
-            (p, data)
-        })
-        .collect();
-    out.sort();
-    out
-}
+use corpus::{corpus_dir, files};
 
 #[test]
 fn decoder_corpus_does_not_panic() {

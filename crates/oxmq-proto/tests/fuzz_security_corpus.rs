@@ -7,13 +7,18 @@
 //! rewrites the transcript seeds (needed only if the handshake bytes change).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use oxmq_proto::fuzzing::security::{handshake, transcript, Mech};
 
-fn dir(mech: Mech) -> PathBuf {
-    let name = if mech == Mech::Plain { "plain" } else { "curve" };
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(name)
+mod corpus;
+
+fn name(mech: Mech) -> &'static str {
+    if mech == Mech::Plain {
+        "plain"
+    } else {
+        "curve"
+    }
 }
 
 /// Seed files are `mode chunk transcript...` (see `fuzzing::security::handshake`).
@@ -24,7 +29,7 @@ fn seed(mode: u8, chunk: u8, body: &[u8]) -> Vec<u8> {
 }
 
 fn write_seeds(mech: Mech) {
-    let d = dir(mech);
+    let d = corpus::corpus_dir(name(mech));
     fs::create_dir_all(&d).unwrap();
     for (name, serve) in [("seed-we-serve", true), ("seed-we-connect", false)] {
         let t = transcript(mech, serve);
@@ -40,17 +45,7 @@ fn files(mech: Mech) -> Vec<(PathBuf, Vec<u8>)> {
     if std::env::var_os("OXMQ_WRITE_SEEDS").is_some() {
         write_seeds(mech);
     }
-    let mut out: Vec<_> = fs::read_dir(dir(mech))
-        .unwrap_or_else(|e| panic!("corpus for {mech:?}: {e}"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .map(|p| {
-            let data = fs::read(&p).unwrap();
-            (p, data)
-        })
-        .collect();
-    out.sort();
-    out
+    corpus::files(name(mech))
 }
 
 fn replay(mech: Mech) {
