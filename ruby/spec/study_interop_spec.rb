@@ -8,7 +8,8 @@ ROOT = File.expand_path('..', __dir__)
 
 # Runs a Ruby script in a child process with this gem on its load path.
 def run_ruby(*args, env: {})
-  Open3.capture2e(env, RbConfig.ruby, '-I', File.join(ROOT, 'lib'), *args)
+  # Bounded: a script that hangs fails the spec instead of the whole run.
+  Open3.capture2e(env, 'timeout', '-k', '5', '120', RbConfig.ruby, '-I', File.join(ROOT, 'lib'), *args)
 end
 
 RSpec.describe 'the rbczmq study scripts, unchanged (require "rbczmq")' do

@@ -8,9 +8,14 @@ ctx = ZMQ::Context.new
 pull = ctx.socket(:PULL)
 log_port = pull.bind('tcp://127.0.0.1:*')
 pub = ctx.socket(:PUB)
+# PUB drops what a slow subscriber cannot take once the HWMs fill: lift them so
+# every line arrives, and bound each receive so a loss fails instead of hanging.
+pub.sndhwm = 0
 pub_port = pub.bind('tcp://127.0.0.1:*')
 
 sub = ctx.socket(:SUB)
+sub.rcvhwm = 0
+sub.rcvtimeo = 10_000
 sub.subscribe('')
 sub.connect("tcp://127.0.0.1:#{pub_port}")
 
