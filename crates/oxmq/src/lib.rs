@@ -15,6 +15,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod bufpool;
 mod ctx;
 mod error;
 mod io;

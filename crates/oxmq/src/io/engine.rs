@@ -116,7 +116,7 @@ impl BigFrame {
         // The header is trusted only up to PRERESERVE_MAX; beyond that the
         // buffer grows with the bytes that actually arrive, so a lying
         // header cannot exhaust memory.
-        let mut body = Vec::with_capacity(len.min(PRERESERVE_MAX).max(have.len()));
+        let mut body = crate::bufpool::take(len.min(PRERESERVE_MAX).max(have.len()));
         body.extend_from_slice(have);
         rx.clear();
         BigFrame { body, len, more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0 }
@@ -138,7 +138,7 @@ impl BigFrame {
     }
 
     fn into_frame(self) -> Frame {
-        Frame { more: self.more, command: self.command, body: Bytes::from(self.body) }
+        Frame { more: self.more, command: self.command, body: crate::bufpool::freeze(self.body) }
     }
 }
 
