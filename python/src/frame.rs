@@ -29,6 +29,32 @@ pub(crate) fn make_tracker(py: Python<'_>, t: Arc<Tracker>) -> PyResult<Py<PyAny
     Ok(cls.call1((native,))?.unbind())
 }
 
+/// A frame holding `b`'s bytes for a copying send: an exact `bytes` of at
+/// least `threshold` bytes is lent by reference instead (it is immutable, so
+/// the copy would be invisible), smaller or subclassed ones are copied.
+#[inline]
+pub(crate) fn bytes_to_msg(b: &Bound<'_, PyBytes>, threshold: usize) -> Msg {
+    let data = b.as_bytes();
+    if data.len() >= threshold && b.is_exact_instance_of::<PyBytes>() {
+        if let Some(owner) = Owner::lend_bytes(b) {
+            return Msg::from_owner(owner);
+        }
+    }
+    Msg::from_slice(data)
+}
+
+/// A received body as `bytes`: the sender's own object when it was lent in
+/// this process (inproc), else a copy.
+#[inline]
+pub(crate) fn msg_to_bytes(py: Python<'_>, m: &Msg, threshold: usize) -> Py<PyAny> {
+    if m.len() >= threshold {
+        if let Some(obj) = crate::release::lent_bytes_object(py, m.as_slice()) {
+            return obj;
+        }
+    }
+    PyBytes::new(py, m.as_slice()).into_any().unbind()
+}
+
 /// A frame from any buffer-protocol object: copied when `copy` or when
 /// smaller than `threshold`, otherwise wrapped without copying.
 pub(crate) fn buffer_to_msg(

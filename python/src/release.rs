@@ -9,7 +9,9 @@
 //! and no cross-thread message per buffer, unlike pyzmq's garbage collector.
 
 use pyo3::buffer::PyUntypedBuffer;
-use pyo3::Python;
+use pyo3::types::PyBytes;
+use pyo3::{Bound, Py, PyAny, Python};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -83,6 +85,8 @@ pub(crate) struct Owner {
     ptr: *const u8,
     len: usize,
     tracker: Option<Arc<Tracker>>,
+    /// Registered in [`LENT_BYTES`] (an exact `bytes` sent by reference).
+    lent_bytes: bool,
 }
 
 // SAFETY: the buffer's memory stays valid (and, for mutable exporters such as
@@ -96,8 +100,50 @@ impl Owner {
     pub(crate) fn new(buf: PyUntypedBuffer, tracker: Option<Arc<Tracker>>) -> Owner {
         let ptr = buf.buf_ptr() as *const u8;
         let len = buf.len_bytes();
-        Owner { buf: Some(buf), ptr, len, tracker }
+        Owner { buf: Some(buf), ptr, len, tracker, lent_bytes: false }
     }
+
+    /// An exact `bytes` object sent by reference instead of copied (it is
+    /// immutable, so no one can tell), registered so that a receiver in this
+    /// process can hand back that very object (see [`lent_bytes_object`]).
+    pub(crate) fn lend_bytes(b: &Bound<'_, PyBytes>) -> Option<Owner> {
+        let buf = PyUntypedBuffer::get(b.as_any()).ok()?;
+        let mut owner = Owner::new(buf, None);
+        let mut map = LENT_BYTES.lock().unwrap_or_else(|e| e.into_inner());
+        map.get_or_insert_with(HashMap::new)
+            .entry(owner.ptr as usize)
+            .or_insert((b.as_ptr() as usize, owner.len, 0))
+            .2 += 1;
+        LENT_COUNT.fetch_add(1, Ordering::Relaxed);
+        owner.lent_bytes = true;
+        Some(owner)
+    }
+}
+
+/// `bytes` bodies lent to the core by a copying send: data pointer ->
+/// (object, length, how many owners). An entry lives exactly as long as an
+/// owner that keeps the object alive.
+static LENT_BYTES: Mutex<Option<HashMap<usize, (usize, usize, usize)>>> = Mutex::new(None);
+/// Entries in `LENT_BYTES` (read without the lock: zero outside same-process use).
+static LENT_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// The `bytes` object whose body `data` is, if a send in this process lent it
+/// (inproc: the receiver gets the sender's object back instead of a copy).
+/// `data` must be the body of a message the caller holds, which keeps the
+/// owner, and so the object, alive.
+pub(crate) fn lent_bytes_object(py: Python<'_>, data: &[u8]) -> Option<Py<PyAny>> {
+    if LENT_COUNT.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let map = LENT_BYTES.lock().unwrap_or_else(|e| e.into_inner());
+    let &(obj, len, _) = map.as_ref()?.get(&(data.as_ptr() as usize))?;
+    if len != data.len() {
+        return None;
+    }
+    // SAFETY: the entry exists only while an owner holding a buffer export of
+    // (so a reference to) this `bytes` object is alive, and the caller's
+    // message holds such an owner; we take a new strong reference.
+    Some(unsafe { Bound::from_borrowed_ptr(py, obj as *mut pyo3::ffi::PyObject) }.unbind())
 }
 
 impl AsRef<[u8]> for Owner {
@@ -112,6 +158,19 @@ impl AsRef<[u8]> for Owner {
 
 impl Drop for Owner {
     fn drop(&mut self) {
+        if self.lent_bytes {
+            let mut map = LENT_BYTES.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(m) = map.as_mut() {
+                let key = self.ptr as usize;
+                if let Some(e) = m.get_mut(&key) {
+                    e.2 -= 1;
+                    if e.2 == 0 {
+                        m.remove(&key);
+                    }
+                }
+            }
+            LENT_COUNT.fetch_sub(1, Ordering::Relaxed);
+        }
         if let Some(b) = self.buf.take() {
             let mut q = RELEASED.lock().unwrap_or_else(|e| e.into_inner());
             q.push(b);

@@ -192,8 +192,12 @@ impl Socket {
     ) -> PyResult<(Msg, Option<Py<PyAny>>)> {
         if let Ok(b) = data.cast::<PyBytes>() {
             let bytes = b.as_bytes();
-            if copy || bytes.len() < self.copy_threshold.load(Ordering::Relaxed) {
-                let t = if track && !copy { Some(finished_tracker(py)?) } else { None };
+            let threshold = self.copy_threshold.load(Ordering::Relaxed);
+            if copy {
+                return Ok((bytes_to_msg(b, threshold), None));
+            }
+            if bytes.len() < threshold {
+                let t = if track { Some(finished_tracker(py)?) } else { None };
                 return Ok((Msg::from_slice(bytes), t));
             }
         } else if let Ok(f) = data.cast::<Frame>() {
@@ -415,7 +419,7 @@ impl Socket {
         // Fast path: bytes, copied.
         if copy {
             if let Ok(b) = data.cast::<PyBytes>() {
-                self.send_msg(py, Msg::from_slice(b.as_bytes()), flags)?;
+                self.send_msg(py, bytes_to_msg(b, self.copy_threshold.load(Ordering::Relaxed)), flags)?;
                 return Ok(None);
             }
         }
@@ -454,7 +458,7 @@ impl Socket {
         release::maybe_drain(py);
         let m = self.recv_msg(py, flags)?;
         if copy {
-            Ok(PyBytes::new(py, m.as_slice()).into_any().unbind())
+            Ok(msg_to_bytes(py, &m, self.copy_threshold.load(Ordering::Relaxed)))
         } else {
             Ok(Py::new(py, Frame::with_props(m, self.peer_props()))?.into_any())
         }
@@ -528,7 +532,7 @@ impl Socket {
         let mut add = |i: usize, item: &Bound<'_, PyAny>| -> PyResult<()> {
             if copy {
                 if let Ok(b) = item.cast::<PyBytes>() {
-                    msgs.push(Msg::from_slice(b.as_bytes()));
+                    msgs.push(bytes_to_msg(b, self.copy_threshold.load(Ordering::Relaxed)));
                     return Ok(());
                 }
             }
@@ -614,7 +618,7 @@ impl Socket {
         let list = PyList::empty(py);
         for m in parts {
             if copy {
-                list.append(PyBytes::new(py, m.as_slice()))?;
+                list.append(msg_to_bytes(py, &m, self.copy_threshold.load(Ordering::Relaxed)))?;
             } else {
                 list.append(Py::new(py, Frame::with_props(m, props.clone()))?)?;
             }

@@ -447,3 +447,40 @@ def test_repr_and_socket_class(ctx):
         ctx.socket(999)
     with pytest.raises(TypeError):
         oxmq.Socket(object(), oxmq.PULL)
+
+
+def test_large_bytes_copy_send_lends_the_object(ctx):
+    """A copying send of a large exact `bytes` keeps a reference instead of a
+    copy (bytes are immutable); an inproc receiver in the same process gets
+    that very object back. Mutable buffers and subclasses are still copied."""
+    pull = ctx.socket(oxmq.PULL)
+    pull.bind("inproc://lend")
+    push = ctx.socket(oxmq.PUSH)
+    push.connect("inproc://lend")
+    big = b"y" * (push.copy_threshold + 1)
+    push.send(big)
+    assert pull.recv() is big
+    push.send_multipart([big, b"small"])
+    parts = pull.recv_multipart()
+    assert parts[0] is big and parts[1] == b"small"
+    ba = bytearray(big)
+    push.send(ba)
+    ba[0] = 0
+    got = pull.recv()
+    assert type(got) is bytes and got == big
+
+    class Sub(bytes):
+        pass
+
+    sub = Sub(big)
+    push.send(sub)
+    got = pull.recv()
+    assert type(got) is bytes and got == big
+    small = b"s" * 100
+    push.send(small)
+    assert pull.recv() == small
+    # recv(copy=False) of a lent body still gives a Frame with the same bytes
+    push.send(big)
+    assert pull.recv(copy=False).bytes == big
+    push.close()
+    pull.close()
