@@ -123,7 +123,10 @@ impl Owner {
 /// `bytes` bodies lent to the core by a copying send: data pointer ->
 /// (object, length, how many owners). An entry lives exactly as long as an
 /// owner that keeps the object alive.
-static LENT_BYTES: Mutex<Option<HashMap<usize, (usize, usize, usize)>>> = Mutex::new(None);
+static LENT_BYTES: Mutex<Option<LentMap>> = Mutex::new(None);
+
+/// Data pointer -> (object pointer, body length, owners alive).
+type LentMap = HashMap<usize, (usize, usize, usize)>;
 /// Entries in `LENT_BYTES` (read without the lock: zero outside same-process use).
 static LENT_COUNT: AtomicUsize = AtomicUsize::new(0);
 
