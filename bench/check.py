@@ -10,7 +10,9 @@ import re
 import sys
 from pathlib import Path
 
-STUDIES = [str(n) for n in range(1, 11)]
+STUDIES = [str(n) for n in range(1, 12)]
+# Sides issue 12 added: each must be in study 2 and 3, with figures or a reason.
+NEW_SIDES = ["c_omq", "rust_omq", "rust_zeromq", "rust_rzmq", "rust_monocoque"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -56,12 +58,23 @@ def main():
                 ran += bool(side.get("metrics"))
         check(ok, "study %s: every side has figures (median within min–max) or a reason it could not run" % n)
         check(ran > 0, "study %s: at least one side ran" % n)
+    st2 = data.get("studies", {}).get("2", {})
+    for n in ("2", "3"):
+        cells = data.get("studies", {}).get(n, {}).get("cells", [])
+        check(bool(cells) and all(k in c.get("sides", {}) for c in cells for k in NEW_SIDES),
+              "study %s: every cell lists omq's C ABI and the Rust peers (figures or a reason)" % n)
+    cpu = [c for c in st2.get("cells", [])
+           if any("msgs_per_cpu_s" in sd.get("metrics", {}) for sd in c.get("sides", {}).values())]
+    check(bool(cpu), "study 2: messages per CPU-second are measured")
+    check(any(c.get("key", {}).get("pinned") for c in st2.get("cells", [])) or not m.get("taskset"),
+          "study 2: the pinned variant is a separate, labelled cell")
     rep = out / "REPORT.md"
     if check(rep.is_file(), "REPORT.md exists"):
         text = rep.read_text()
         for n in STUDIES:
             check(re.search(r"^## %s\. " % n, text, re.M) is not None, "REPORT.md has a section for study %s" % n)
         check("## Machine" in text, "REPORT.md records the machine")
+        check("## Where oxmq trails" in text, "REPORT.md lists where oxmq trails a peer")
         if "9" in data.get("studies", {}):
             cm = out / "CURVE.md"
             check(cm.is_file() and "## CURVE security" in cm.read_text(), "CURVE.md has the CURVE study")

@@ -8,7 +8,7 @@ from pathlib import Path
 from run import UNITS, fmt_stat, num, size_label
 
 LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client_seconds", "cpu_s_per_mline",
-                "us_per_call"}
+                "us_per_call", "rss_mib", "bytes_per_msg"}
 
 ABOUT = {
     "8": "Raw loopback TCP and Unix stream socket bandwidth (one process writes 1 MiB chunks, another reads them, "
@@ -19,11 +19,22 @@ ABOUT = {
          "plain PUSH sender in another process, received by `zmq.asyncio` (`await sock.recv()` in a loop) or by a "
          "`zmq.eventloop.zmqstream.ZMQStream` `on_recv` callback on tornado's IOLoop. Delivered messages/s, timed "
          "from the first message to the last, pyzmq beside oxmq's Python package.",
+    "11": "Memory: an inproc PUSH sends 1,000,000 messages of 100 bytes to a PULL that never receives, both "
+          "high-water marks 0 (unlimited), so every message is queued; resident memory (VmRSS) of the process "
+          "after the sends, and the growth per queued message. The program then receives them all back to prove "
+          "they were queued. The same C program on libzmq, oxmq's C ABI and omq-libzmq; lower is better.",
     "1": "A tight loop of non-blocking 5-byte sends on a PUB socket bound to ipc with no subscriber: the message "
          "is dropped at once, so this is the cost of crossing the API (and, for bindings, the language boundary). "
          "ns per call, lower is better. The gap between a binding's row and the C row is the binding's own share.",
-    "2": "PUSH/PULL throughput from 16 B to 4 MiB. tcp and ipc run sender and receiver in separate processes "
-         "pinned to different cores; inproc runs them as two threads of one process. *copy* hands the library a "
+    "2": "PUSH/PULL throughput from 16 B to 4 MiB. tcp and ipc run sender and receiver in separate processes, "
+         "unpinned, as a user's program would (a receiving loop in one process, the sender in another); the cells "
+         "marked *(pinned)* are the same with the receiver on core 0 and the sender on core 1. inproc runs them as "
+         "two threads of one process. Peers: C on libzmq and on omq.rs's C ABI (omq-libzmq, the same C programs "
+         "under LD_LIBRARY_PATH), Rust crates omq.rs (omq-tokio), zmq.rs (zeromq), rzmq and monocoque on the "
+         "multi-threaded tokio runtime a user gets from `#[tokio::main]` (these added peers run 3 repetitions of "
+         "half-length runs), and Python pyzmq and pyomq. **msg/CPU-s** is delivered messages per CPU-second "
+         "(user+system from getrusage, whole process, setup included) for the receiver and the sender separately, "
+         "and for both together (inproc: the one process). *copy* hands the library a "
          "buffer to copy (C `zmq_send`, Rust `send(&[u8])`, Python `send(copy=True)`); *zc* is zero-copy (C "
          "`zmq_msg_init_data`, Rust `send(Bytes)`, Python `send(copy=False)`, and `recv(copy=False)` on the "
          "receiving side). Delivered messages/s are timed on the receiver from the first message to the last; "
@@ -69,13 +80,15 @@ COLORS = {
     "c_libzmq": "#1f77b4", "c_oxmq": "#d62728", "rust_oxmq": "#ff7f0e", "pyzmq": "#2ca02c", "pyomq": "#9467bd",
     "oxmq_py": "#e377c2", "c_mutex": "#7f7f7f", "py_queue": "#8c564b", "py_pipe": "#17becf",
     "pydeb_libzmq": "#bcbd22", "pydeb_oxmq": "#ff9896", "perl_libzmq": "#aec7e8", "perl_oxmq": "#ffbb78",
-    "ruby_libzmq": "#98df8a", "ruby_oxmq": "#c5b0d5",
+    "ruby_libzmq": "#98df8a", "ruby_oxmq": "#c5b0d5", "c_omq": "#393b79", "rust_omq": "#637939",
+    "rust_zeromq": "#8c6d31", "rust_rzmq": "#843c39", "rust_monocoque": "#7b4173",
 }
 
 
 SHORT = {"c_libzmq": "C libzmq", "c_oxmq": "C oxmq-ABI", "rust_oxmq": "Rust oxmq", "pyzmq": "pyzmq",
          "pyomq": "pyomq", "oxmq_py": "py-oxmq", "c_mutex": "C mutex", "py_queue": "queue.Queue",
-         "py_pipe": "mp.Pipe"}
+         "py_pipe": "mp.Pipe", "c_omq": "C omq-ABI", "rust_omq": "Rust omq.rs", "rust_zeromq": "Rust zmq.rs",
+         "rust_rzmq": "Rust rzmq", "rust_monocoque": "Rust monocoque"}
 
 
 def _plt():
@@ -251,7 +264,7 @@ def sec_throughput(st, plots, data):
         for c in cells:
             if c["key"]["transport"] != t:
                 continue
-            row = [size_label(c["key"]["size"]), c["key"]["mode"]]
+            row = [size_label(c["key"]["size"]), c["key"]["mode"] + (" (pinned)" if c["key"].get("pinned") else "")]
             for k in keys:
                 d = c["sides"].get(k, {}).get("metrics", {}).get("msgs_per_s")
                 row.append(fmt_stat(d) if d else "–")
@@ -260,8 +273,10 @@ def sec_throughput(st, plots, data):
                                                      r["ratio"]) for r in rs))
             md.append("| " + " | ".join(row) + " |")
         md.append("")
-    # Plots: msgs/s vs size (log-log), zero-copy normalised to copy, MB/s vs limits.
+    md.extend(_cpu_table(cells, keys, labels))
+    # Plots: msgs/s vs size (log-log), zero-copy normalised to copy, MB/s vs limits (unpinned cells).
     limits = physical_limits(data)
+    cells = [c for c in cells if not c["key"].get("pinned")]
     fig1, ax1 = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4.5), squeeze=False)
     fig2, ax2 = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4), squeeze=False)
     fig3, ax3 = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4.5), squeeze=False)
@@ -364,6 +379,74 @@ def sec_throughput(st, plots, data):
     return md
 
 
+def _cpu_table(cells, keys, labels):
+    """Messages per CPU-second, receiver / sender (two processes) or the one process (inproc)."""
+    md = ["<details><summary>CPU: delivered messages per CPU-second, receiver / sender (inproc: the process); "
+          "median</summary>\n"]
+    head = ["transport", "size", "mode"] + [labels[k] for k in keys if k != "raw"] + ["oxmq/peer (both sides)"]
+    md.append("| " + " | ".join(head) + " |")
+    md.append("|" + "---|" * len(head))
+    for c in cells:
+        row = [c["key"]["transport"], size_label(c["key"]["size"]),
+               c["key"]["mode"] + (" (pinned)" if c["key"].get("pinned") else "")]
+        for k in keys:
+            if k == "raw":
+                continue
+            m = c["sides"].get(k, {}).get("metrics", {})
+            if "recv_msgs_per_cpu_s" in m and "send_msgs_per_cpu_s" in m:
+                row.append("%s / %s" % (num(m["recv_msgs_per_cpu_s"]["median"]), num(m["send_msgs_per_cpu_s"]["median"])))
+            elif "msgs_per_cpu_s" in m:
+                row.append(num(m["msgs_per_cpu_s"]["median"]))
+            else:
+                row.append("–")
+        rs = c.get("ratios", {}).get("msgs_per_cpu_s", [])
+        row.append(", ".join("%s / %s %.2f×" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                                 r["ratio"]) for r in rs))
+        md.append("| " + " | ".join(row) + " |")
+    md.append("\n</details>\n")
+    return md
+
+
+def trailing(data, threshold=1.0):
+    """Every comparison in which oxmq is slower (or costs more) than a peer:
+    (study, cell label, metric, oxmq side, peer side, ratio), worst first."""
+    out = []
+    for n, st in data.get("studies", {}).items():
+        for c in st.get("cells", []):
+            for metric, rs in c.get("ratios", {}).items():
+                for r in rs:
+                    if r["ratio"] < threshold:
+                        out.append((n, c["label"], metric, c["sides"][r["oxmq"]]["label"],
+                                    c["sides"][r["peer"]]["label"], r["ratio"]))
+            # Large messages against the machine: the goal is 0.9x raw socket bandwidth.
+            raw = c["sides"].get("raw", {}).get("metrics", {}).get("mb_per_s")
+            if raw and c["key"].get("transport") in ("tcp", "ipc"):
+                for k, e in c["sides"].items():
+                    d = e.get("metrics", {}).get("mb_per_s")
+                    if e.get("oxmq") and d and d["median"] < 0.9 * raw["median"]:
+                        out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket",
+                                    d["median"] / (0.9 * raw["median"])))
+    out.sort(key=lambda t: t[5])
+    return out
+
+
+def sec_trailing(data):
+    rows = trailing(data)
+    md = ["## Where oxmq trails\n"]
+    if not rows:
+        md.append("oxmq is at or ahead of every peer in every comparison of this run.\n")
+        return md
+    md.append("Every comparison of this run in which oxmq is behind a peer (speed ratio oxmq/peer below 1.00; for "
+              "times, costs and memory it is peer ÷ oxmq), worst first; large tcp/ipc messages are also held "
+              "against 0.9× the raw socket's bandwidth measured in the same cell. %d comparisons.\n" % len(rows))
+    md.append("| study | cell | measure | oxmq side | peer | ratio |")
+    md.append("|---|---|---|---|---|---|")
+    for n, cell, metric, mine, peer, ratio in rows:
+        md.append("| %s | %s | %s | %s | %s | %.2f× |" % (n, cell, metric, mine, peer, ratio))
+    md.append("")
+    return md
+
+
 def sec_latency(st, plots):
     plt = _plt()
     md = []
@@ -430,12 +513,14 @@ SECTIONS = {
     "6": lambda st, plots, data: sec_simple("6", st, plots, ["lines_per_s", "cpu_s_per_mline"], "lines_per_s",
                                             "lines_per_s", "lines/s end to end"),
     "7": lambda st, plots, data: sec_rpc(st, plots),
+    "11": lambda st, plots, data: sec_simple("11", st, plots, ["rss_mib", "bytes_per_msg", "seconds"], "rss_mib",
+                                             "rss_mib", "resident MiB with the messages queued (lower is better)"),
     "9": lambda st, plots, data: sec_curve(st, plots),
 }
 
 RATIO_METRIC = {"1": "ns_per_call", "2": "msgs_per_s", "3": "mean_us", "4": "seconds", "5": "client_seconds",
                 "6": "lines_per_s", "7": "us_per_call", "9": "msgs_per_s",
-                "10": "msgs_per_s"}
+                "10": "msgs_per_s", "11": "rss_mib"}
 
 
 def sec_rpc(st, plots):
@@ -679,12 +764,13 @@ def write_all(data, out):
     for k, v in mach["versions"].items():
         md.append("- %s: %s" % (k, v))
     md.append("")
+    md.extend(sec_trailing(data))
     md.append("## At a glance\n")
     md.append("```")
     md.extend(summary_lines(data))
     md.append("```")
     md.append("")
-    for n in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
+    for n in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"):
         st = data["studies"].get(n)
         if st is None:
             if n == "9" and (out / "CURVE.md").is_file():
@@ -719,12 +805,13 @@ HEADLINE = {
     "8": (lambda c: True, ["mb_per_s"]),
     "9": (lambda c: c["key"].get("size") in (64, 1 << 20), ["msgs_per_s", "mean_us"]),
     "10": (lambda c: True, ["msgs_per_s"]),
+    "11": (lambda c: True, ["rss_mib"]),
 }
 
 
 def summary_lines(data):
     rows = []
-    for n in ("8", "1", "2", "3", "4", "5", "6", "7", "9", "10"):
+    for n in ("8", "1", "2", "3", "4", "5", "6", "7", "9", "10", "11"):
         st = data["studies"].get(n)
         if not st:
             continue

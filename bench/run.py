@@ -40,6 +40,15 @@ RUST_BIN = TARGET / "release" / "examples" / "bench_oxmq"
 CAPI_DIR = TARGET / "release" / "capi"
 CAPI_SO = CAPI_DIR / "libzmq.so.5"
 VENV_PY = ROOT / ".venv" / "bin" / "python"
+# The Python studies run on Python 3.12 (pyomq >= 0.22 needs it) in a bench-only
+# venv that mk/bench.mk makes with pyenv's or Debian's python3.12; without it
+# they fall back to the project venv (Debian's 3.11), labelled as such.
+VENV312_PY = ROOT / ".venv-bench312" / "bin" / "python"
+PY312_STATUS = TARGET / "bench" / "py312-status.txt"
+# Rust-level peers (bench/rust-peers, its own cargo workspace) and omq's C ABI.
+RUST_PEERS_DIR = BENCH / "rust-peers" / "target" / "release"
+RUST_PEERS_STATUS = TARGET / "bench" / "rust-peers-status.json"
+OMQ_CAPI_DIR = TARGET / "bench" / "omq-capi"
 SYS_PY = Path("/usr/bin/python3")
 PY_STUDY = BENCH / "py" / "study.py"
 NCPU = os.cpu_count() or 1
@@ -70,10 +79,11 @@ def probe(argv, env=None, timeout=30):
 class Impl:
     """One side: a language binding on one library."""
 
-    def __init__(self, key, label, group, oxmq=False, peers=(), expect_capi=False):
+    def __init__(self, key, label, group, oxmq=False, peers=(), expect_capi=False, expect_lib=None):
         self.key, self.label, self.group, self.oxmq = key, label, group, oxmq
         self.peers = list(peers)  # keys this side's ratio is taken against
         self.expect_capi = expect_capi  # results must show oxmq's libzmq.so.5 mapped
+        self.expect_lib = expect_lib  # results must show a library from this directory mapped
         self.reason = None  # why it can't run; None = available
         self.env = {}
         self._argv = None
@@ -86,9 +96,36 @@ class Impl:
         return self.reason is None
 
 
+# (library, label, binary) of bench/rust-peers; monocoque-rs is a binary of its
+# own (built with the crate's `monocoque` feature) so that its failing to build
+# here leaves the others.
+RUST_PEERS = [("omq", "omq.rs (omq-tokio)", "bench_rust_peers"), ("zeromq", "zmq.rs (zeromq)", "bench_rust_peers"),
+              ("rzmq", "rzmq", "bench_rust_peers"), ("monocoque", "monocoque (monocoque-rs)", "bench_monocoque")]
+
+
+def _rust_peers_status():
+    """Why a Rust peer or omq-libzmq is missing, as mk/bench.mk recorded it."""
+    try:
+        return json.loads(RUST_PEERS_STATUS.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def bench_python():
+    return VENV312_PY if VENV312_PY.exists() else VENV_PY
+
+
+def py312_reason():
+    try:
+        return PY312_STATUS.read_text().strip() or "no Python 3.12 venv"
+    except OSError:
+        return "no Python 3.12 venv (.venv-bench312; `make bench` makes it where python3.12 exists)"
+
+
 def base_env():
     env = dict(os.environ)
-    for k in ("FFI_CHECKLIB_PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"):
+    # RUST_BACKTRACE off: a failing Rust side's reason is then its panic message.
+    for k in ("FFI_CHECKLIB_PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "RUST_BACKTRACE"):
         env.pop(k, None)
     return env
 
@@ -114,7 +151,25 @@ def discover():
         co.reason = capi_reason
     elif not (C_OXMQ / "thr").exists():
         co.reason = "C ABI present but bench/c not built against it yet (run `make bench`)"
-    r = add(Impl("rust_oxmq", "Rust, oxmq", "C", oxmq=True, peers=["c_libzmq"]))
+    # omq.rs's libzmq drop-in (crate omq-libzmq) under the same C programs.
+    omq_status = _rust_peers_status()
+    oc = add(Impl("c_omq", "C, omq-libzmq (omq.rs C ABI)", "C", expect_lib=OMQ_CAPI_DIR))
+    oc._argv = c._argv
+    oc.env = {"LD_LIBRARY_PATH": str(OMQ_CAPI_DIR)}
+    if c.reason:
+        oc.reason = c.reason
+    elif not (OMQ_CAPI_DIR / "libzmq.so.5").exists():
+        oc.reason = omq_status.get("omq-libzmq") or "omq-libzmq not built (run `make bench`)"
+    co.peers = ["c_libzmq", "c_omq"]
+    # Rust crates a user would pick instead of oxmq (bench/rust-peers).
+    rust_peers = []
+    for lib, label, binary in RUST_PEERS:
+        rp = add(Impl("rust_" + lib, "Rust, " + label, "Rust"))
+        rp._argv = lambda prog, lib=lib, binary=binary: [str(RUST_PEERS_DIR / binary), lib, prog]
+        if not (RUST_PEERS_DIR / binary).exists():
+            rp.reason = omq_status.get(lib) or "bench/rust-peers not built (run `make bench`)"
+        rust_peers.append(rp.key)
+    r = add(Impl("rust_oxmq", "Rust, oxmq", "Rust", oxmq=True, peers=["c_libzmq"] + rust_peers))
     r._argv = lambda prog: [str(RUST_BIN), prog]
     if not RUST_BIN.exists():
         r.reason = "%s not built (cargo build --release --example bench_oxmq -p oxmq)" % RUST_BIN.relative_to(ROOT)
@@ -122,20 +177,23 @@ def discover():
     mx._argv = lambda prog: [str(C_LIBZMQ / prog)]
     mx.reason = c.reason
 
-    # Python in the project venv.
+    # Python: on 3.12 in the bench venv, else on the project venv (3.11).
+    py_bin = bench_python()
+    tag = "" if py_bin == VENV312_PY else " (Python 3.11: %s)" % py312_reason()
+
     def py(key, label, module, oxmq=False, peers=(), what=""):
-        i = add(Impl(key, label, "Python", oxmq=oxmq, peers=peers))
-        i._argv = lambda prog, m=module: [str(VENV_PY), str(PY_STUDY), m, prog]
-        if not VENV_PY.exists():
+        i = add(Impl(key, label + tag, "Python", oxmq=oxmq, peers=peers))
+        i._argv = lambda prog, m=module: [str(py_bin), str(PY_STUDY), m, prog]
+        if not py_bin.exists():
             i.reason = "no project venv (.venv; `make venv`)"
         elif module not in ("queue", "pipe"):
-            why = probe([str(VENV_PY), "-c", "import %s" % module])
+            why = probe([str(py_bin), "-c", "import %s" % module])
             if why:
                 i.reason = why + what
         return i
 
     py("pyzmq", "Python, pyzmq", "zmq")
-    py("pyomq", "Python, pyomq", "pyomq", what=" (pip install pyomq==0.21.0)")
+    py("pyomq", "Python, pyomq", "pyomq", what=" (bench/requirements312.txt; pyomq 0.27 needs Python 3.12)")
     py("oxmq_py", "Python, oxmq", "oxmq", oxmq=True, peers=["pyzmq", "pyomq", "py_queue", "py_pipe"],
        what=" (oxmq's Python package, issue 3, is not installed in .venv yet)")
     py("py_queue", "Python, queue.Queue", "queue")
@@ -289,6 +347,8 @@ def run_procs(procs, timeout):
             res = json.loads(js[-1])
             if p.impl.expect_capi and "lib" in res and str(CAPI_DIR) not in res["lib"]:
                 raise RunError("%s ran on %s, not on oxmq's library" % (p.role, res["lib"]))
+            if p.impl.expect_lib and "lib" in res and str(p.impl.expect_lib) not in res["lib"]:
+                raise RunError("%s ran on %s, not on %s" % (p.role, res["lib"], p.impl.expect_lib))
             out[p.role] = res
         return out
     finally:
@@ -329,6 +389,8 @@ class Side:
     def __init__(self, impl, run, count, calibrate=None, cmin=1, cmax=10**9):
         self.impl, self.run, self.count = impl, run, count
         self.calibrate, self.cmin, self.cmax = calibrate, cmin, cmax
+        self.reps = None  # None: the suite's repetitions
+        self.target_scale = 1.0
 
 
 class Suite:
@@ -357,7 +419,7 @@ class Suite:
                 continue
             if s.calibrate and not self.quick:
                 secs = max(float(res.get(s.calibrate) or 0), 1e-4)
-                s.count = int(max(s.cmin, min(s.cmax, s.count * target / secs)))
+                s.count = int(max(s.cmin, min(s.cmax, s.count * target * s.target_scale / secs)))
             entry["count"] = s.count
             for k in ("lib", "zmq_version", "module", "module_version"):
                 if k in res:
@@ -367,6 +429,8 @@ class Suite:
             for s, entry in live:
                 if any("timed out" in e for e in entry["errors"]):
                     continue  # one hang in a cell is enough: don't spend the time limit again
+                if s.reps is not None and rep >= s.reps:
+                    continue
                 try:
                     res = s.run(s.count)
                 except RunError as e:
@@ -427,7 +491,9 @@ UNITS = {
     "ns_per_call": ("ns", 1), "msgs_per_s": ("msg/s", 1), "mb_per_s": ("MB/s", 1),
     "send_calls_per_s": ("calls/s", 1), "mean_us": ("µs", 1), "p50_us": ("µs", 1), "p99_us": ("µs", 1),
     "seconds": ("s", 1), "pub_rate": ("msg/s", 1), "client_seconds": ("s", 1), "lines_per_s": ("lines/s", 1),
-    "cpu_s_per_mline": ("CPU s/M lines", 1), "us_per_call": ("µs", 1),
+    "cpu_s_per_mline": ("CPU s/M lines", 1), "us_per_call": ("µs", 1), "msgs_per_cpu_s": ("msg/CPU-s", 1),
+    "recv_msgs_per_cpu_s": ("msg/CPU-s", 1), "send_msgs_per_cpu_s": ("msg/CPU-s", 1), "rss_mib": ("MiB", 1),
+    "bytes_per_msg": ("B/msg", 1),
 }
 
 
@@ -514,6 +580,37 @@ def study_callcost(suite, impls):
 
 
 THR_IMPLS = ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "pyomq", "oxmq_py"]
+# Peers added by issue 12 run fewer repetitions of shorter runs so that the suite
+# stays near its old length (their medians are marked with the rep count).
+NEW_PEERS = ["c_omq", "rust_omq", "rust_zeromq", "rust_rzmq", "rust_monocoque"]
+NEW_PEER_REPS = 3
+NEW_PEER_TARGET = 0.5  # of the cell's seconds per timed run
+
+
+def _peer_side(side, key):
+    if key in NEW_PEERS:
+        side.reps = NEW_PEER_REPS
+        side.target_scale = NEW_PEER_TARGET
+    return side
+
+
+def _cpu_metrics(out, recv, send=None):
+    """Messages per CPU-second (user+system, getrusage) for each side: a design
+    that spins a core can win on wall time and still cost its users more."""
+    n = float(recv.get("count") or 0)
+    rc = recv.get("cpu_s")
+    if send is None:
+        if rc:
+            out["msgs_per_cpu_s"] = n / rc
+        return out
+    sc = send.get("cpu_s")
+    if rc:
+        out["recv_msgs_per_cpu_s"] = n / rc
+    if sc:
+        out["send_msgs_per_cpu_s"] = n / sc
+    if rc and sc:
+        out["msgs_per_cpu_s"] = n / (rc + sc)
+    return out
 
 
 def thr_sizes(quick, transport):
@@ -524,6 +621,56 @@ def thr_sizes(quick, transport):
     return [16, 256, 4096, 65536, 1 << 20, 4 << 20]
 
 
+THR_METRICS = ["msgs_per_s", "mb_per_s", "send_calls_per_s", "msgs_per_cpu_s", "recv_msgs_per_cpu_s",
+               "send_msgs_per_cpu_s"]
+
+
+def _thr_cell(suite, impls, transport, size, mode, pinned, ipc_n, target):
+    """One study-2 cell. Sender and receiver are separate, unpinned processes
+    (what a user program does); pinned=True is the labelled variant with the
+    receiver on core 0 and the sender on core 1."""
+    cpus = (0, 1) if pinned else (None, None)
+    sides = []
+    for k in THR_IMPLS + NEW_PEERS:
+        impl = impls[k]
+
+        def run(n, impl=impl, size=size, mode=mode, transport=transport):
+            if transport == "inproc":
+                r = run_procs([Proc("main", impl, "thr", ["inproc", size, n, mode])], suite.timeout)["main"]
+                return _cpu_metrics(dict(r), r)
+            if transport == "tcp":
+                ep = "tcp://127.0.0.1:*"
+            else:
+                ipc_n[0] += 1
+                ep = "ipc:///tmp/oxmq-bench-thr-%d-%d" % (os.getpid(), ipc_n[0])
+            r = run_procs([Proc("recv", impl, "thr", ["recv", ep, size, n, mode], cpu=cpus[0], ready=True),
+                           Proc("send", impl, "thr", ["send", "{ep0}", size, n, mode, "{ep1}"], cpu=cpus[1])],
+                          suite.timeout)
+            out = dict(r["recv"])
+            out["send_calls_per_s"] = r["send"]["send_calls_per_s"]
+            return _cpu_metrics(out, r["recv"], r["send"])
+
+        init = 20 if suite.quick else int(max(20, min(20000, (8 << 20) // size)))
+        if suite.quick and size <= 4096:
+            init = 2000
+        sides.append(_peer_side(Side(impl, run, init, calibrate="seconds", cmin=20, cmax=50_000_000), k))
+    if size >= 1 << 20 and mode == "copy":
+        sides.append(_raw_side(suite, impls, transport, size))
+    label = "%s %s %s%s" % (transport, size_label(size), mode, " (pinned)" if pinned else "")
+    log("[2 throughput] %s" % label)
+    key = {"transport": transport, "size": size, "mode": mode}
+    if pinned:
+        key["pinned"] = True
+    cell = suite.compare(2, key, sides, THR_METRICS, label, target=target)
+    ratios(cell, "msgs_per_s", False, impls)
+    ratios(cell, "msgs_per_cpu_s", False, impls)
+
+
+def pinned_cells(quick):
+    """The pinned variant of study 2: a few tcp cells (small and large)."""
+    return [("tcp", 16, "copy")] if quick else [("tcp", 16, "copy"), ("tcp", 1 << 20, "copy")]
+
+
 @study(2, "throughput", "Throughput vs message size: PUSH/PULL, copy vs zero-copy")
 def study_throughput(suite, impls):
     target = suite.target * 0.6
@@ -531,37 +678,10 @@ def study_throughput(suite, impls):
     for transport in ("tcp", "ipc", "inproc"):
         for size in thr_sizes(suite.quick, transport):
             for mode in ("copy", "zc"):
-                sides = []
-                for k in THR_IMPLS:
-                    impl = impls[k]
-
-                    def run(n, impl=impl, size=size, mode=mode, transport=transport):
-                        if transport == "inproc":
-                            return run_procs([Proc("main", impl, "thr", ["inproc", size, n, mode])],
-                                             suite.timeout)["main"]
-                        if transport == "tcp":
-                            ep = "tcp://127.0.0.1:*"
-                        else:
-                            ipc_n[0] += 1
-                            ep = "ipc:///tmp/oxmq-bench-thr-%d-%d" % (os.getpid(), ipc_n[0])
-                        r = run_procs([Proc("recv", impl, "thr", ["recv", ep, size, n, mode], cpu=0, ready=True),
-                                       Proc("send", impl, "thr", ["send", "{ep0}", size, n, mode, "{ep1}"], cpu=1)],
-                                      suite.timeout)
-                        out = dict(r["recv"])
-                        out["send_calls_per_s"] = r["send"]["send_calls_per_s"]
-                        return out
-
-                    init = 20 if suite.quick else int(max(20, min(20000, (8 << 20) // size)))
-                    if suite.quick and size <= 4096:
-                        init = 2000
-                    sides.append(Side(impl, run, init, calibrate="seconds", cmin=20, cmax=50_000_000))
-                if size >= 1 << 20 and mode == "copy":
-                    sides.append(_raw_side(suite, impls, transport, size))
-                label = "%s %s %s" % (transport, size_label(size), mode)
-                log("[2 throughput] %s" % label)
-                cell = suite.compare(2, {"transport": transport, "size": size, "mode": mode}, sides,
-                                     ["msgs_per_s", "mb_per_s", "send_calls_per_s"], label, target=target)
-                ratios(cell, "msgs_per_s", False, impls)
+                _thr_cell(suite, impls, transport, size, mode, False, ipc_n, target)
+    if HAVE_TASKSET:
+        for transport, size, mode in pinned_cells(suite.quick):
+            _thr_cell(suite, impls, transport, size, mode, True, ipc_n, target)
 
 
 RAW_KIND = {"tcp": "tcp", "ipc": "unix", "inproc": "memcpy"}
@@ -613,7 +733,7 @@ def study_latency(suite, impls):
     for transport in ("tcp", "ipc", "inproc"):
         for size in lat_sizes(suite.quick):
             sides = []
-            for k in THR_IMPLS:
+            for k in THR_IMPLS + NEW_PEERS:
                 impl = impls[k]
 
                 def run(n, impl=impl, size=size, transport=transport):
@@ -630,7 +750,7 @@ def study_latency(suite, impls):
                     return r["client"]
 
                 init = 200 if suite.quick else (2000 if size <= 4096 else 200)
-                sides.append(Side(impl, run, init, calibrate="seconds", cmin=200, cmax=300_000))
+                sides.append(_peer_side(Side(impl, run, init, calibrate="seconds", cmin=200, cmax=300_000), k))
             label = "%s %s" % (transport, size_label(size))
             log("[3 latency] %s" % label)
             cell = suite.compare(3, {"transport": transport, "size": size}, sides,
@@ -733,6 +853,27 @@ def study_rpc(suite, impls):
         log("[7 rpc] %s" % shape)
         cell = suite.compare(7, {"shape": shape}, sides, ["us_per_call"], "rpc %s" % shape)
         ratios(cell, "us_per_call", True, impls)
+
+
+@study(11, "memory", "Memory: resident set with 1,000,000 queued 100-byte messages (HWM 0)")
+def study_memory(suite, impls):
+    count = 100_000 if suite.quick else 1_000_000
+    sides = []
+    for k in ("c_libzmq", "c_oxmq", "c_omq"):
+        impl = impls[k]
+
+        def run(n, impl=impl):
+            return run_procs([Proc("main", impl, "memq", [n, 100])], suite.timeout)["main"]
+
+        sides.append(Side(impl, run, count))
+    saved = suite.reps
+    suite.reps = min(saved, 3)  # memory does not vary run to run the way time does
+    try:
+        cell = suite.compare(11, {"count": count, "size": 100}, sides, ["rss_mib", "bytes_per_msg", "seconds"],
+                             "%d queued 100 B messages" % count)
+    finally:
+        suite.reps = saved
+    ratios(cell, "rss_mib", True, impls)
 
 
 CURVE_IMPLS = ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "oxmq_py"]
@@ -864,11 +1005,18 @@ def machine_info(impls):
     v["gcc"] = (sh(["gcc", "--version"]) or "?").splitlines()[0]
     v["Debian libzmq (pkg-config)"] = sh(["pkg-config", "--modversion", "libzmq"]) or "?"
     v["rustc"] = sh(["rustc", "--version"]) or "?"
-    v["python (venv)"] = sh([str(VENV_PY), "-c", "import sys; print(sys.version.split()[0])"]) or "?"
+    pyb = bench_python()
+    v["python (studies)"] = "%s (%s)" % (sh([str(pyb), "-c", "import sys; print(sys.version.split()[0])"]) or "?",
+                                         pyb.relative_to(ROOT))
+    if pyb != VENV312_PY:
+        v["python 3.12"] = "not run: " + py312_reason()
     for mod, name in (("zmq", "pyzmq"), ("pyomq", "pyomq"), ("oxmq", "oxmq (Python)")):
-        out = sh([str(VENV_PY), "-c", "import %s as z; print(z.__version__, 'libzmq', z.zmq_version())" % mod])
+        out = sh([str(pyb), "-c", "import %s as z; print(z.__version__, 'libzmq', z.zmq_version())" % mod])
         v[name] = out or "not installed"
     v["matplotlib"] = sh([str(VENV_PY), "-c", "import matplotlib; print(matplotlib.__version__)"]) or "?"
+    st = _rust_peers_status()
+    for key, name in (("omq-libzmq", "omq-libzmq (C ABI)"), ("crates", "Rust peers")):
+        v[name] = st.get(key + "-version") or st.get(key) or "not built"
     v["Debian python3-zmq"] = sh([str(SYS_PY), "-c", "import zmq; print(zmq.__version__, 'libzmq', zmq.zmq_version())"],
                                  env=base_env()) or "not installed"
     v["perl ZMQ::FFI"] = sh(["perl", "-MZMQ::FFI", "-e", "print $ZMQ::FFI::VERSION"], env=base_env()) or "not installed"
@@ -915,7 +1063,7 @@ def main():
     suite = Suite(args.quick, target, reps, timeout=20 if args.quick else 60)
     impls = discover()
     wanted = [int(s) for s in args.studies.split(",") if s.strip()] or sorted(STUDIES)
-    order = [n for n in (8, 1, 2, 4, 3, 7, 5, 6, 9, 10) if n in wanted]
+    order = [n for n in (8, 1, 2, 4, 3, 7, 5, 6, 9, 10, 11) if n in wanted]
     log("oxmq bench: %s mode, %d reps, ~%.1f s per run, studies %s" % (
         "QUICK" if args.quick else "full", reps, target, ",".join(map(str, order))))
     for k, i in impls.items():

@@ -18,7 +18,7 @@ DEB_PKGS += libzmq3-dev pkg-config gcc libzmq-ffi-perl ruby-ffi-rzmq python3-zmq
 BENCH_REQS := bench/requirements.txt
 BENCH_STAMP := $(VENV)/.bench-requirements.stamp
 BENCH_C_OUT := target/bench
-BENCH_C_PROGS := callcost thr lat inproc_pair weather
+BENCH_C_PROGS := callcost thr lat inproc_pair weather memq
 BENCH_CC ?= gcc
 BENCH_CFLAGS ?= -O2 -g -Wall -Wextra -std=gnu11 -pthread
 BENCH_CAPI := target/release/capi
@@ -64,9 +64,69 @@ bench-rust:
 	@echo "==> cargo build --release --example bench_oxmq -p oxmq"
 	@$(CARGO) build --release --example bench_oxmq -p oxmq
 
+# Issue 12's peers, built for the full suite only (minutes of compiling, so not
+# in bench-check): the Rust crates users would pick instead of oxmq and omq.rs's
+# C ABI (bench/rust-peers, its own cargo workspace), and the Python studies on
+# Python 3.12. Whatever fails to build is recorded with its reason and
+# reported as not available; it never stops the suite.
+PEERS_DIR := bench/rust-peers
+PEERS_STATUS := $(BENCH_C_OUT)/rust-peers-status.json
+OMQ_CAPI := $(BENCH_C_OUT)/omq-capi
+VENV312 := .venv-bench312
+VENV312_PY := $(VENV312)/bin/python
+PY312_STATUS := $(BENCH_C_OUT)/py312-status.txt
+BENCH_REQS312 := bench/requirements312.txt
+
+.PHONY: bench-peers bench-rust-peers bench-py312
+
+bench-rust-peers:
+	@mkdir -p $(BENCH_C_OUT)
+	@log=$(BENCH_C_OUT)/rust-peers-build.log; : > $$log; \
+	why() { tail -n 40 $$log | grep -m1 -E '^error' | cut -c1-200 || echo "build failed (see $$log)"; }; \
+	st_main=""; st_mono=""; st_omq=""; \
+	echo "==> cargo build --release (bench/rust-peers: omq.rs, zmq.rs, rzmq)"; \
+	if ! (cd $(PEERS_DIR) && $(CARGO) build --release --bin bench_rust_peers) >>$$log 2>&1; then \
+	  st_main="failed to build: $$(why)"; echo "    $$st_main"; fi; \
+	echo "==> cargo build --release --features monocoque --bin bench_monocoque (bench/rust-peers)"; \
+	if ! (cd $(PEERS_DIR) && $(CARGO) build --release --features monocoque --bin bench_monocoque) >>$$log 2>&1; then \
+	  st_mono="failed to build: $$(why)"; echo "    $$st_mono"; fi; \
+	echo "==> cargo build --release -p omq-libzmq (omq.rs's C ABI) -> $(OMQ_CAPI)/libzmq.so.5"; \
+	if (cd $(PEERS_DIR) && $(CARGO) build --release -p omq-libzmq) >>$$log 2>&1 && \
+	   [ -e $(PEERS_DIR)/target/release/libomq_zmq.so ]; then \
+	  mkdir -p $(OMQ_CAPI) && cp -f $(PEERS_DIR)/target/release/libomq_zmq.so $(OMQ_CAPI)/libzmq.so.5; \
+	else st_omq="failed to build: $$(why)"; echo "    $$st_omq"; rm -f $(OMQ_CAPI)/libzmq.so.5; fi; \
+	ver() { (cd $(PEERS_DIR) && $(CARGO) tree -e normal --depth 1 --features monocoque 2>/dev/null) | \
+	  grep -oE "$$1 v[0-9.]+" | head -1; }; \
+	$(VENV_PY) -c 'import json,sys; a=sys.argv[1:]; print(json.dumps(dict(zip(a[0::2],a[1::2])), indent=1))' \
+	  omq "$$st_main" zeromq "$$st_main" rzmq "$$st_main" monocoque "$$st_mono" omq-libzmq "$$st_omq" \
+	  omq-libzmq-version "$$(ver omq-libzmq)" \
+	  crates-version "$$(ver omq-tokio), $$(ver zeromq), $$(ver rzmq), $$(ver monocoque-rs)" > $(PEERS_STATUS)
+
+bench-py312: venv
+	@mkdir -p $(BENCH_C_OUT)
+	@py=$$(command -v python3.12 || ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python3.12 2>/dev/null | tail -1 || true); \
+	if [ -z "$$py" ]; then \
+	  echo "no python3.12 here (no pyenv; Debian bookworm has 3.11): the Python studies run on the project venv" \
+	    > $(PY312_STATUS); echo "==> $$(cat $(PY312_STATUS))"; rm -rf $(VENV312); exit 0; fi; \
+	if ! $(VENV312_PY) -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then \
+	  echo "==> $$py -m venv $(VENV312)"; rm -rf $(VENV312); $$py -m venv $(VENV312); fi; \
+	if ! cmp -s $(BENCH_REQS312) $(VENV312)/.requirements.stamp; then \
+	  echo "==> $(VENV312_PY) -m pip install -r $(BENCH_REQS312)"; \
+	  $(VENV312_PY) -m pip install -q --disable-pip-version-check -U -r $(BENCH_REQS312) && \
+	  cp $(BENCH_REQS312) $(VENV312)/.requirements.stamp; fi; \
+	if [ -z "$$(find $(PY_PKG_SRCS) -newer $(VENV312)/.oxmq.stamp 2>/dev/null | head -1)" ] && [ -e $(VENV312)/.oxmq.stamp ]; then \
+	  echo "==> oxmq (Python) in $(VENV312) up to date"; \
+	else echo "==> $(VENV312_PY) -m pip install ./python (maturin, for Python 3.12)"; \
+	  if $(VENV312_PY) -m pip install -q --disable-pip-version-check ./python; then touch $(VENV312)/.oxmq.stamp; \
+	  else echo "oxmq's Python extension failed to build for 3.12" > $(PY312_STATUS); rm -rf $(VENV312); exit 0; fi; fi; \
+	echo "ok" > $(PY312_STATUS); \
+	echo "==> Python studies on $$($(VENV312_PY) -c 'import sys, zmq, pyomq; print("Python", sys.version.split()[0], "pyzmq", zmq.__version__, "pyomq", pyomq.__version__)')"
+
+bench-peers: bench-rust-peers bench-py312
+
 bench-build: deb-deps bench-venv $(BENCH_OPTIONAL) bench-c bench-rust
 
-bench-suite: bench-build
+bench-suite: bench-build $(if $(filter-out 0,$(QUICK)),,bench-peers)
 	@echo "==> $(VENV_PY) bench/run.py $(if $(filter-out 0,$(QUICK)),--quick)"
 	@$(VENV_PY) bench/run.py $(if $(filter-out 0,$(QUICK)),--quick)
 

@@ -41,8 +41,8 @@ static double send_loop(void *push, char *buf, long size, long count, int zc) {
 
 static void print_recv(void *pull, long size, long count, double secs) {
     double rate = (double)(count - 1) / secs;
-    printf("{\"count\":%ld,\"seconds\":%.9f,\"msgs_per_s\":%.3f,\"mb_per_s\":%.3f,", count, secs, rate,
-           rate * (double)size / 1e6);
+    printf("{\"count\":%ld,\"seconds\":%.9f,\"msgs_per_s\":%.3f,\"mb_per_s\":%.3f,\"cpu_s\":%.6f,", count, secs,
+           rate, rate * (double)size / 1e6, cpu_s());
     print_mechanism(pull);
     print_lib_fields();
     printf("}\n");
@@ -104,7 +104,8 @@ int main(int argc, char **argv) {
             CHECK(zmq_recv(ack, done, sizeof done, 0));
         }
         zmq_close(ack);
-        printf("{\"count\":%ld,\"send_seconds\":%.9f,\"send_calls_per_s\":%.3f,", count, secs, (double)count / secs);
+        printf("{\"count\":%ld,\"send_seconds\":%.9f,\"send_calls_per_s\":%.3f,\"cpu_s\":%.6f,", count, secs,
+               (double)count / secs, cpu_s());
         print_lib_fields();
         printf("}\n");
         fflush(stdout);
@@ -128,8 +129,8 @@ int main(int argc, char **argv) {
         pthread_join(th, NULL);
         double rate = (double)(count - 1) / a.secs;
         printf("{\"count\":%ld,\"seconds\":%.9f,\"msgs_per_s\":%.3f,\"mb_per_s\":%.3f,"
-               "\"send_seconds\":%.9f,\"send_calls_per_s\":%.3f,",
-               count, a.secs, rate, rate * (double)size / 1e6, ssecs, (double)count / ssecs);
+               "\"send_seconds\":%.9f,\"send_calls_per_s\":%.3f,\"cpu_s\":%.6f,",
+               count, a.secs, rate, rate * (double)size / 1e6, ssecs, (double)count / ssecs, cpu_s());
         print_lib_fields();
         printf("}\n");
         zmq_close(push);

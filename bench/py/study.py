@@ -160,7 +160,7 @@ def thr(z, mode, *args):
         ack.send(b"done")
         ack.close()
         rate = (count - 1) / secs
-        emit(z, count=count, seconds=secs, msgs_per_s=rate, mb_per_s=rate * size / 1e6,
+        emit(z, count=count, seconds=secs, msgs_per_s=rate, mb_per_s=rate * size / 1e6, cpu_s=cpu_seconds(),
              mechanism=pull.getsockopt(z.MECHANISM))
         pull.close()
     elif mode == "send":
@@ -176,7 +176,7 @@ def thr(z, mode, *args):
         if len(args) > 4:
             ack.recv()
         ack.close()
-        emit(z, count=count, send_seconds=secs, send_calls_per_s=count / secs)
+        emit(z, count=count, send_seconds=secs, send_calls_per_s=count / secs, cpu_s=cpu_seconds())
         push.close()  # default linger: term() waits until everything is delivered
     elif mode == "inproc":
         size, count = int(args[0]), int(args[1])
@@ -192,7 +192,7 @@ def thr(z, mode, *args):
         th.join()
         rate = (count - 1) / out["secs"]
         emit(z, count=count, seconds=out["secs"], msgs_per_s=rate, mb_per_s=rate * size / 1e6,
-             send_seconds=ssecs, send_calls_per_s=count / ssecs)
+             send_seconds=ssecs, send_calls_per_s=count / ssecs, cpu_s=cpu_seconds())
         push.close()
         pull.close()
     ctx.term()

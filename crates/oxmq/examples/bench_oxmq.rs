@@ -72,6 +72,18 @@ fn mechanism_field(sock: &Socket) -> String {
     format!("\"mechanism\":{},", sock.get_option_int(opt::MECHANISM).unwrap())
 }
 
+/// User + system CPU seconds of this whole process so far (messages per CPU-second).
+fn cpu_s() -> f64 {
+    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
 fn ready(sock: &Socket) {
     println!("READY {}", sock.last_endpoint().unwrap());
     std::io::stdout().flush().unwrap();
@@ -139,8 +151,9 @@ fn thr(args: &[String]) {
             ack.send(&b"done"[..], 0).unwrap();
             let rate = (count - 1) as f64 / secs;
             println!(
-                "{{\"count\":{count},\"seconds\":{secs:.9},\"msgs_per_s\":{rate:.3},\"mb_per_s\":{:.3},{}{}}}",
+                "{{\"count\":{count},\"seconds\":{secs:.9},\"msgs_per_s\":{rate:.3},\"mb_per_s\":{:.3},\"cpu_s\":{:.6},{}{}}}",
                 rate * size as f64 / 1e6,
+                cpu_s(),
                 mechanism_field(&pull),
                 lib_fields()
             );
@@ -160,8 +173,9 @@ fn thr(args: &[String]) {
                 ack.recv(0).unwrap();
             }
             println!(
-                "{{\"count\":{count},\"send_seconds\":{secs:.9},\"send_calls_per_s\":{:.3},{}}}",
+                "{{\"count\":{count},\"send_seconds\":{secs:.9},\"send_calls_per_s\":{:.3},\"cpu_s\":{:.6},{}}}",
                 count as f64 / secs,
+                cpu_s(),
                 lib_fields()
             );
             std::io::stdout().flush().unwrap();
@@ -180,9 +194,10 @@ fn thr(args: &[String]) {
             let rate = (count - 1) as f64 / secs;
             println!(
                 "{{\"count\":{count},\"seconds\":{secs:.9},\"msgs_per_s\":{rate:.3},\"mb_per_s\":{:.3},\
-                 \"send_seconds\":{ssecs:.9},\"send_calls_per_s\":{:.3},{}}}",
+                 \"send_seconds\":{ssecs:.9},\"send_calls_per_s\":{:.3},\"cpu_s\":{:.6},{}}}",
                 rate * size as f64 / 1e6,
                 count as f64 / ssecs,
+                cpu_s(),
                 lib_fields()
             );
             drop(push);
