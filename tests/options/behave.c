@@ -1,0 +1,246 @@
+/* What options do, not only what they read back: scenarios run on a
+ * libzmq.so.5 given by path, printing a transcript that must be the same for
+ * oxmq's drop-in and for real libzmq (mk/options.mk diffs them).
+ *
+ *   behave LIBRARY
+ *
+ * Each line is "scenario: step -> result". Received messages print as their
+ * bytes (non-printable ones as \xNN), "EAGAIN" when nothing arrived within the
+ * wait, and failed calls as "rc=-1 errno=NAME".
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ZMQ_PUB 1
+#define ZMQ_SUB 2
+#define ZMQ_XPUB 9
+#define ZMQ_XSUB 10
+#define ZMQ_PUSH 8
+#define ZMQ_PULL 7
+#define ZMQ_DEALER 5
+#define ZMQ_PAIR 0
+#define ZMQ_SUBSCRIBE 6
+#define ZMQ_UNSUBSCRIBE 7
+#define ZMQ_RCVMORE 13
+#define ZMQ_LINGER 17
+#define ZMQ_RCVTIMEO 27
+#define ZMQ_SNDHWM 23
+#define ZMQ_CONFLATE 54
+#define ZMQ_XPUB_VERBOSE 40
+#define ZMQ_XPUB_MANUAL 71
+#define ZMQ_XPUB_MANUAL_LAST_VALUE 98
+#define ZMQ_ONLY_FIRST_SUBSCRIBE 108
+#define ZMQ_SNDMORE 2
+#define ZMQ_DONTWAIT 1
+
+static void *(*z_ctx_new)(void);
+static int (*z_ctx_term)(void *);
+static void *(*z_socket)(void *, int);
+static int (*z_close)(void *);
+static int (*z_set)(void *, int, const void *, size_t);
+static int (*z_getsockopt)(void *, int, void *, size_t *);
+static int (*z_bind)(void *, const char *);
+static int (*z_connect)(void *, const char *);
+static int (*z_send)(void *, const void *, size_t, int);
+static int (*z_recv)(void *, void *, size_t, int);
+static int (*z_errno)(void);
+
+static void *ctx;
+
+static const char *ename(int e) {
+    switch (e) {
+    case EAGAIN: return "EAGAIN";
+    case EINVAL: return "EINVAL";
+    case ENOTSUP: return "ENOTSUP";
+    case EFAULT: return "EFAULT";
+    case EHOSTUNREACH: return "EHOSTUNREACH";
+    case ECONNREFUSED: return "ECONNREFUSED";
+    case 156384763: return "EFSM";
+    default: return "other";
+    }
+}
+
+static void *sock(int type) {
+    void *s = z_socket(ctx, type);
+    int zero = 0;
+    z_set(s, ZMQ_LINGER, &zero, sizeof zero);
+    return s;
+}
+
+static void seti(void *s, int o, int v) {
+    if (z_set(s, o, &v, sizeof v) != 0) printf("  setsockopt %d=%d failed: %s\n", o, v, ename(z_errno()));
+}
+
+static void setb(const char *sc, const char *what, void *s, int o, const char *v) {
+    int rc = z_set(s, o, v, strlen(v));
+    if (rc == 0)
+        printf("%s: %s -> ok\n", sc, what);
+    else
+        printf("%s: %s -> rc=-1 errno=%s\n", sc, what, ename(z_errno()));
+}
+
+static void sendm(void *s, const char *m, int more) {
+    if (z_send(s, m, strlen(m), more ? ZMQ_SNDMORE : 0) < 0) printf("  send failed: %s\n", ename(z_errno()));
+}
+
+/* Receive one whole message within `ms` and print it ("a|b" for multipart). */
+static void recvp(const char *sc, const char *what, void *s, int ms) {
+    z_set(s, ZMQ_RCVTIMEO, &ms, sizeof ms);
+    char out[1024] = "";
+    size_t o = 0;
+    for (int part = 0;; part++) {
+        unsigned char buf[256];
+        int n = z_recv(s, buf, sizeof buf, 0);
+        if (n < 0) {
+            printf("%s: %s -> %s%s\n", sc, what, out, part ? "|<error>" : ename(z_errno()));
+            return;
+        }
+        if (part) out[o++] = '|';
+        for (int i = 0; i < n && o < sizeof out - 8; i++)
+            o += (buf[i] >= 32 && buf[i] < 127) ? (size_t)sprintf(out + o, "%c", buf[i])
+                                               : (size_t)sprintf(out + o, "\\x%02x", buf[i]);
+        out[o] = 0;
+        int more = 0;
+        size_t len = sizeof more;
+        z_getsockopt(s, ZMQ_RCVMORE, &more, &len);
+        if (!more) break;
+    }
+    printf("%s: %s -> %s\n", sc, what, out);
+}
+
+
+static void xpub_manual(void) {
+    const char *sc = "xpub_manual";
+    void *plain = sock(ZMQ_XPUB);
+    setb(sc, "SUBSCRIBE on an XPUB without XPUB_MANUAL", plain, ZMQ_SUBSCRIBE, "A");
+    z_close(plain);
+
+    void *x = sock(ZMQ_XPUB);
+    seti(x, ZMQ_XPUB_MANUAL, 1);
+    z_bind(x, "inproc://manual");
+    setb(sc, "SUBSCRIBE before any notice", x, ZMQ_SUBSCRIBE, "A");
+    void *s1 = sock(ZMQ_SUB);
+    z_connect(s1, "inproc://manual");
+    z_set(s1, ZMQ_SUBSCRIBE, "A", 1);
+    recvp(sc, "xpub recv (s1 subscribed A)", x, 1000);
+    sendm(x, "A0", 0);
+    recvp(sc, "s1 recv before the user applies it", s1, 200);
+    setb(sc, "SUBSCRIBE A", x, ZMQ_SUBSCRIBE, "A");
+    sendm(x, "A1", 0);
+    recvp(sc, "s1 recv", s1, 1000);
+    void *s2 = sock(ZMQ_SUB);
+    z_connect(s2, "inproc://manual");
+    z_set(s2, ZMQ_SUBSCRIBE, "A", 1);
+    recvp(sc, "xpub recv (s2 subscribed A too)", x, 1000);
+    sendm(x, "A2", 0);
+    recvp(sc, "s2 recv before the user applies it", s2, 200);
+    recvp(sc, "s1 recv", s1, 1000);
+    setb(sc, "SUBSCRIBE A", x, ZMQ_SUBSCRIBE, "A");
+    sendm(x, "A3", 0);
+    recvp(sc, "s2 recv", s2, 1000);
+    recvp(sc, "s1 recv", s1, 1000);
+    z_set(s1, ZMQ_UNSUBSCRIBE, "A", 1);
+    recvp(sc, "xpub recv (s1 cancelled A)", x, 1000);
+    sendm(x, "A4", 0);
+    recvp(sc, "s1 recv before the user applies the cancel", s1, 1000);
+    setb(sc, "UNSUBSCRIBE A", x, ZMQ_UNSUBSCRIBE, "A");
+    sendm(x, "A5", 0);
+    recvp(sc, "s1 recv", s1, 200);
+    recvp(sc, "s2 recv", s2, 1000);
+    recvp(sc, "s2 recv", s2, 1000);
+    z_close(s2);
+    recvp(sc, "xpub recv (s2 closed)", x, 1000);
+    recvp(sc, "xpub recv", x, 200);
+    z_close(s1);
+    z_close(x);
+}
+
+static void xpub_manual_last_value(void) {
+    const char *sc = "xpub_manual_last_value";
+    void *x = sock(ZMQ_XPUB);
+    seti(x, ZMQ_XPUB_MANUAL_LAST_VALUE, 1);
+    z_bind(x, "inproc://mlv");
+    void *s1 = sock(ZMQ_SUB);
+    z_connect(s1, "inproc://mlv");
+    z_set(s1, ZMQ_SUBSCRIBE, "T", 1);
+    recvp(sc, "xpub recv", x, 1000);
+    setb(sc, "SUBSCRIBE T", x, ZMQ_SUBSCRIBE, "T");
+    sendm(x, "T0", 0);
+    recvp(sc, "s1 recv", s1, 1000);
+    void *s2 = sock(ZMQ_SUB);
+    z_connect(s2, "inproc://mlv");
+    z_set(s2, ZMQ_SUBSCRIBE, "T", 1);
+    recvp(sc, "xpub recv", x, 1000);
+    setb(sc, "SUBSCRIBE T", x, ZMQ_SUBSCRIBE, "T");
+    sendm(x, "T-last", 1);
+    sendm(x, "value", 0);
+    recvp(sc, "s2 recv (the last value)", s2, 1000);
+    recvp(sc, "s1 recv (not for it)", s1, 200);
+    sendm(x, "T1", 0);
+    recvp(sc, "s1 recv", s1, 1000);
+    recvp(sc, "s2 recv", s2, 1000);
+    z_close(s1);
+    z_close(s2);
+    z_close(x);
+}
+
+static void only_first_subscribe(void) {
+    for (int xsub_of = 0; xsub_of <= 1; xsub_of++) {
+        char sc[64];
+        snprintf(sc, sizeof sc, "only_first_subscribe(xsub=%d)", xsub_of);
+        void *x = sock(ZMQ_XPUB);
+        seti(x, ZMQ_XPUB_VERBOSE, 1);
+        seti(x, ZMQ_ONLY_FIRST_SUBSCRIBE, 1);
+        char ep[64];
+        snprintf(ep, sizeof ep, "inproc://ofs%d", xsub_of);
+        z_bind(x, ep);
+        void *xs = sock(ZMQ_XSUB);
+        seti(xs, ZMQ_ONLY_FIRST_SUBSCRIBE, xsub_of);
+        z_connect(xs, ep);
+        sendm(xs, "\x01" "a", 1);
+        sendm(xs, "\x01" "b", 0);
+        sendm(xs, "d", 1);
+        sendm(xs, "\x01" "c", 0);
+        sendm(xs, "\x01" "e", 1);
+        z_send(xs, "\x00" "a", 2, 0);
+        sendm(xs, "f", 0);
+        for (int i = 0; i < 7; i++) recvp(sc, "xpub recv", x, i < 5 ? 1000 : 200);
+        z_close(xs);
+        z_close(x);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: behave LIBRARY\n");
+        return 2;
+    }
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "behave: %s\n", dlerror());
+        return 2;
+    }
+#define SYM(v, n) *(void **)(&v) = dlsym(lib, n)
+    SYM(z_ctx_new, "zmq_ctx_new");
+    SYM(z_ctx_term, "zmq_ctx_term");
+    SYM(z_socket, "zmq_socket");
+    SYM(z_close, "zmq_close");
+    SYM(z_set, "zmq_setsockopt");
+    SYM(z_getsockopt, "zmq_getsockopt");
+    SYM(z_bind, "zmq_bind");
+    SYM(z_connect, "zmq_connect");
+    SYM(z_send, "zmq_send");
+    SYM(z_recv, "zmq_recv");
+    SYM(z_errno, "zmq_errno");
+    ctx = z_ctx_new();
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    xpub_manual();
+    xpub_manual_last_value();
+    only_first_subscribe();
+    z_ctx_term(ctx);
+    return 0;
+}
