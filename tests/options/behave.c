@@ -214,6 +214,43 @@ static void only_first_subscribe(void) {
     }
 }
 
+/* Send-side CONFLATE: messages queued before the peer is there, then one after. */
+static void conflate_send(void) {
+    static const int types[][2] = {{ZMQ_PUSH, ZMQ_PULL}, {ZMQ_DEALER, ZMQ_DEALER}, {ZMQ_PUB, ZMQ_SUB}};
+    for (int bind_first = 0; bind_first <= 1; bind_first++)
+        for (int tr = 0; tr < 2; tr++)
+            for (int t = 0; t < 3; t++) {
+                if (tr == 0 && bind_first) continue; /* tcp: the queued case only */
+                char sc[96], ep[64];
+                snprintf(sc, sizeof sc, "conflate_send(%s type %d, %s)", tr ? "inproc" : "tcp", types[t][0],
+                         bind_first ? "bound first" : "connected first");
+                if (tr)
+                    snprintf(ep, sizeof ep, "inproc://conflate-%d-%d", bind_first, t);
+                else
+                    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", 45870 + t);
+                void *p = sock(types[t][0]);
+                void *q = sock(types[t][1]);
+                seti(p, ZMQ_CONFLATE, 1);
+                if (types[t][1] == ZMQ_SUB) z_set(q, ZMQ_SUBSCRIBE, "", 0);
+                if (bind_first) z_bind(q, ep);
+                if (z_connect(p, ep) != 0) printf("  connect failed: %s\n", ename(z_errno()));
+                sendm(p, "1", 0);
+                sendm(p, "2", 0);
+                sendm(p, "a", 1);
+                sendm(p, "b", 0);
+                sendm(p, "3", 0);
+                if (!bind_first && z_bind(q, ep) != 0) printf("  bind failed: %s\n", ename(z_errno()));
+                recvp(sc, "recv", q, 1000);
+                recvp(sc, "recv", q, 200);
+                if (types[t][0] != ZMQ_PUB) {
+                    sendm(p, "after", 0);
+                    recvp(sc, "recv after", q, 1000);
+                }
+                z_close(p);
+                z_close(q);
+            }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: behave LIBRARY\n");
@@ -241,6 +278,7 @@ int main(int argc, char **argv) {
     xpub_manual();
     xpub_manual_last_value();
     only_first_subscribe();
+    conflate_send();
     z_ctx_term(ctx);
     return 0;
 }

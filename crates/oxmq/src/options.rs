@@ -257,6 +257,15 @@ impl Options {
         o
     }
 
+    /// Send-side CONFLATE: whether a new pipe from a socket of type `kind`
+    /// to its engine keeps only the last message (libzmq's types: DEALER,
+    /// PUSH, PUB; PULL and SUB conflate what they receive, in `Socket::recv`).
+    /// Chosen when the pipe is made, so sending costs nothing extra.
+    pub(crate) fn conflates_sending(&self, kind: oxmq_proto::SocketType) -> bool {
+        use oxmq_proto::SocketType;
+        self.conflate && matches!(kind, SocketType::Dealer | SocketType::Push | SocketType::Pub)
+    }
+
     /// Send HWM as a pipe limit (0 = unlimited).
     pub(crate) fn sndhwm_limit(&self) -> usize {
         self.sndhwm.max(0) as usize

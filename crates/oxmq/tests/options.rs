@@ -475,3 +475,36 @@ fn unimplemented_features_refuse_instead_of_ignoring() {
     drop(s);
     ctx.term();
 }
+
+/// Send-side CONFLATE: a PUSH or DEALER that queues while its peer is away
+/// keeps only its last message (of a multipart one, the last frame: libzmq's
+/// rule); connected, it still delivers. PUB keeps nothing for nobody.
+#[test]
+fn conflate_on_the_sending_side_keeps_the_last_message() {
+    let _g = guard();
+    let ctx = Context::new();
+    for (kind, peer_kind) in [(SocketType::Push, SocketType::Pull), (SocketType::Dealer, SocketType::Dealer)] {
+        for ep in [ipc_path_endpoint(), inproc_endpoint()] {
+            let p = sock(&ctx, kind);
+            p.set_option_int(opt::CONFLATE, 1).unwrap();
+            let q = sock(&ctx, peer_kind);
+            if ep.starts_with("inproc") {
+                // libzmq's inproc CONFLATE pipe keeps its one message even
+                // less (the binder drops it as a routing id): bind first.
+                q.bind(&ep).unwrap();
+            }
+            p.connect(&ep).unwrap();
+            for m in [&b"1"[..], b"2", b"3"] {
+                send(&p, m);
+            }
+            send_parts(&p, &[b"x", b"last"]);
+            if !ep.starts_with("inproc") {
+                q.bind(&ep).unwrap();
+            }
+            assert_eq!(recv_parts(&q), vec![b"last".to_vec()], "{kind:?} {ep}");
+            assert_nothing_within(&q, 100);
+            send(&p, b"after");
+            assert_eq!(recv(&q), b"after");
+        }
+    }
+}

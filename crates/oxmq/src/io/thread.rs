@@ -11,7 +11,7 @@ use crate::io::stream::Stream;
 use crate::io::{EnginePipe, SocketLink};
 use crate::monitor::{monitor_event as ev, Monitor};
 use crate::msg::{Msg, FLAG_PEER_PROPERTIES, FLAG_ROUTING_ID};
-use crate::pipe::{pipe, Wake, WakeSlot};
+use crate::pipe::{pipe, pipe_conflate, Wake, WakeSlot};
 use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use crate::transport::endpoint::Endpoint;
@@ -214,7 +214,11 @@ fn new_pipe_pair(
     let opts = &link.cfg.options;
     let w: Arc<dyn Wake> = waker.clone();
     let (inn_w, inn_r) = pipe(opts.rcvhwm_limit(), WakeSlot::new(), WakeSlot::with(w.clone()));
-    let (out_w, out_r) = pipe(opts.sndhwm_limit(), WakeSlot::with(w), WakeSlot::new());
+    let (out_w, out_r) = if opts.conflates_sending(link.cfg.socket_type) {
+        pipe_conflate(WakeSlot::with(w), WakeSlot::new())
+    } else {
+        pipe(opts.sndhwm_limit(), WakeSlot::with(w), WakeSlot::new())
+    };
     let key = new_pipe_key();
     let mut ep = EnginePipe { out: out_r, inn: inn_w, key };
     push_peer_frames(link, &mut ep, peer, stream);

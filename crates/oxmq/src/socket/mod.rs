@@ -20,7 +20,7 @@ use crate::msg::Msg;
 use crate::option_table::{GetSize, Kind};
 use crate::options::{opt, Options, POLLIN, POLLOUT};
 use crate::patterns::{new_pattern, Pattern};
-use crate::pipe::{pipe, WakeSlot};
+use crate::pipe::{pipe, pipe_conflate, WakeSlot};
 use crate::transport::endpoint::{parse_endpoint, Endpoint};
 use crate::transport::inproc;
 use cell::{CoreCell, CoreGuard};
@@ -674,7 +674,11 @@ impl Core {
         let socket_writer_wake = WakeSlot::new();
         let engine_reader_wake = WakeSlot::new();
         let engine_writer_wake = WakeSlot::new();
-        let (out_w, out_r) = pipe(self.options.sndhwm_limit(), engine_reader_wake, socket_writer_wake);
+        let (out_w, out_r) = if self.options.conflates_sending(self.kind) {
+            pipe_conflate(engine_reader_wake, socket_writer_wake)
+        } else {
+            pipe(self.options.sndhwm_limit(), engine_reader_wake, socket_writer_wake)
+        };
         let (in_w, in_r) = pipe(self.options.rcvhwm_limit(), socket_reader_wake, engine_writer_wake);
         (SocketPipe::new(out_w, in_r, endpoint, key), EnginePipe { out: out_r, inn: in_w, key })
     }
@@ -688,6 +692,7 @@ impl Core {
             rcvhwm: self.options.rcvhwm_limit(),
             routing_id: self.options.routing_id.clone(),
             endpoint,
+            conflate_out: self.options.conflates_sending(self.kind),
         }
     }
 
