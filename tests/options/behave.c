@@ -12,8 +12,13 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #define ZMQ_PUB 1
 #define ZMQ_SUB 2
@@ -34,6 +39,10 @@
 #define ZMQ_XPUB_MANUAL 71
 #define ZMQ_XPUB_MANUAL_LAST_VALUE 98
 #define ZMQ_ONLY_FIRST_SUBSCRIBE 108
+#define ZMQ_ROUTER 6
+#define ZMQ_ROUTER_MANDATORY 33
+#define ZMQ_ROUTER_RAW 41
+#define ZMQ_LAST_ENDPOINT 32
 #define ZMQ_SNDMORE 2
 #define ZMQ_DONTWAIT 1
 
@@ -251,6 +260,68 @@ static void conflate_send(void) {
             }
 }
 
+/* A plain TCP client talking to a ROUTER with ROUTER_RAW. Routing ids are
+ * generated, so only their length prints. */
+static void recv_id(const char *sc, const char *what, void *s, unsigned char *id, int *idlen) {
+    int ms = 1000;
+    z_set(s, ZMQ_RCVTIMEO, &ms, sizeof ms);
+    *idlen = z_recv(s, id, 256, 0);
+    if (*idlen < 0) {
+        printf("%s: %s -> %s\n", sc, what, ename(z_errno()));
+        return;
+    }
+    char label[128];
+    snprintf(label, sizeof label, "%s (an id of %d bytes, then)", what, *idlen);
+    recvp(sc, label, s, 1000);
+}
+
+static void router_raw(void) {
+    const char *sc = "router_raw";
+    void *r = sock(ZMQ_ROUTER);
+    int v = -1;
+    int rc = z_set(r, ZMQ_ROUTER_RAW, &v, sizeof v);
+    printf("%s: ROUTER_RAW -1 -> rc=%d errno=%s\n", sc, rc, rc ? ename(z_errno()) : "-");
+    seti(r, ZMQ_ROUTER_RAW, 1);
+    z_bind(r, "tcp://127.0.0.1:*");
+    char ep[256];
+    size_t len = sizeof ep;
+    z_getsockopt(r, ZMQ_LAST_ENDPOINT, ep, &len);
+    int port = atoi(strrchr(ep, ':') + 1);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {.tv_sec = 1};
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(c, (struct sockaddr *)&a, sizeof a) != 0) {
+        printf("%s: tcp connect failed\n", sc);
+        return;
+    }
+    unsigned char id[256];
+    int idlen;
+    recv_id(sc, "on connect", r, id, &idlen);
+    if (write(c, "GET /", 5) != 5) printf("%s: write failed\n", sc);
+    recv_id(sc, "data", r, id, &idlen);
+    sendm(r, "lone", 0);
+    sendm(r, "nobody", 1);
+    sendm(r, "x", 0);
+    z_send(r, id, idlen, ZMQ_SNDMORE);
+    sendm(r, "one", 1);
+    sendm(r, "two", 0);
+    usleep(200 * 1000);
+    char buf[64];
+    ssize_t n = read(c, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    printf("%s: client reads -> %s\n", sc, n > 0 ? buf : "nothing");
+    seti(r, ZMQ_ROUTER_MANDATORY, 1);
+    rc = z_send(r, "nobody", 6, ZMQ_SNDMORE);
+    printf("%s: send to an unknown id with ROUTER_MANDATORY -> rc=%d errno=%s\n", sc, rc < 0 ? -1 : 0,
+           rc < 0 ? ename(z_errno()) : "-");
+    close(c);
+    recv_id(sc, "client closed", r, id, &idlen);
+    recvp(sc, "then", r, 200);
+    z_close(r);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: behave LIBRARY\n");
@@ -279,6 +350,7 @@ int main(int argc, char **argv) {
     xpub_manual_last_value();
     only_first_subscribe();
     conflate_send();
+    router_raw();
     z_ctx_term(ctx);
     return 0;
 }

@@ -508,3 +508,39 @@ fn conflate_on_the_sending_side_keeps_the_last_message() {
         }
     }
 }
+
+/// ROUTER_RAW: a ROUTER speaking raw TCP as libzmq 4.3.5's does (STREAM's
+/// connections and notices, ROUTER's sending rules).
+#[test]
+fn router_raw_talks_raw_tcp() {
+    use std::io::{Read, Write};
+    let _g = guard();
+    let ctx = Context::new();
+    let r = sock(&ctx, SocketType::Router);
+    assert_errno(r.set_option_int(opt::ROUTER_RAW, -1), errno::EINVAL);
+    r.set_option_int(opt::ROUTER_RAW, 1).unwrap();
+    assert_eq!(r.get_option_int(opt::TYPE).unwrap(), 6, "still a ROUTER");
+    r.bind("tcp://127.0.0.1:*").unwrap();
+    let port = tcp_port(&r.last_endpoint().unwrap());
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+    let hello = recv_parts(&r);
+    assert_eq!(hello.len(), 2);
+    assert_eq!(hello[1], b"", "connect notice");
+    let id = hello[0].clone();
+    assert_eq!(id.len(), 5);
+    c.write_all(b"GET /").unwrap();
+    assert_eq!(recv_parts(&r), vec![id.clone(), b"GET /".to_vec()]);
+    // A lone frame is ignored, and an unknown id drops the message (ROUTER rules).
+    send(&r, b"lone");
+    send_parts(&r, &[b"nobody", b"x"]);
+    r.set_option_int(opt::ROUTER_MANDATORY, 1).unwrap();
+    assert_errno(r.send_multipart([&b"nobody"[..], b"x"], 0), errno::EHOSTUNREACH);
+    // MORE on the data frame is ignored: each frame after the id is one write.
+    send_parts(&r, &[&id, b"reply"]);
+    let mut buf = [0u8; 16];
+    let n = c.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"reply");
+    drop(c);
+    assert_eq!(recv_parts(&r), vec![id, b"".to_vec()], "disconnect notice");
+}

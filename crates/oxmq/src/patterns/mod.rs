@@ -105,6 +105,11 @@ pub(crate) fn notice_departure(id: PipeId, pipes: &mut Pipes) {
     }
 }
 
+/// ROUTER_RAW: the pattern a ROUTER switches to.
+pub(crate) fn new_raw_router() -> Box<dyn Pattern> {
+    Box::new(stream::Stream::raw_router())
+}
+
 /// Build the pattern for a socket type.
 pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Pattern> {
     let _ = options;

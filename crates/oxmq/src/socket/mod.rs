@@ -85,6 +85,8 @@ pub(crate) struct Core {
     closed: bool,
     /// Monitor slot, shared with this socket's listeners and sessions.
     monitor: Arc<Monitor>,
+    // ROUTER_RAW: a ROUTER whose new connections are raw, as STREAM's.
+    router_raw: bool,
 }
 
 impl Socket {
@@ -111,6 +113,7 @@ impl Socket {
                 rcvmore: false,
                 closed: false,
                 monitor: Monitor::new(),
+                router_raw: false,
             }),
         }
     }
@@ -560,7 +563,8 @@ impl Core {
             endpoint: endpoint.into(),
             monitor: self.monitor.clone(),
             socket_id: self.id,
-            socket_type: self.kind,
+            // A raw ROUTER's connections are STREAM's (raw engine, per-connection pipes).
+            socket_type: if self.router_raw { SocketType::Stream } else { self.kind },
             mailbox: self.mailbox.clone(),
             options: Arc::new(self.options.clone()),
             linger_ms: self.linger_ms.clone(),
@@ -635,7 +639,7 @@ impl Core {
                 let link = self.link(id, endpoint);
                 // STREAM has a pipe per live connection only (its peers
                 // come and go with their TCP connections).
-                let engine_pipe = if self.options.immediate || self.kind == SocketType::Stream {
+                let engine_pipe = if self.options.immediate || self.kind == SocketType::Stream || self.router_raw {
                     None
                 } else {
                     // Queue messages before the connection exists, as libzmq does.
@@ -686,7 +690,8 @@ impl Core {
     fn inproc_peer(&self, endpoint: EndpointId) -> inproc::InprocPeer {
         inproc::InprocPeer {
             socket_id: self.id,
-            socket_type: self.kind,
+            // A raw ROUTER's connections are STREAM's (raw engine, per-connection pipes).
+            socket_type: if self.router_raw { SocketType::Stream } else { self.kind },
             mailbox: self.mailbox.clone(),
             sndhwm: self.options.sndhwm_limit(),
             rcvhwm: self.options.rcvhwm_limit(),
@@ -729,6 +734,14 @@ impl Core {
         let null_clears = null_ok && matches!(option, opt::PLAIN_USERNAME | opt::PLAIN_PASSWORD | opt::ZAP_DOMAIN);
         if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok && !null_clears {
             return Err(Error::Invalid("this option needs a non-empty value"));
+        }
+        if option == opt::ROUTER_RAW && self.kind == SocketType::Router && !self.router_raw {
+            // libzmq: turning it on makes later connections raw; off is a no-op.
+            if crate::patterns::bool_value(value)? {
+                self.router_raw = true;
+                self.pattern = crate::patterns::new_raw_router();
+            }
+            return Ok(());
         }
         if self.pattern.set_option(option, value, &mut self.pipes)? {
             self.reap();
