@@ -9,7 +9,8 @@
 #                       SUB/XSUB dangling-connect ctx_term regression test on both,
 #                       and message corners (tests/options/msgprobe.c) vs pyzmq's,
 #                       and what options do (tests/options/behave.c: XPUB_MANUAL,
-#                       send-side CONFLATE, ...) as a transcript diffed with pyzmq's.
+#                       send-side CONFLATE, ...) as a transcript diffed with pyzmq's,
+#                       and SOCKS_PROXY's bytes on the wire (tests/options/socks.py).
 
 DEB_PKGS += libzmq5 gcc
 
@@ -53,6 +54,10 @@ options-test: capi venv $(OPTIONS_OUT)/optdump $(OPTIONS_OUT)/sub_term $(OPTIONS
 	  $(OPTIONS_OUT)/behave "$$py_lib" > $(OPTIONS_OUT)/behave-libzmq.txt || rc=1; \
 	  if diff $(OPTIONS_OUT)/behave-oxmq.txt $(OPTIONS_OUT)/behave-libzmq.txt; then \
 	    echo "    $$(wc -l < $(OPTIONS_OUT)/behave-oxmq.txt) steps: same transcript"; else rc=1; fi; \
+	fi; \
+	echo "==> SOCKS_PROXY through a SOCKS5 proxy on loopback (tests/options/socks.py): oxmq vs pyzmq's libzmq"; \
+	if [ -n "$$py_lib" ]; then \
+	  timeout 120 $(VENV_PY) tests/options/socks.py $(CAPI_OUT)/libzmq.so.5 "$$py_lib" || rc=1; \
 	fi; \
 	echo "==> SUB/XSUB with a dangling tcp connect and a subscription: ctx_term returns (oxmq, then Debian libzmq)"; \
 	$(OPTIONS_OUT)/sub_term $(CAPI_OUT)/libzmq.so.5 || rc=1; \

@@ -544,3 +544,107 @@ fn router_raw_talks_raw_tcp() {
     drop(c);
     assert_eq!(recv_parts(&r), vec![id, b"".to_vec()], "disconnect notice");
 }
+
+/// A minimal SOCKS5 proxy on loopback for one connection (RFC 1928/1929):
+/// records the client's greeting and request, checks credentials when given,
+/// connects where asked and relays. Returns its port and what it saw.
+fn socks5_proxy(creds: Option<(&'static [u8], &'static [u8])>) -> (u16, std::sync::mpsc::Receiver<Vec<u8>>) {
+    use std::io::{Read, Write};
+    use std::net::{Ipv4Addr, TcpListener, TcpStream};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut c, _) = l.accept().unwrap();
+        let mut seen = Vec::new();
+        let take = |c: &mut TcpStream, n: usize, seen: &mut Vec<u8>| {
+            let mut b = vec![0u8; n];
+            c.read_exact(&mut b).unwrap();
+            seen.extend_from_slice(&b);
+            b
+        };
+        let head = take(&mut c, 2, &mut seen);
+        let methods = take(&mut c, head[1] as usize, &mut seen);
+        let want = if creds.is_some() { 2 } else { 0 };
+        if !methods.contains(&want) {
+            c.write_all(&[5, 0xff]).unwrap();
+            tx.send(seen).unwrap();
+            return;
+        }
+        c.write_all(&[5, want]).unwrap();
+        if let Some((user, pass)) = creds {
+            let h = take(&mut c, 2, &mut seen);
+            let u = take(&mut c, h[1] as usize, &mut seen);
+            let pl = take(&mut c, 1, &mut seen);
+            let p = take(&mut c, pl[0] as usize, &mut seen);
+            let ok = u == user && p == pass;
+            c.write_all(&[1, if ok { 0 } else { 1 }]).unwrap();
+            if !ok {
+                tx.send(seen).unwrap();
+                return;
+            }
+        }
+        let req = take(&mut c, 4, &mut seen);
+        assert_eq!(req[3], 1, "an IPv4 target");
+        let a = take(&mut c, 6, &mut seen);
+        let target = (Ipv4Addr::new(a[0], a[1], a[2], a[3]), u16::from_be_bytes([a[4], a[5]]));
+        tx.send(seen).unwrap();
+        let up = TcpStream::connect(target).unwrap();
+        c.write_all(&[5, 0, 0, 1, 127, 0, 0, 1, 0, 0]).unwrap();
+        let (mut c2, mut up2) = (c.try_clone().unwrap(), up.try_clone().unwrap());
+        let (mut c, mut up) = (c, up);
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut up2, &mut c2);
+        });
+        let _ = std::io::copy(&mut c, &mut up);
+    });
+    (port, rx)
+}
+
+/// SOCKS_PROXY: a tcp connect goes through a SOCKS5 proxy (no authentication,
+/// then user/password), and a proxy refusing the credentials connects nothing.
+#[test]
+fn socks_proxy_connects_through_a_socks5_proxy() {
+    let _g = guard();
+    let ctx = Context::new();
+    for creds in [None, Some((&b"joe"[..], &b"secret"[..]))] {
+        let router = sock(&ctx, SocketType::Router);
+        router.bind("tcp://127.0.0.1:*").unwrap();
+        let ep = router.last_endpoint().unwrap();
+        let port = tcp_port(&ep);
+        let (proxy, seen) = socks5_proxy(creds);
+        let dealer = sock(&ctx, SocketType::Dealer);
+        dealer.set_option_bytes(opt::SOCKS_PROXY, format!("127.0.0.1:{proxy}").as_bytes()).unwrap();
+        if let Some((u, p)) = creds {
+            dealer.set_option_bytes(opt::SOCKS_USERNAME, u).unwrap();
+            dealer.set_option_bytes(opt::SOCKS_PASSWORD, p).unwrap();
+        }
+        dealer.connect(&ep).unwrap();
+        send(&dealer, b"via socks");
+        let got = recv_parts(&router);
+        assert_eq!(got[1], b"via socks");
+        send_parts(&router, &[&got[0], b"back"]);
+        assert_eq!(recv(&dealer), b"back");
+        let seen = seen.recv().unwrap();
+        let mut want = match creds {
+            None => vec![5, 1, 0],
+            Some(_) => vec![5, 1, 2, 1, 3, b'j', b'o', b'e', 6, b's', b'e', b'c', b'r', b'e', b't'],
+        };
+        want.extend_from_slice(&[5, 1, 0, 1, 127, 0, 0, 1]);
+        want.extend_from_slice(&port.to_be_bytes());
+        assert_eq!(seen, want, "greeting, authentication, CONNECT request");
+    }
+    // Wrong password: the proxy refuses, nothing gets through.
+    let pull = sock(&ctx, SocketType::Pull);
+    pull.bind("tcp://127.0.0.1:*").unwrap();
+    let (proxy, seen) = socks5_proxy(Some((b"joe", b"secret")));
+    let push = sock(&ctx, SocketType::Push);
+    push.set_option_bytes(opt::SOCKS_PROXY, format!("127.0.0.1:{proxy}").as_bytes()).unwrap();
+    push.set_option_bytes(opt::SOCKS_USERNAME, b"joe").unwrap();
+    push.set_option_bytes(opt::SOCKS_PASSWORD, b"wrong").unwrap();
+    push.set_option_int(opt::LINGER, 0).unwrap();
+    push.connect(&pull.last_endpoint().unwrap()).unwrap();
+    push.send(&b"lost"[..], oxmq::DONTWAIT).unwrap();
+    assert_eq!(seen.recv().unwrap()[..3], [5, 1, 2]);
+    assert_nothing_within(&pull, 200);
+}

@@ -16,6 +16,7 @@ use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use crate::transport::endpoint::Endpoint;
 use crate::transport::ipc::{self, IpcCleanup};
+use crate::transport::socks::{self, Socks5};
 use crate::transport::tcp;
 use mio::{Events, Interest, Poll, Registry, Token};
 use oxmq_proto::{HandshakeError, PeerInfo, SocketType};
@@ -286,6 +287,8 @@ enum SState {
     Connecting {
         stream: Stream,
         deadline: Option<Instant>,
+        /// SOCKS_PROXY: once the proxy is connected, the SOCKS5 exchange in progress.
+        socks: Option<Box<Socks5>>,
     },
     Active(Box<Engine>),
 }
@@ -824,6 +827,12 @@ impl Session {
     fn start_connect(&mut self, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
         let opts = &self.link.cfg.options;
         let res = match &self.endpoint {
+            // SOCKS_PROXY: connect to the proxy instead (a bad proxy address fails like a refused connect).
+            Endpoint::Tcp(_) if !opts.socks_proxy.is_empty() => socks::proxy_addr(&opts.socks_proxy)
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
+                .and_then(|pa| tcp::resolve(&pa, opts.ipv6, false))
+                .and_then(|sa| tcp::start_connect(sa, opts))
+                .map(Stream::Tcp),
             Endpoint::Tcp(a) => {
                 tcp::resolve(a, opts.ipv6, false).and_then(|sa| tcp::start_connect(sa, opts)).map(Stream::Tcp)
             }
@@ -839,7 +848,7 @@ impl Session {
                         // reports this even when it completes quickly).
                         self.link.emit(ev::CONNECT_DELAYED, libc::EINPROGRESS as u32);
                     }
-                    self.state = SState::Connecting { stream, deadline };
+                    self.state = SState::Connecting { stream, deadline, socks: None };
                     return;
                 }
                 self.link.emit(ev::CLOSED, stream.fd() as u32);
@@ -921,6 +930,38 @@ impl Session {
     }
 }
 
+/// Advance a SOCKS5 exchange on a connected proxy stream as far as the
+/// socket allows: `Ok(true)` once the proxy has connected us.
+fn socks_step(stream: &Stream, client: &mut Socks5) -> io::Result<bool> {
+    use std::io::{Read, Write};
+    let Stream::Tcp(t) = stream else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    loop {
+        if client.is_done() {
+            return Ok(true);
+        }
+        while !client.pending().is_empty() {
+            match (&mut &*t).write(client.pending()) {
+                Ok(n) => client.consumed(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // Exactly what the reply still lacks: what follows belongs to ZMTP.
+        let mut buf = [0u8; 64];
+        let want = client.want().min(buf.len());
+        match (&mut &*t).read(&mut buf[..want]) {
+            Ok(0) => return Err(io::Error::from_raw_os_error(libc::ECONNRESET)),
+            Ok(n) => client.feed(&buf[..n]).map_err(|_| io::Error::from_raw_os_error(libc::ECONNREFUSED))?,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 fn run_session(
     s: &mut Session,
     idx: usize,
@@ -953,7 +994,7 @@ fn run_session(
                     _ => return Outcome::Keep,
                 }
             }
-            SState::Connecting { mut stream, deadline } => {
+            SState::Connecting { mut stream, deadline, mut socks } => {
                 if s.idle_done(now) {
                     stream.deregister(registry);
                     return Outcome::Remove;
@@ -961,6 +1002,8 @@ fn run_session(
                 let timed_out = deadline.is_some_and(|d| now >= d);
                 let status = if timed_out {
                     Err(io::Error::from_raw_os_error(libc::ETIMEDOUT))
+                } else if let Some(client) = &mut socks {
+                    socks_step(&stream, client)
                 } else if readable || writable {
                     match &stream {
                         Stream::Tcp(t) => tcp::finish_connect(t),
@@ -968,6 +1011,24 @@ fn run_session(
                     }
                 } else {
                     Ok(false)
+                };
+                let status = match (status, &s.endpoint) {
+                    // The proxy is connected: ask it for the endpoint.
+                    (Ok(true), Endpoint::Tcp(target))
+                        if socks.is_none() && !s.link.cfg.options.socks_proxy.is_empty() =>
+                    {
+                        let o = &s.link.cfg.options;
+                        match Socks5::new(target, &o.socks_username, &o.socks_password) {
+                            Some(client) => {
+                                let mut client = Box::new(client);
+                                let st = socks_step(&stream, &mut client);
+                                socks = Some(client);
+                                st
+                            }
+                            None => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+                        }
+                    }
+                    (st, _) => st,
                 };
                 match status {
                     Ok(true) => {
@@ -982,7 +1043,7 @@ fn run_session(
                         writable = false;
                     }
                     Ok(false) => {
-                        s.state = SState::Connecting { stream, deadline };
+                        s.state = SState::Connecting { stream, deadline, socks };
                         return Outcome::Keep;
                     }
                     Err(_) => {

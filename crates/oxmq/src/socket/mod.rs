@@ -624,10 +624,6 @@ impl Core {
     fn connect(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
         let parsed = parse_endpoint(endpoint)?;
-        // No SOCKS5 client yet: never connect directly when a proxy was asked for.
-        if !self.options.socks_proxy.is_empty() && matches!(parsed, Endpoint::Tcp(_)) {
-            return Err(Error::NotSupported);
-        }
         let id = self.new_endpoint_id();
         match &parsed {
             Endpoint::Inproc(name) => {

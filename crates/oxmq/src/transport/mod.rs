@@ -4,3 +4,5 @@ pub(crate) mod endpoint;
 pub(crate) mod inproc;
 pub(crate) mod ipc;
 pub(crate) mod tcp;
+// SOCKS_PROXY: a SOCKS5 client for tcp connects.
+pub(crate) mod socks;
