@@ -18,6 +18,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <fcntl.h>
 #include <sys/time.h>
 
 #define ZMQ_PUB 1
@@ -43,6 +45,7 @@
 #define ZMQ_ROUTER_MANDATORY 33
 #define ZMQ_ROUTER_RAW 41
 #define ZMQ_LAST_ENDPOINT 32
+#define ZMQ_USE_FD 89
 #define ZMQ_SNDMORE 2
 #define ZMQ_DONTWAIT 1
 
@@ -322,6 +325,62 @@ static void router_raw(void) {
     z_close(r);
 }
 
+/* ZMQ_USE_FD: bind adopts a listening socket the application made. */
+static void use_fd(void) {
+    const char *sc = "use_fd";
+    for (int ipc = 0; ipc <= 1; ipc++) {
+        int l;
+        char path[64];
+        snprintf(path, sizeof path, "/tmp/oxmq-behave-usefd-%d", (int)getpid());
+        if (ipc) {
+            l = socket(AF_UNIX, SOCK_STREAM, 0);
+            struct sockaddr_un a = {.sun_family = AF_UNIX};
+            strcpy(a.sun_path, path);
+            unlink(path);
+            bind(l, (struct sockaddr *)&a, sizeof a);
+        } else {
+            l = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in a = {.sin_family = AF_INET};
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            bind(l, (struct sockaddr *)&a, sizeof a);
+        }
+        listen(l, 10);
+        void *pull = sock(ZMQ_PULL);
+        seti(pull, ZMQ_USE_FD, l);
+        int got = -2;
+        size_t len = sizeof got;
+        z_getsockopt(pull, ZMQ_USE_FD, &got, &len);
+        printf("%s: %s: USE_FD reads back the fd -> %s\n", sc, ipc ? "ipc" : "tcp", got == l ? "yes" : "no");
+        /* The endpoint's address is ignored: the fd's own address is bound. */
+        int rc = z_bind(pull, ipc ? "ipc:///tmp/oxmq-behave-usefd-ignored" : "tcp://127.0.0.1:1");
+        printf("%s: %s: bind -> rc=%d %s\n", sc, ipc ? "ipc" : "tcp", rc, rc ? ename(z_errno()) : "");
+        char ep[256] = "", want[256];
+        len = sizeof ep;
+        z_getsockopt(pull, ZMQ_LAST_ENDPOINT, ep, &len);
+        if (ipc) {
+            snprintf(want, sizeof want, "ipc://%s", path);
+        } else {
+            struct sockaddr_in a;
+            socklen_t alen = sizeof a;
+            getsockname(l, (struct sockaddr *)&a, &alen);
+            snprintf(want, sizeof want, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+        }
+        printf("%s: %s: LAST_ENDPOINT is the fd's address -> %s\n", sc, ipc ? "ipc" : "tcp",
+               strcmp(ep, want) == 0 ? "yes" : ep);
+        void *push = sock(ZMQ_PUSH);
+        z_connect(push, want);
+        sendm(push, "through the adopted fd", 0);
+        recvp(sc, ipc ? "ipc: recv" : "tcp: recv", pull, 2000);
+        z_close(push);
+        z_close(pull);
+        /* libzmq closes it with the socket (in its I/O thread: give it time). */
+        usleep(200 * 1000);
+        printf("%s: %s: the fd after close -> %s\n", sc, ipc ? "ipc" : "tcp",
+               fcntl(l, F_GETFD) == -1 && errno == EBADF ? "closed" : "still open");
+        if (ipc) unlink(path);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: behave LIBRARY\n");
@@ -351,6 +410,7 @@ int main(int argc, char **argv) {
     only_first_subscribe();
     conflate_send();
     router_raw();
+    use_fd();
     z_ctx_term(ctx);
     return 0;
 }

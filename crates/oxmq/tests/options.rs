@@ -457,14 +457,6 @@ fn unimplemented_features_refuse_instead_of_ignoring() {
 
     let s = ctx.socket(SocketType::Pull).unwrap();
     s.set_option_int(opt::LINGER, 0).unwrap();
-    s.set_option_int(opt::USE_FD, 3).unwrap();
-    assert_errno(s.bind("tcp://127.0.0.1:*"), errno::ENOTSUP);
-    s.set_option_int(opt::USE_FD, -1).unwrap();
-    s.bind("tcp://127.0.0.1:*").unwrap();
-    drop(s);
-
-    let s = ctx.socket(SocketType::Pull).unwrap();
-    s.set_option_int(opt::LINGER, 0).unwrap();
     s.set_option_int(opt::IPC_FILTER_UID, 0).unwrap();
     assert_errno(s.bind("ipc:///tmp/oxmq-ipc-filter-test"), errno::ENOTSUP);
     // Not readable, as in libzmq.
@@ -648,4 +640,32 @@ fn socks_proxy_connects_through_a_socks5_proxy() {
     push.send(&b"lost"[..], oxmq::DONTWAIT).unwrap();
     assert_eq!(seen.recv().unwrap()[..3], [5, 1, 2]);
     assert_nothing_within(&pull, 200);
+}
+
+/// ZMQ_USE_FD: bind adopts the application's listening socket (tcp and ipc);
+/// the endpoint's address is ignored and LAST_ENDPOINT names the socket's own.
+#[test]
+fn use_fd_binds_on_a_listening_socket_made_by_the_application() {
+    use std::os::fd::IntoRawFd;
+    let _g = guard();
+    let ctx = Context::new();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let path = std::env::temp_dir().join(unique("oxmq-usefd"));
+    let u = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    for (fd, want) in
+        [(l.into_raw_fd(), format!("tcp://127.0.0.1:{port}")), (u.into_raw_fd(), format!("ipc://{}", path.display()))]
+    {
+        let pull = sock(&ctx, SocketType::Pull);
+        pull.set_option_int(opt::USE_FD, fd as i64).unwrap();
+        assert_eq!(pull.get_option_int(opt::USE_FD).unwrap(), fd as i64);
+        let ignored = if want.starts_with("tcp") { "tcp://127.0.0.1:1" } else { "ipc:///nonexistent/x" };
+        pull.bind(ignored).unwrap();
+        assert_eq!(pull.last_endpoint().unwrap(), want);
+        let push = sock(&ctx, SocketType::Push);
+        push.connect(&want).unwrap();
+        send(&push, b"adopted");
+        assert_eq!(recv(&pull), b"adopted");
+    }
+    let _ = std::fs::remove_file(&path);
 }

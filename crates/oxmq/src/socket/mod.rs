@@ -587,9 +587,7 @@ impl Core {
         let ipc_filtered = !(self.options.ipc_filter_pids.is_empty()
             && self.options.ipc_filter_uids.is_empty()
             && self.options.ipc_filter_gids.is_empty());
-        if (self.options.use_fd >= 0 && !matches!(parsed, Endpoint::Inproc(_)))
-            || (ipc_filtered && matches!(parsed, Endpoint::Ipc(_)))
-        {
+        if ipc_filtered && matches!(parsed, Endpoint::Ipc(_)) {
             return Err(Error::NotSupported);
         }
         let id = self.new_endpoint_id();
