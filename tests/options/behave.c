@@ -46,6 +46,10 @@
 #define ZMQ_ROUTER_RAW 41
 #define ZMQ_LAST_ENDPOINT 32
 #define ZMQ_USE_FD 89
+#define ZMQ_TCP_ACCEPT_FILTER 38
+#define ZMQ_IPC_FILTER_PID 58
+#define ZMQ_IPC_FILTER_UID 59
+#define ZMQ_IPC_FILTER_GID 60
 #define ZMQ_SNDMORE 2
 #define ZMQ_DONTWAIT 1
 
@@ -158,7 +162,7 @@ static void xpub_manual(void) {
     z_set(s1, ZMQ_UNSUBSCRIBE, "A", 1);
     recvp(sc, "xpub recv (s1 cancelled A)", x, 1000);
     sendm(x, "A4", 0);
-    recvp(sc, "s1 recv before the user applies the cancel", s1, 1000);
+    recvp(sc, "s1 recv before the user applies the cancel", s1, 200);
     setb(sc, "UNSUBSCRIBE A", x, ZMQ_UNSUBSCRIBE, "A");
     sendm(x, "A5", 0);
     recvp(sc, "s1 recv", s1, 200);
@@ -252,7 +256,7 @@ static void conflate_send(void) {
                 sendm(p, "b", 0);
                 sendm(p, "3", 0);
                 if (!bind_first && z_bind(q, ep) != 0) printf("  bind failed: %s\n", ename(z_errno()));
-                recvp(sc, "recv", q, 1000);
+                recvp(sc, "recv", q, 500);
                 recvp(sc, "recv", q, 200);
                 if (types[t][0] != ZMQ_PUB) {
                     sendm(p, "after", 0);
@@ -381,6 +385,57 @@ static void use_fd(void) {
     }
 }
 
+/* Accept filters: does a PUSH get a message through to a filtered PULL? */
+static int filters_try(int ipc, int opt1, const void *v1, size_t l1, int opt2, const void *v2, size_t l2) {
+    void *pull = sock(ZMQ_PULL);
+    if (opt1 && z_set(pull, opt1, v1, l1) != 0) printf("  set %d failed: %s\n", opt1, ename(z_errno()));
+    if (opt2 && z_set(pull, opt2, v2, l2) != 0) printf("  set %d failed: %s\n", opt2, ename(z_errno()));
+    static int n;
+    char ep[256];
+    /* A fresh path each time: rebinding a path just closed is another matter. */
+    snprintf(ep, sizeof ep, ipc ? "ipc:///tmp/oxmq-behave-filter-%d-%d" : "tcp://127.0.0.1:*", (int)getpid(), n++);
+    z_bind(pull, ep);
+    size_t len = sizeof ep;
+    z_getsockopt(pull, ZMQ_LAST_ENDPOINT, ep, &len);
+    void *push = sock(ZMQ_PUSH);
+    z_connect(push, ep);
+    z_send(push, "hi", 2, ZMQ_DONTWAIT);
+    int ms = 300;
+    z_set(pull, ZMQ_RCVTIMEO, &ms, sizeof ms);
+    char buf[8];
+    int ok = z_recv(pull, buf, sizeof buf, 0) == 2;
+    z_close(push);
+    z_close(pull);
+    if (ipc) unlink(ep + strlen("ipc://"));
+    return ok;
+}
+
+static void accept_filters(void) {
+    const char *sc = "accept_filters";
+    void *s = sock(ZMQ_PULL);
+    int rc = z_set(s, ZMQ_TCP_ACCEPT_FILTER, "10.0.0.0/33", 11);
+    printf("%s: TCP_ACCEPT_FILTER 10.0.0.0/33 -> rc=%d %s\n", sc, rc, rc ? ename(z_errno()) : "");
+    rc = z_set(s, ZMQ_TCP_ACCEPT_FILTER, NULL, 0);
+    printf("%s: TCP_ACCEPT_FILTER NULL (clear) -> rc=%d\n", sc, rc);
+    rc = z_set(s, ZMQ_IPC_FILTER_UID, NULL, 0);
+    printf("%s: IPC_FILTER_UID NULL (clear) -> rc=%d\n", sc, rc);
+    z_close(s);
+    int uid = (int)getuid() + 1, pid = (int)getpid(), other = pid + 1, gid = (int)getgid();
+    printf("%s: tcp, filter 10.0.0.1 -> %s\n", sc,
+           filters_try(0, ZMQ_TCP_ACCEPT_FILTER, "10.0.0.1", 8, 0, 0, 0) ? "delivered" : "refused");
+    printf("%s: tcp, filters 10.0.0.1 and 127.0.0.0/8 -> %s\n", sc,
+           filters_try(0, ZMQ_TCP_ACCEPT_FILTER, "10.0.0.1", 8, ZMQ_TCP_ACCEPT_FILTER, "127.0.0.0/8", 11)
+               ? "delivered" : "refused");
+    printf("%s: ipc, another uid and pid -> %s\n", sc,
+           filters_try(1, ZMQ_IPC_FILTER_UID, &uid, 4, ZMQ_IPC_FILTER_PID, &other, 4) ? "delivered" : "refused");
+    printf("%s: ipc, our pid -> %s\n", sc,
+           filters_try(1, ZMQ_IPC_FILTER_UID, &uid, 4, ZMQ_IPC_FILTER_PID, &pid, 4) ? "delivered" : "refused");
+    printf("%s: ipc, our gid -> %s\n", sc,
+           filters_try(1, ZMQ_IPC_FILTER_GID, &gid, 4, 0, 0, 0) ? "delivered" : "refused");
+    printf("%s: tcp with ipc filters -> %s\n", sc,
+           filters_try(0, ZMQ_IPC_FILTER_UID, &uid, 4, 0, 0, 0) ? "delivered" : "refused");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: behave LIBRARY\n");
@@ -411,6 +466,7 @@ int main(int argc, char **argv) {
     conflate_send();
     router_raw();
     use_fd();
+    accept_filters();
     z_ctx_term(ctx);
     return 0;
 }

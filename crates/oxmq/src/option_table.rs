@@ -213,6 +213,8 @@ pub static OPTIONS: &[OptionSpec] = &[
     set_only(opt::ONLY_FIRST_SUBSCRIBE, "ONLY_FIRST_SUBSCRIBE", Types::Only(&[PUB, XPUB, XSUB])),
     int(opt::RECONNECT_STOP, "RECONNECT_STOP"),
     read_only(opt::TOPICS_COUNT, "TOPICS_COUNT", TOPIC_TYPES),
+    // Accept filters (s3-options): set-only, as in libzmq.
+    spec(opt::TCP_ACCEPT_FILTER, "TCP_ACCEPT_FILTER", Kind::Bytes, GetSize::None, true, Types::All),
 ];
 
 /// CURVE keys, which the C ABI gives as 32 raw bytes or Z85 text depending

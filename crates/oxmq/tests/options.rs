@@ -458,7 +458,6 @@ fn unimplemented_features_refuse_instead_of_ignoring() {
     let s = ctx.socket(SocketType::Pull).unwrap();
     s.set_option_int(opt::LINGER, 0).unwrap();
     s.set_option_int(opt::IPC_FILTER_UID, 0).unwrap();
-    assert_errno(s.bind("ipc:///tmp/oxmq-ipc-filter-test"), errno::ENOTSUP);
     // Not readable, as in libzmq.
     assert_errno(s.get_option_int(opt::IPC_FILTER_UID), errno::EINVAL);
 
@@ -668,4 +667,53 @@ fn use_fd_binds_on_a_listening_socket_made_by_the_application() {
         assert_eq!(recv(&pull), b"adopted");
     }
     let _ = std::fs::remove_file(&path);
+}
+
+/// TCP_ACCEPT_FILTER and IPC_FILTER_UID/GID/PID: a listener closes the
+/// connections of peers no filter admits; an admitted peer gets through.
+#[test]
+fn accept_filters_admit_only_matching_peers() {
+    let _g = guard();
+    let ctx = Context::new();
+    let try_filter = |set: &dyn Fn(&oxmq::Socket), ep: &str| -> bool {
+        let pull = sock(&ctx, SocketType::Pull);
+        set(&pull);
+        pull.bind(ep).unwrap();
+        let push = sock(&ctx, SocketType::Push);
+        push.set_option_int(opt::LINGER, 0).unwrap();
+        push.connect(&pull.last_endpoint().unwrap()).unwrap();
+        push.send(&b"hello"[..], oxmq::DONTWAIT).unwrap();
+        pull.set_option_int(opt::RCVTIMEO, 300).unwrap();
+        pull.recv_bytes(0).is_ok()
+    };
+    let tcp = "tcp://127.0.0.1:*";
+    assert_errno(sock(&ctx, SocketType::Pull).set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.0/33"), errno::EINVAL);
+    assert_errno(sock(&ctx, SocketType::Pull).get_option_bytes(opt::TCP_ACCEPT_FILTER), errno::EINVAL);
+    assert!(!try_filter(&|s| s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.1").unwrap(), tcp));
+    assert!(try_filter(&|s| s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"127.0.0.0/8").unwrap(), tcp));
+    assert!(try_filter(
+        &|s| {
+            s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.1").unwrap();
+            s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"127.0.0.1").unwrap();
+        },
+        tcp
+    ));
+    // SAFETY: plain libc getters.
+    let (uid, gid, pid) = unsafe { (libc::getuid() as i64, libc::getgid() as i64, libc::getpid() as i64) };
+    let others = |s: &oxmq::Socket| {
+        s.set_option_int(opt::IPC_FILTER_UID, uid + 1).unwrap();
+        s.set_option_int(opt::IPC_FILTER_PID, pid + 1).unwrap();
+    };
+    assert!(!try_filter(&others, &ipc_path_endpoint()), "nobody admitted");
+    assert!(try_filter(
+        &|s| {
+            others(s);
+            s.set_option_int(opt::IPC_FILTER_UID, uid).unwrap();
+        },
+        &ipc_path_endpoint()
+    ));
+    assert!(try_filter(&|s| s.set_option_int(opt::IPC_FILTER_PID, pid).unwrap(), &ipc_path_endpoint()));
+    assert!(try_filter(&|s| s.set_option_int(opt::IPC_FILTER_GID, gid).unwrap(), &ipc_path_endpoint()));
+    // tcp ignores the ipc filters.
+    assert!(try_filter(&others, tcp));
 }

@@ -15,6 +15,7 @@ use crate::pipe::{pipe, pipe_conflate, Wake, WakeSlot};
 use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use crate::transport::endpoint::Endpoint;
+use crate::transport::filter;
 use crate::transport::ipc::{self, IpcCleanup};
 use crate::transport::socks::{self, Socks5};
 use crate::transport::tcp;
@@ -727,15 +728,23 @@ fn deregister_obj(registry: &Registry, obj: Obj) {
 fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<Arc<str>>)>, now: Instant) -> Outcome {
     l.retry_at = None;
     for _ in 0..ACCEPT_BUDGET {
+        let opts = &l.link.cfg.options;
         let res = match &l.sock {
-            ListenSock::Tcp(s) => s.accept().map(|(s, _)| {
-                tcp::tune_stream(&s, &l.link.cfg.options);
-                Stream::Tcp(s)
+            ListenSock::Tcp(s) => s.accept().map(|(s, peer)| {
+                tcp::tune_stream(&s, opts);
+                (filter::tcp_peer_allowed(opts, &peer), Stream::Tcp(s))
             }),
-            ListenSock::Unix(s) => s.accept().map(|(s, _)| Stream::Unix(s)),
+            ListenSock::Unix(s) => {
+                s.accept().map(|(s, _)| (filter::ipc_peer_allowed(opts, s.as_raw_fd()), Stream::Unix(s)))
+            }
         };
         match res {
-            Ok(s) => {
+            Ok((false, s)) => {
+                // Refused by an accept filter: closed unread, as libzmq does.
+                drop(s);
+                l.link.emit(ev::ACCEPT_FAILED, 0);
+            }
+            Ok((true, s)) => {
                 let local = match &s {
                     Stream::Tcp(t) if l.wildcard => t.local_addr().ok().map(|a| tcp::format_endpoint(&a).into()),
                     _ => None,

@@ -582,14 +582,6 @@ impl Core {
     fn bind(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
         let parsed = parse_endpoint(endpoint)?;
-        // Options oxmq stores but cannot act on yet: refuse rather than bind
-        // something other than what was asked for.
-        let ipc_filtered = !(self.options.ipc_filter_pids.is_empty()
-            && self.options.ipc_filter_uids.is_empty()
-            && self.options.ipc_filter_gids.is_empty());
-        if ipc_filtered && matches!(parsed, Endpoint::Ipc(_)) {
-            return Err(Error::NotSupported);
-        }
         let id = self.new_endpoint_id();
         let mut listener_fd = None;
         let (resolved, inproc_name) = match &parsed {
@@ -725,6 +717,23 @@ impl Core {
         let spec = crate::option_table::lookup_for(option, self.kind)
             .filter(|s| s.set)
             .ok_or(Error::Invalid("unknown or read-only option for this socket type"))?;
+        if null_ok && value.is_empty() {
+            // libzmq: a NULL value clears the accept filters.
+            let o = &mut self.options;
+            match option {
+                opt::TCP_ACCEPT_FILTER => o.tcp_accept_filters.clear(),
+                opt::IPC_FILTER_PID => o.ipc_filter_pids.clear(),
+                opt::IPC_FILTER_UID => o.ipc_filter_uids.clear(),
+                opt::IPC_FILTER_GID => o.ipc_filter_gids.clear(),
+                _ => {}
+            }
+            if matches!(
+                option,
+                opt::TCP_ACCEPT_FILTER | opt::IPC_FILTER_PID | opt::IPC_FILTER_UID | opt::IPC_FILTER_GID
+            ) {
+                return Ok(());
+            }
+        }
         let null_clears = null_ok && matches!(option, opt::PLAIN_USERNAME | opt::PLAIN_PASSWORD | opt::ZAP_DOMAIN);
         if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok && !null_clears {
             return Err(Error::Invalid("this option needs a non-empty value"));
