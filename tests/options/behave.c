@@ -46,6 +46,8 @@
 #define ZMQ_ROUTER_RAW 41
 #define ZMQ_LAST_ENDPOINT 32
 #define ZMQ_USE_FD 89
+#define ZMQ_RECONNECT_IVL 18
+#define ZMQ_RECONNECT_STOP 109
 #define ZMQ_TCP_ACCEPT_FILTER 38
 #define ZMQ_IPC_FILTER_PID 58
 #define ZMQ_IPC_FILTER_UID 59
@@ -436,6 +438,37 @@ static void accept_filters(void) {
            filters_try(0, ZMQ_IPC_FILTER_UID, &uid, 4, 0, 0, 0) ? "delivered" : "refused");
 }
 
+/* RECONNECT_STOP: a refused tcp connect ends the endpoint with CONN_REFUSED. */
+static void reconnect_stop(void) {
+    const char *sc = "reconnect_stop";
+    for (int stop = 0; stop <= 2; stop++) {
+        int t = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t alen = sizeof a;
+        bind(t, (struct sockaddr *)&a, sizeof a);
+        getsockname(t, (struct sockaddr *)&a, &alen);
+        close(t); /* nothing listens there now: connects are refused */
+        char ep[64];
+        snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+        void *p = sock(ZMQ_PUSH);
+        seti(p, ZMQ_RECONNECT_IVL, 50);
+        seti(p, ZMQ_RECONNECT_STOP, stop);
+        z_connect(p, ep);
+        usleep(300 * 1000);
+        void *q = sock(ZMQ_PULL);
+        z_bind(q, ep);
+        int rc = z_send(p, "m", 1, ZMQ_DONTWAIT);
+        char what[64];
+        snprintf(what, sizeof what, "RECONNECT_STOP=%d: send after the refusal", stop);
+        printf("%s: %s -> rc=%d %s\n", sc, what, rc < 0 ? -1 : rc, rc < 0 ? ename(z_errno()) : "");
+        snprintf(what, sizeof what, "RECONNECT_STOP=%d: recv once bound", stop);
+        recvp(sc, what, q, rc < 0 ? 300 : 1500);
+        z_close(p);
+        z_close(q);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: behave LIBRARY\n");
@@ -467,6 +500,7 @@ int main(int argc, char **argv) {
     router_raw();
     use_fd();
     accept_filters();
+    reconnect_stop();
     z_ctx_term(ctx);
     return 0;
 }

@@ -717,3 +717,31 @@ fn accept_filters_admit_only_matching_peers() {
     // tcp ignores the ipc filters.
     assert!(try_filter(&others, tcp));
 }
+
+/// RECONNECT_STOP with CONN_REFUSED (0x1): a refused connect ends the
+/// endpoint and its queue (send then has nowhere to go), where the default
+/// keeps retrying and delivers once a peer binds.
+#[test]
+fn reconnect_stop_conn_refused_ends_the_endpoint() {
+    let _g = guard();
+    let ctx = Context::new();
+    for stop in [0, 1] {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let ep = format!("tcp://127.0.0.1:{port}");
+        let push = sock(&ctx, SocketType::Push);
+        push.set_option_int(opt::LINGER, 0).unwrap();
+        push.set_option_int(opt::RECONNECT_IVL, 50).unwrap();
+        push.set_option_int(opt::RECONNECT_STOP, stop).unwrap();
+        push.connect(&ep).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let pull = sock(&ctx, SocketType::Pull);
+        pull.bind(&ep).unwrap();
+        if stop == 0 {
+            send(&push, b"m");
+            assert_eq!(recv(&pull), b"m");
+        } else {
+            assert_errno(push.send(&b"m"[..], oxmq::DONTWAIT), errno::EAGAIN);
+            assert_nothing_within(&pull, 300);
+        }
+    }
+}

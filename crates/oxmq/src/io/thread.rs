@@ -820,6 +820,27 @@ impl Session {
         matches!(self.linger, Some(Some(d)) if now >= d)
     }
 
+    // RECONNECT_STOP (libzmq 4.3.5 acts on CONN_REFUSED only; its other
+    // bits are kept and read back).
+
+    /// Whether this failed connect ends the endpoint instead of retrying.
+    fn stops_on(&self, e: &io::Error) -> bool {
+        const RECONNECT_STOP_CONN_REFUSED: i32 = 0x1;
+        self.link.cfg.options.reconnect_stop & RECONNECT_STOP_CONN_REFUSED != 0
+            && e.raw_os_error() == Some(libc::ECONNREFUSED)
+    }
+
+    /// Give up on the endpoint: its queue goes (the socket sees the pipe
+    /// end, as libzmq's session terminates it) and nothing retries.
+    fn stop_reconnecting(&mut self) {
+        if let Some(mb) = &self.link.mailbox {
+            mb.send(SocketCommand::EndpointClosed { endpoint: self.link.endpoint_id });
+        }
+        self.pipe = None;
+        self.closing = true;
+        self.state = SState::Waiting(None);
+    }
+
     fn retry_at(&mut self, now: Instant, jitter: u64) -> Option<Instant> {
         let opts = &self.link.cfg.options;
         let base = opts.reconnect_ivl.filter(|d| !d.is_zero())?;
@@ -864,11 +885,15 @@ impl Session {
                 drop(stream);
                 self.state = SState::Waiting(self.retry_at(now, jitter));
             }
-            Err(_) => {
+            Err(e) => {
                 if let Endpoint::Ipc(_) = self.endpoint {
                     // libzmq reports closing the socket of a refused ipc
                     // connect; ours is already closed, its fd unknown (-1).
                     self.link.emit(ev::CLOSED, u32::MAX);
+                }
+                if self.stops_on(&e) {
+                    self.stop_reconnecting();
+                    return;
                 }
                 self.state = SState::Waiting(self.retry_at(now, jitter))
             }
@@ -993,6 +1018,9 @@ fn run_session(
                 match at {
                     Some(t) if now >= t => {
                         s.start_connect(idx, registry, now, jitter);
+                        if s.closing && s.pipe.is_none() {
+                            return Outcome::Remove; // RECONNECT_STOP
+                        }
                         if let SState::Connecting { .. } = s.state {
                             // Unix sockets usually connect at once; the
                             // writable event tells either way.
@@ -1055,10 +1083,14 @@ fn run_session(
                         s.state = SState::Connecting { stream, deadline, socks };
                         return Outcome::Keep;
                     }
-                    Err(_) => {
+                    Err(e) => {
                         stream.deregister(registry);
                         s.link.emit(ev::CLOSED, stream.fd() as u32);
                         drop(stream);
+                        if s.stops_on(&e) {
+                            s.stop_reconnecting();
+                            return Outcome::Remove;
+                        }
                         s.state = SState::Waiting(s.retry_at(now, jitter));
                         return Outcome::Keep;
                     }
