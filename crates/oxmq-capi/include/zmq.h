@@ -316,6 +316,45 @@ ZMQ_EXPORT const char *zmq_msg_gets(const zmq_msg_t *msg_, const char *property_
 #define ZMQ_FAIL_UNROUTABLE ZMQ_ROUTER_MANDATORY
 #define ZMQ_ROUTER_BEHAVIOR ZMQ_ROUTER_MANDATORY
 
+/* Socket options of libzmq's draft API (s3-options). Release builds of
+   libzmq 4.3.5 answer many of them all the same (oxmq answers as they do);
+   their names sit behind ZMQ_BUILD_DRAFT_API, as in libzmq's zmq.h. */
+#ifdef ZMQ_BUILD_DRAFT_API
+#define ZMQ_ZAP_ENFORCE_DOMAIN 93
+#define ZMQ_LOOPBACK_FASTPATH 94
+#define ZMQ_METADATA 95
+#define ZMQ_MULTICAST_LOOP 96
+#define ZMQ_ROUTER_NOTIFY 97
+#define ZMQ_XPUB_MANUAL_LAST_VALUE 98
+#define ZMQ_SOCKS_USERNAME 99
+#define ZMQ_SOCKS_PASSWORD 100
+#define ZMQ_IN_BATCH_SIZE 101
+#define ZMQ_OUT_BATCH_SIZE 102
+#define ZMQ_WSS_KEY_PEM 103
+#define ZMQ_WSS_CERT_PEM 104
+#define ZMQ_WSS_TRUST_PEM 105
+#define ZMQ_WSS_HOSTNAME 106
+#define ZMQ_WSS_TRUST_SYSTEM 107
+#define ZMQ_ONLY_FIRST_SUBSCRIBE 108
+#define ZMQ_RECONNECT_STOP 109
+#define ZMQ_HELLO_MSG 110
+#define ZMQ_DISCONNECT_MSG 111
+#define ZMQ_PRIORITY 112
+#define ZMQ_BUSY_POLL 113
+#define ZMQ_HICCUP_MSG 114
+#define ZMQ_XSUB_VERBOSE_UNSUBSCRIBE 115
+#define ZMQ_TOPICS_COUNT 116
+
+/* ZMQ_RECONNECT_STOP bits. */
+#define ZMQ_RECONNECT_STOP_CONN_REFUSED 0x1
+#define ZMQ_RECONNECT_STOP_HANDSHAKE_FAILED 0x2
+#define ZMQ_RECONNECT_STOP_AFTER_DISCONNECT 0x4
+
+/* ZMQ_ROUTER_NOTIFY values. */
+#define ZMQ_NOTIFY_CONNECT 1
+#define ZMQ_NOTIFY_DISCONNECT 2
+#endif /* ZMQ_BUILD_DRAFT_API */
+
 /* Deprecated message property: the descriptor a message came from. */
 #define ZMQ_SRCFD 2
 
