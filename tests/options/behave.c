@@ -66,6 +66,8 @@ static int (*z_connect)(void *, const char *);
 static int (*z_send)(void *, const void *, size_t, int);
 static int (*z_recv)(void *, void *, size_t, int);
 static int (*z_errno)(void);
+static int (*z_ctx_set)(void *, int, int);
+static int (*z_ctx_get)(void *, int);
 
 static void *ctx;
 
@@ -75,6 +77,7 @@ static const char *ename(int e) {
     case EINVAL: return "EINVAL";
     case ENOTSUP: return "ENOTSUP";
     case EFAULT: return "EFAULT";
+    case EMFILE: return "EMFILE";
     case EHOSTUNREACH: return "EHOSTUNREACH";
     case ECONNREFUSED: return "ECONNREFUSED";
     case 156384763: return "EFSM";
@@ -469,6 +472,31 @@ static void reconnect_stop(void) {
     }
 }
 
+/* Context options that change what new sockets get, or how many there may be. */
+static void context_options(void) {
+    const char *sc = "context_options";
+    void *c = z_ctx_new();
+    z_ctx_set(c, 1 /* ZMQ_MAX_SOCKETS */, 2);
+    void *a = z_socket(c, ZMQ_PAIR), *b = z_socket(c, ZMQ_PAIR), *d = z_socket(c, ZMQ_PAIR);
+    printf("%s: MAX_SOCKETS=2, a third socket -> %s\n", sc, d ? "created" : ename(z_errno()));
+    printf("%s: MAX_SOCKETS reads -> %d\n", sc, z_ctx_get(c, 1));
+    z_close(a);
+    z_close(b);
+    if (d) z_close(d);
+    z_ctx_set(c, 42 /* ZMQ_IPV6 */, 1);
+    z_ctx_set(c, 70 /* ZMQ_BLOCKY */, 0);
+    void *e = z_socket(c, ZMQ_DEALER);
+    int v = -5;
+    size_t len = sizeof v;
+    z_getsockopt(e, 42, &v, &len);
+    printf("%s: ctx IPV6=1, a new socket's IPV6 -> %d\n", sc, v);
+    len = sizeof v;
+    z_getsockopt(e, ZMQ_LINGER, &v, &len);
+    printf("%s: ctx BLOCKY=0, a new socket's LINGER -> %d\n", sc, v);
+    z_close(e);
+    z_ctx_term(c);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: behave LIBRARY\n");
@@ -491,6 +519,8 @@ int main(int argc, char **argv) {
     SYM(z_send, "zmq_send");
     SYM(z_recv, "zmq_recv");
     SYM(z_errno, "zmq_errno");
+    SYM(z_ctx_set, "zmq_ctx_set");
+    SYM(z_ctx_get, "zmq_ctx_get");
     ctx = z_ctx_new();
     setvbuf(stdout, NULL, _IOLBF, 0);
     xpub_manual();
@@ -501,6 +531,7 @@ int main(int argc, char **argv) {
     use_fd();
     accept_filters();
     reconnect_stop();
+    context_options();
     z_ctx_term(ctx);
     return 0;
 }
