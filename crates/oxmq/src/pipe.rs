@@ -214,8 +214,9 @@ struct Core {
     writer_chain: AtomicPtr<Chunk>,
     reader_wake: Arc<WakeSlot>,
     writer_wake: Arc<WakeSlot>,
-    /// CONFLATE pipes (see [`pipe_conflate`]): the one message kept.
-    last: Option<Mutex<Option<Msg>>>,
+    /// CONFLATE pipes (see [`pipe_conflate`]): the one message kept. Boxed
+    /// so ordinary pipes keep their field layout (one pointer more).
+    last: Option<Box<Mutex<Option<Msg>>>>,
 }
 
 impl Drop for Core {
@@ -288,7 +289,7 @@ fn new_pipe(
         writer_chain: AtomicPtr::new(ptr::null_mut()),
         reader_wake,
         writer_wake,
-        last: conflate.then(|| Mutex::new(None)),
+        last: conflate.then(|| Box::new(Mutex::new(None))),
     });
     let w = PipeWriter {
         conflate,
