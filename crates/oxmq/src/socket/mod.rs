@@ -11,6 +11,9 @@ pub(crate) mod mailbox;
 pub(crate) mod options_codec;
 pub(crate) mod peer;
 pub(crate) mod pipes;
+// Draft thread-safe socket types: several threads at once.
+mod shared;
+pub use shared::ThreadSafeSocket;
 
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
@@ -62,6 +65,9 @@ struct EndpointRecord {
 pub struct Socket {
     core: CoreCell<Core>,
     kind: SocketType,
+    /// Thread-safe types (SERVER, CLIENT, ...): where blocked callers sleep
+    /// without holding the socket.
+    shared: Option<shared::SharedWait>,
     /// Not `Sync` for Rust callers (libzmq's one-thread-at-a-time rule);
     /// `CoreCell` keeps raw-handle callers (C, Python) sound regardless.
     _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
@@ -83,6 +89,9 @@ pub(crate) struct Core {
     last_endpoint: String,
     rcvmore: bool,
     closed: bool,
+    /// Commands and activations handled so far (thread-safe sockets wake
+    /// their other waiters when a call consumed some).
+    commands_seen: u64,
     /// Monitor slot, shared with this socket's listeners and sessions.
     monitor: Arc<Monitor>,
 }
@@ -93,6 +102,7 @@ impl Socket {
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Socket {
             kind,
+            shared: kind.is_thread_safe().then(shared::SharedWait::default),
             _not_sync: std::marker::PhantomData,
             core: CoreCell::new(Core {
                 id,
@@ -110,6 +120,7 @@ impl Socket {
                 last_endpoint: String::new(),
                 rcvmore: false,
                 closed: false,
+                commands_seen: 0,
                 monitor: Monitor::new(),
             }),
         }
@@ -117,7 +128,7 @@ impl Socket {
 
     #[inline]
     fn core(&self) -> Result<CoreGuard<'_, Core>> {
-        let core = self.core.lock()?;
+        let core = if self.shared.is_some() { self.core.lock_blocking() } else { self.core.lock()? };
         if core.closed {
             return Err(Error::NotSocket);
         }
@@ -139,6 +150,21 @@ impl Socket {
         self.core()?.connect(endpoint)
     }
 
+    /// PEER only (libzmq `zmq_connect_peer`): connect, and return the
+    /// routing id that addresses this connection's peer. ENOTSUP on other
+    /// types; EFAULT with IMMEDIATE set (no pipe exists until the peer answers).
+    pub fn connect_peer(&self, endpoint: &str) -> Result<u32> {
+        if self.kind != SocketType::Peer {
+            return Err(Error::NotSupported);
+        }
+        let mut core = self.core()?;
+        if core.options.immediate {
+            return Err(Error::Io(std::io::Error::from_raw_os_error(libc::EFAULT)));
+        }
+        core.connect(endpoint)?;
+        Ok(core.pattern.last_peer_routing_id())
+    }
+
     /// Stop accepting on an endpoint given to `bind` (or its resolved LAST_ENDPOINT form).
     pub fn unbind(&self, endpoint: &str) -> Result<()> {
         self.core()?.remove_endpoint(endpoint, true)
@@ -152,6 +178,9 @@ impl Socket {
     /// Send one frame; `flags` may hold [`DONTWAIT`] and [`SNDMORE`].
     #[inline]
     pub fn send(&self, msg: impl Into<Msg>, flags: i32) -> Result<()> {
+        if let Some(shared) = &self.shared {
+            return self.send_shared(shared, msg.into(), flags);
+        }
         self.core()?.send(msg.into(), flags)
     }
 
@@ -161,6 +190,15 @@ impl Socket {
         I: IntoIterator<Item = M>,
         M: Into<Msg>,
     {
+        if self.shared.is_some() {
+            // No multipart on these types: the second part fails with EINVAL.
+            let mut iter = parts.into_iter().peekable();
+            while let Some(part) = iter.next() {
+                let more = if iter.peek().is_some() { SNDMORE } else { 0 };
+                self.send(part, (flags & DONTWAIT) | more)?;
+            }
+            return Ok(());
+        }
         let mut core = self.core()?;
         let mut iter = parts.into_iter().peekable();
         while let Some(part) = iter.next() {
@@ -173,6 +211,9 @@ impl Socket {
     /// Receive one frame.
     #[inline]
     pub fn recv(&self, flags: i32) -> Result<Msg> {
+        if let Some(shared) = &self.shared {
+            return self.recv_shared(shared, flags);
+        }
         self.core()?.recv(flags)
     }
 
@@ -183,6 +224,9 @@ impl Socket {
 
     /// Receive all frames of one message.
     pub fn recv_multipart(&self, flags: i32) -> Result<Vec<Msg>> {
+        if self.shared.is_some() {
+            return Ok(vec![self.recv(flags)?]);
+        }
         let mut core = self.core()?;
         let first = core.recv(flags)?;
         let mut more = first.more();
@@ -278,7 +322,13 @@ impl Socket {
     /// work. So after the descriptor fires, read `events()` and receive until
     /// EAGAIN (or send until EAGAIN) before waiting on it again. Wake-ups may
     /// be spurious; none is lost if the caller follows the rule above.
+    ///
+    /// Thread-safe socket types have none (EINVAL), as in libzmq: poll them
+    /// with [`crate::poll`] (the C ABI's `zmq_poller_*`).
     pub fn fd(&self) -> Result<RawFd> {
+        if self.shared.is_some() {
+            return Err(Error::Invalid("thread-safe sockets have no FD"));
+        }
         Ok(self.core()?.mailbox.signaler().raw_fd())
     }
 
@@ -305,11 +355,6 @@ impl Socket {
     /// Close the socket (the same as dropping it): queued messages are
     /// handed to the I/O thread, which keeps sending them for up to LINGER.
     pub fn close(self) {}
-
-    pub(crate) fn with_core<R>(&self, f: impl FnOnce(&mut Core) -> R) -> Result<R> {
-        let mut core = self.core()?;
-        Ok(f(&mut core))
-    }
 }
 
 impl Drop for Socket {
@@ -463,6 +508,7 @@ impl Core {
     pub(crate) fn process_commands(&mut self) -> Result<()> {
         let mut inbox = std::mem::take(&mut self.inbox);
         self.mailbox.take(&mut inbox);
+        self.commands_seen += (inbox.commands.len() + inbox.read_activated.len() + inbox.write_activated.len()) as u64;
         for cmd in inbox.commands.drain(..) {
             match cmd {
                 SocketCommand::Attach(pipe) => self.attach(pipe),
@@ -747,7 +793,9 @@ impl Core {
             opt::TYPE => return Ok(OptionValue::Int(self.kind.as_raw() as i64)),
             opt::RCVMORE => return Ok(OptionValue::Int(self.rcvmore as i64)),
             opt::EVENTS => return Ok(OptionValue::Int(self.events() as i64)),
+            opt::FD if self.kind.is_thread_safe() => return Err(Error::Invalid("thread-safe sockets have no FD")),
             opt::FD => return Ok(OptionValue::Int(self.mailbox.signaler().raw_fd() as i64)),
+            opt::THREAD_SAFE => return Ok(OptionValue::Int(self.kind.is_thread_safe() as i64)),
             opt::LAST_ENDPOINT => return Ok(OptionValue::Bytes(self.last_endpoint.as_bytes().to_vec())),
             _ => {}
         }

@@ -1,0 +1,255 @@
+//! Thread-safe sockets (libzmq's `ZMQ_THREAD_SAFE` types: SERVER, CLIENT,
+//! SCATTER, GATHER, PEER, CHANNEL): any number of threads may send, receive
+//! and poll at once.
+//!
+//! Each call holds the socket's cell only for one non-blocking attempt. A call
+//! that must wait lets go of it and sleeps here: one thread (the *leader*)
+//! sleeps on the socket's eventfd, the others on a condition variable. Every
+//! attempt that changed something (a message taken or sent, or mailbox
+//! commands consumed, which may have drained the eventfd another thread
+//! needed) bumps an epoch and wakes the sleepers, who try again. That is
+//! libzmq's broadcast on its thread-safe mailbox, and no wake-up is lost: a
+//! sleeper compares the epoch it saw before its attempt.
+
+use super::{Core, Socket};
+use crate::error::{Error, Result};
+use crate::msg::Msg;
+use crate::signaler::Signaler;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct WaitState {
+    epoch: u64,
+    leader: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct SharedWait {
+    state: Mutex<WaitState>,
+    cv: Condvar,
+}
+
+impl SharedWait {
+    fn lock(&self) -> MutexGuard<'_, WaitState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn epoch(&self) -> u64 {
+        self.lock().epoch
+    }
+
+    /// Something changed: every sleeper should look again.
+    pub(crate) fn bump(&self) {
+        self.lock().epoch += 1;
+        self.cv.notify_all();
+    }
+
+    /// Sleep until the epoch moves past `seen`, the eventfd fires, or the
+    /// deadline passes (`Error::Again`).
+    fn sleep(&self, seen: u64, deadline: Option<Instant>, signaler: &Signaler) -> Result<()> {
+        let mut st = self.lock();
+        loop {
+            if st.epoch != seen {
+                return Ok(());
+            }
+            let left = match deadline {
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return Err(Error::Again);
+                    }
+                    Some(d - now)
+                }
+                None => None,
+            };
+            if !st.leader {
+                st.leader = true;
+                drop(st);
+                let woke = signaler.wait(left);
+                let mut st = self.lock();
+                st.leader = false;
+                // Whatever woke us may concern the followers too; one of them leads next.
+                st.epoch += 1;
+                drop(st);
+                self.cv.notify_all();
+                return match woke {
+                    Ok(_) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Err(Error::Interrupted),
+                    Err(e) => Err(Error::Io(e)),
+                };
+            }
+            st = match left {
+                None => self.cv.wait(st).unwrap_or_else(|e| e.into_inner()),
+                Some(t) => self.cv.wait_timeout(st, t).unwrap_or_else(|e| e.into_inner()).0,
+            };
+        }
+    }
+}
+
+impl Core {
+    /// One non-blocking send attempt; the message comes back on failure.
+    fn try_send(&mut self, msg: Msg) -> std::result::Result<(), (Msg, Error)> {
+        if let Err(e) = self.process_commands() {
+            return Err((msg, e));
+        }
+        let r = self.pattern.send(msg, &mut self.pipes);
+        self.reap();
+        r
+    }
+
+    /// One non-blocking receive attempt.
+    fn try_recv(&mut self) -> Result<Msg> {
+        self.process_commands()?;
+        loop {
+            match self.pattern.recv(&mut self.pipes) {
+                Ok(m) => {
+                    self.rcvmore = m.more();
+                    self.reap();
+                    return Ok(m);
+                }
+                // Detaching can queue a message (as in recv_slow): look again.
+                Err(Error::Again) if !self.pipes.dead.is_empty() => self.reap(),
+                Err(e) => {
+                    self.reap();
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+impl Socket {
+    pub(super) fn send_shared(&self, shared: &SharedWait, mut msg: Msg, flags: i32) -> Result<()> {
+        msg.set_more(flags & super::SNDMORE != 0);
+        let mut deadline = None;
+        loop {
+            let seen = shared.epoch();
+            let (result, changed, timeout) = {
+                let mut core = self.core()?;
+                let before = core.commands_seen;
+                let r = core.try_send(msg);
+                (r, core.commands_seen != before, core.options.sndtimeo)
+            };
+            match result {
+                Ok(()) => {
+                    shared.bump();
+                    return Ok(());
+                }
+                Err((m, Error::Again)) => msg = m,
+                Err((_, e)) => {
+                    if changed {
+                        shared.bump();
+                    }
+                    return Err(e);
+                }
+            }
+            if changed {
+                shared.bump();
+            }
+            let d = *deadline.get_or_insert_with(|| wait_deadline(flags, timeout));
+            self.sleep_shared(shared, seen, d)?;
+        }
+    }
+
+    pub(super) fn recv_shared(&self, shared: &SharedWait, flags: i32) -> Result<Msg> {
+        let mut deadline = None;
+        loop {
+            let seen = shared.epoch();
+            let (result, changed, timeout) = {
+                let mut core = self.core()?;
+                let before = core.commands_seen;
+                let r = core.try_recv();
+                (r, core.commands_seen != before, core.options.rcvtimeo)
+            };
+            match result {
+                Ok(m) => {
+                    shared.bump();
+                    return Ok(m);
+                }
+                Err(Error::Again) => {}
+                Err(e) => {
+                    if changed {
+                        shared.bump();
+                    }
+                    return Err(e);
+                }
+            }
+            if changed {
+                shared.bump();
+            }
+            let d = *deadline.get_or_insert_with(|| wait_deadline(flags, timeout));
+            self.sleep_shared(shared, seen, d)?;
+        }
+    }
+
+    fn sleep_shared(&self, shared: &SharedWait, seen: u64, deadline: Option<Instant>) -> Result<()> {
+        let mailbox = self.core()?.mailbox.clone();
+        shared.sleep(seen, deadline, mailbox.signaler())
+    }
+
+    /// Readiness for `poll`. On a thread-safe socket, commands consumed here
+    /// may have been what a blocked caller waits for: wake it.
+    pub(crate) fn poll_events(&self) -> Result<i16> {
+        let mut core = self.core()?;
+        let before = core.commands_seen;
+        let ev = core.poll_events();
+        let changed = core.commands_seen != before;
+        drop(core);
+        if changed {
+            if let Some(shared) = &self.shared {
+                shared.bump();
+            }
+        }
+        ev
+    }
+
+    /// The eventfd that signals a possible change of readiness (also on
+    /// thread-safe sockets, where it is not handed out as `ZMQ_FD`).
+    pub(crate) fn readiness_fd(&self) -> Result<std::os::fd::RawFd> {
+        Ok(self.core()?.mailbox.signaler().raw_fd())
+    }
+}
+
+/// `Some(deadline)`, or `None` to wait forever; DONTWAIT is a zero timeout.
+fn wait_deadline(flags: i32, timeout: Option<Duration>) -> Option<Instant> {
+    let timeout = if flags & super::DONTWAIT != 0 { Some(Duration::ZERO) } else { timeout };
+    timeout.map(|t| Instant::now() + t)
+}
+
+/// A socket of a thread-safe type, shareable between threads (`Arc<ThreadSafeSocket>`).
+/// Every [`Socket`] method is available through `Deref`.
+pub struct ThreadSafeSocket(Socket);
+
+// SAFETY: a `Socket` is `!Sync` only by design (libzmq's one-thread rule for
+// classic types). Its state sits in a `CoreCell`, which is `Sync` and admits
+// one guard at a time; the other fields are a `Copy` enum, a marker, and the
+// `Mutex`/`Condvar` of `SharedWait`. Thread-safe types never block while
+// holding the cell, so sharing them is sound and does not deadlock.
+unsafe impl Sync for ThreadSafeSocket {}
+
+impl Socket {
+    /// Make a socket of a thread-safe type (SERVER, CLIENT, SCATTER, GATHER,
+    /// PEER, CHANNEL) shareable between threads; other types are handed back.
+    pub fn into_thread_safe(self) -> std::result::Result<ThreadSafeSocket, Socket> {
+        if self.shared.is_some() {
+            Ok(ThreadSafeSocket(self))
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl std::ops::Deref for ThreadSafeSocket {
+    type Target = Socket;
+    fn deref(&self) -> &Socket {
+        &self.0
+    }
+}
+
+impl ThreadSafeSocket {
+    /// The socket itself (to close it, or pass it where a `Socket` is wanted).
+    pub fn into_inner(self) -> Socket {
+        self.0
+    }
+}
