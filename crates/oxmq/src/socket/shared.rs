@@ -204,9 +204,11 @@ impl Socket {
         ev
     }
 
-    /// The eventfd that signals a possible change of readiness (also on
-    /// thread-safe sockets, where it is not handed out as `ZMQ_FD`).
-    pub(crate) fn readiness_fd(&self) -> Result<std::os::fd::RawFd> {
+    /// The eventfd that signals a possible change of readiness, for pollers
+    /// (`zmq_poller_fd`). On thread-safe sockets it is not handed out as
+    /// `ZMQ_FD`: another thread's call may consume its signal, so a poller
+    /// must re-check `events()` after a timeout, as `crate::poll` does.
+    pub fn readiness_fd(&self) -> Result<std::os::fd::RawFd> {
         Ok(self.core()?.mailbox.signaler().raw_fd())
     }
 }
