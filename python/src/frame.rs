@@ -134,7 +134,14 @@ impl Frame {
             (true, None) => Some(finished_tracker(py)?),
             (_, t) => t,
         };
-        Ok(Frame { msg, bytes: PyOnceLock::new(), tracker, props: None, view: PyOnceLock::new(), routing_id: AtomicU32::new(0) })
+        Ok(Frame {
+            msg,
+            bytes: PyOnceLock::new(),
+            tracker,
+            props: None,
+            view: PyOnceLock::new(),
+            routing_id: AtomicU32::new(0),
+        })
     }
 
     /// The frame's bytes (copied once, then cached).

@@ -382,7 +382,9 @@ impl Socket {
     /// Read a socket option: int or bytes.
     fn get(&self, py: Python<'_>, option: i32) -> PyResult<Py<PyAny>> {
         match option {
-            opt::FD => return self.call(py, |_| self.public_fd()).map(|v| v.into_pyobject(py).unwrap().into_any().unbind()),
+            opt::FD => {
+                return self.call(py, |_| self.public_fd()).map(|v| v.into_pyobject(py).unwrap().into_any().unbind())
+            }
             opt::EVENTS => {
                 drain_releases(py);
                 let ev = self.call(py, |s| {

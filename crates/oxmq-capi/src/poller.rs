@@ -302,7 +302,7 @@ pub unsafe extern "C" fn zmq_poller_wait_all(
                 Target::Fd(fd) => PollItem::from_fd(fd, *ev),
             });
         }
-        let n = oxmq::poll(&mut set, timeout as i64)?;
+        let n = oxmq::poll(&mut set, timeout)?;
         if n == 0 {
             return Err(EAGAIN);
         }

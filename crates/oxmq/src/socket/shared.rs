@@ -232,12 +232,13 @@ unsafe impl Sync for ThreadSafeSocket {}
 
 impl Socket {
     /// Make a socket of a thread-safe type (SERVER, CLIENT, SCATTER, GATHER,
-    /// PEER, CHANNEL) shareable between threads; other types are handed back.
-    pub fn into_thread_safe(self) -> std::result::Result<ThreadSafeSocket, Socket> {
+    /// PEER, CHANNEL) shareable between threads; other types are handed back
+    /// (boxed: a `Socket` is large).
+    pub fn into_thread_safe(self) -> std::result::Result<ThreadSafeSocket, Box<Socket>> {
         if self.shared.is_some() {
             Ok(ThreadSafeSocket(self))
         } else {
-            Err(self)
+            Err(Box::new(self))
         }
     }
 }
