@@ -120,19 +120,34 @@ impl Socket {
             return Err(zmq_error(py, errno::EAGAIN));
         }
         let fd = self.fd;
+        // Thread-safe (draft) sockets: other threads' calls may consume the
+        // fd's signal, so sleep on the core's shared wait instead.
+        let waiter = self.call(py, |s| s.shared_waiter().map_err(core_errno))?;
         loop {
             let op = &mut op;
+            let waiter = &waiter;
             let out = py.detach(|| {
                 let slice_end = Instant::now() + SLICE;
                 loop {
                     let until = deadline.map_or(slice_end, |d| d.min(slice_end));
-                    if !wait_fd(fd, until) {
-                        return Waited::CheckSignals;
-                    }
+                    let seen = match waiter {
+                        Some(w) => w.epoch(),
+                        None => {
+                            if !wait_fd(fd, until) {
+                                return Waited::CheckSignals;
+                            }
+                            0
+                        }
+                    };
                     match self.with(&mut *op) {
                         Ok(v) => return Waited::Done(v),
                         Err(errno::EAGAIN) => {}
                         Err(e) => return Waited::Failed(e),
+                    }
+                    if let Some(w) = waiter {
+                        if let Err(oxmq::Error::Interrupted) = w.sleep(seen, Some(until)) {
+                            return Waited::CheckSignals;
+                        }
                     }
                     let now = Instant::now();
                     if deadline.is_some_and(|d| now >= d) {

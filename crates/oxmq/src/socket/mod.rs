@@ -13,7 +13,7 @@ pub(crate) mod peer;
 pub(crate) mod pipes;
 // Draft thread-safe socket types: several threads at once.
 mod shared;
-pub use shared::ThreadSafeSocket;
+pub use shared::{SharedWaiter, ThreadSafeSocket};
 
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
@@ -26,7 +26,7 @@ use crate::patterns::{new_pattern, Pattern};
 use crate::pipe::{pipe, WakeSlot};
 use crate::transport::endpoint::{parse_endpoint, Endpoint};
 use crate::transport::inproc;
-use cell::{CoreCell, CoreGuard};
+use cell::CoreCell;
 use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use options_codec::{decode_int, encode_int, get_generic, is_bytes_option, set_generic, OptionValue};
 use oxmq_proto::SocketType;
@@ -67,7 +67,7 @@ pub struct Socket {
     kind: SocketType,
     /// Thread-safe types (SERVER, CLIENT, ...): where blocked callers sleep
     /// without holding the socket.
-    shared: Option<shared::SharedWait>,
+    shared: Option<Arc<shared::SharedWait>>,
     /// Not `Sync` for Rust callers (libzmq's one-thread-at-a-time rule);
     /// `CoreCell` keeps raw-handle callers (C, Python) sound regardless.
     _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
@@ -102,7 +102,7 @@ impl Socket {
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Socket {
             kind,
-            shared: kind.is_thread_safe().then(shared::SharedWait::default),
+            shared: kind.is_thread_safe().then(|| Arc::new(shared::SharedWait::new(mailbox.clone()))),
             _not_sync: std::marker::PhantomData,
             core: CoreCell::new(Core {
                 id,
@@ -127,8 +127,11 @@ impl Socket {
     }
 
     #[inline]
-    fn core(&self) -> Result<CoreGuard<'_, Core>> {
-        let core = if self.shared.is_some() { self.core.lock_blocking() } else { self.core.lock()? };
+    fn core(&self) -> Result<shared::CoreRef<'_>> {
+        let core = match &self.shared {
+            Some(shared) => shared::CoreRef::shared(self.core.lock_blocking(), shared),
+            None => shared::CoreRef::plain(self.core.lock()?),
+        };
         if core.closed {
             return Err(Error::NotSocket);
         }

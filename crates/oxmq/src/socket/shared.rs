@@ -11,11 +11,12 @@
 //! libzmq's broadcast on its thread-safe mailbox, and no wake-up is lost: a
 //! sleeper compares the epoch it saw before its attempt.
 
+use super::cell::CoreGuard;
+use super::mailbox::Mailbox;
 use super::{Core, Socket};
 use crate::error::{Error, Result};
 use crate::msg::Msg;
-use crate::signaler::Signaler;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 #[derive(Default)]
@@ -24,13 +25,18 @@ struct WaitState {
     leader: bool,
 }
 
-#[derive(Default)]
 pub(crate) struct SharedWait {
     state: Mutex<WaitState>,
     cv: Condvar,
+    /// The socket's mailbox: its eventfd is where the leader sleeps.
+    mailbox: Arc<Mailbox>,
 }
 
 impl SharedWait {
+    pub(crate) fn new(mailbox: Arc<Mailbox>) -> SharedWait {
+        SharedWait { state: Mutex::default(), cv: Condvar::new(), mailbox }
+    }
+
     fn lock(&self) -> MutexGuard<'_, WaitState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -41,13 +47,21 @@ impl SharedWait {
 
     /// Something changed: every sleeper should look again.
     pub(crate) fn bump(&self) {
-        self.lock().epoch += 1;
+        let mut st = self.lock();
+        st.epoch += 1;
+        if st.leader {
+            // The leader sleeps on the eventfd, which this change may have
+            // drained (another thread consumed its commands): re-arm it.
+            self.mailbox.signaler().signal();
+        }
+        drop(st);
         self.cv.notify_all();
     }
 
     /// Sleep until the epoch moves past `seen`, the eventfd fires, or the
     /// deadline passes (`Error::Again`).
-    fn sleep(&self, seen: u64, deadline: Option<Instant>, signaler: &Signaler) -> Result<()> {
+    fn sleep(&self, seen: u64, deadline: Option<Instant>) -> Result<()> {
+        let signaler = self.mailbox.signaler();
         let mut st = self.lock();
         loop {
             if st.epoch != seen {
@@ -84,6 +98,72 @@ impl SharedWait {
                 Some(t) => self.cv.wait_timeout(st, t).unwrap_or_else(|e| e.into_inner()).0,
             };
         }
+    }
+}
+
+/// The socket's state while a call holds it. On a thread-safe socket, a call
+/// that consumed mailbox commands (any call: send, recv, EVENTS, poll) may
+/// have drained the eventfd a sleeping thread waits on: letting go wakes the
+/// sleepers then, so none misses its message.
+pub(crate) struct CoreRef<'a> {
+    guard: CoreGuard<'a, Core>,
+    seen: u64,
+    shared: Option<&'a SharedWait>,
+}
+
+impl<'a> CoreRef<'a> {
+    pub(crate) fn plain(guard: CoreGuard<'a, Core>) -> CoreRef<'a> {
+        CoreRef { guard, seen: 0, shared: None }
+    }
+
+    pub(crate) fn shared(guard: CoreGuard<'a, Core>, shared: &'a SharedWait) -> CoreRef<'a> {
+        let seen = guard.commands_seen;
+        CoreRef { guard, seen, shared: Some(shared) }
+    }
+}
+
+impl std::ops::Deref for CoreRef<'_> {
+    type Target = Core;
+    #[inline]
+    fn deref(&self) -> &Core {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for CoreRef<'_> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.guard
+    }
+}
+
+impl Drop for CoreRef<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared {
+            if self.guard.commands_seen != self.seen {
+                shared.bump();
+            }
+        }
+    }
+}
+
+/// Lets a binding that blocks in its own loop (Python's, which must wake for
+/// signals) sleep the way thread-safe sockets do, without holding the socket.
+pub struct SharedWaiter {
+    shared: Arc<SharedWait>,
+}
+
+impl SharedWaiter {
+    /// Read before an attempt; pass to [`SharedWaiter::sleep`] after it failed.
+    pub fn epoch(&self) -> u64 {
+        self.shared.epoch()
+    }
+
+    /// Sleep until another call on the socket changed something since `seen`,
+    /// the socket is signalled, or `deadline` (`Error::Again`).
+    pub fn sleep(&self, seen: u64, deadline: Option<Instant>) -> Result<()> {
+        self.shared.sleep(seen, deadline)
     }
 }
 
@@ -125,11 +205,10 @@ impl Socket {
         let mut deadline = None;
         loop {
             let seen = shared.epoch();
-            let (result, changed, timeout) = {
+            let (result, timeout) = {
                 let mut core = self.core()?;
-                let before = core.commands_seen;
                 let r = core.try_send(msg);
-                (r, core.commands_seen != before, core.options.sndtimeo)
+                (r, core.options.sndtimeo)
             };
             match result {
                 Ok(()) => {
@@ -137,15 +216,7 @@ impl Socket {
                     return Ok(());
                 }
                 Err((m, Error::Again)) => msg = m,
-                Err((_, e)) => {
-                    if changed {
-                        shared.bump();
-                    }
-                    return Err(e);
-                }
-            }
-            if changed {
-                shared.bump();
+                Err((_, e)) => return Err(e),
             }
             let d = *deadline.get_or_insert_with(|| wait_deadline(flags, timeout));
             self.sleep_shared(shared, seen, d)?;
@@ -156,11 +227,10 @@ impl Socket {
         let mut deadline = None;
         loop {
             let seen = shared.epoch();
-            let (result, changed, timeout) = {
+            let (result, timeout) = {
                 let mut core = self.core()?;
-                let before = core.commands_seen;
                 let r = core.try_recv();
-                (r, core.commands_seen != before, core.options.rcvtimeo)
+                (r, core.options.rcvtimeo)
             };
             match result {
                 Ok(m) => {
@@ -168,15 +238,7 @@ impl Socket {
                     return Ok(m);
                 }
                 Err(Error::Again) => {}
-                Err(e) => {
-                    if changed {
-                        shared.bump();
-                    }
-                    return Err(e);
-                }
-            }
-            if changed {
-                shared.bump();
+                Err(e) => return Err(e),
             }
             let d = *deadline.get_or_insert_with(|| wait_deadline(flags, timeout));
             self.sleep_shared(shared, seen, d)?;
@@ -184,24 +246,19 @@ impl Socket {
     }
 
     fn sleep_shared(&self, shared: &SharedWait, seen: u64, deadline: Option<Instant>) -> Result<()> {
-        let mailbox = self.core()?.mailbox.clone();
-        shared.sleep(seen, deadline, mailbox.signaler())
+        shared.sleep(seen, deadline)
     }
 
-    /// Readiness for `poll`. On a thread-safe socket, commands consumed here
-    /// may have been what a blocked caller waits for: wake it.
+    /// Readiness for `poll` (waking sleepers is `CoreRef`'s job).
     pub(crate) fn poll_events(&self) -> Result<i16> {
-        let mut core = self.core()?;
-        let before = core.commands_seen;
-        let ev = core.poll_events();
-        let changed = core.commands_seen != before;
-        drop(core);
-        if changed {
-            if let Some(shared) = &self.shared {
-                shared.bump();
-            }
-        }
-        ev
+        self.core()?.poll_events()
+    }
+
+    /// For thread-safe sockets: a handle to sleep on between non-blocking
+    /// attempts made by the caller's own loop (`None` for other types).
+    pub fn shared_waiter(&self) -> Result<Option<SharedWaiter>> {
+        self.core()?;
+        Ok(self.shared.as_ref().map(|s| SharedWaiter { shared: s.clone() }))
     }
 
     /// The eventfd that signals a possible change of readiness, for pollers
