@@ -329,3 +329,25 @@ fn blocked_receiver_is_not_starved_by_a_poller() {
     stop.store(true, Ordering::Relaxed);
     poller.join().unwrap();
 }
+
+/// Threads blocked on one thread-safe socket (one on its eventfd, the others
+/// behind it) all return ETERM when the context shuts down.
+#[test]
+fn shutdown_wakes_every_blocked_thread() {
+    let _g = guard();
+    let ctx = Context::new();
+    let server = Arc::new(sock(&ctx, SocketType::Server).into_thread_safe().ok().unwrap());
+    server.set_option_int(opt::RCVTIMEO, -1).unwrap();
+    server.bind("inproc://draft-shutdown").unwrap();
+    let blocked: Vec<_> = (0..3)
+        .map(|_| {
+            let server = server.clone();
+            std::thread::spawn(move || server.recv(0).map(|_| ()))
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    ctx.shutdown();
+    for t in blocked {
+        assert_errno(t.join().unwrap(), errno::ETERM);
+    }
+}
