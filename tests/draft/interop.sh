@@ -41,8 +41,8 @@ if [ "$node_ok" = 1 ] && [ ! -d "$NODE_DIR/node_modules/zeromq" ]; then
     mkdir -p "$NODE_DIR"
     echo "==> npm install zeromq@6.8.0 into $NODE_DIR"
     if ! (cd "$NODE_DIR" && echo '{"private":true}' > package.json \
-        && timeout 300 npm install --no-audit --no-fund --silent zeromq@6.8.0) > "$TMP/npm.log" 2>&1; then
-        skip_all "npm install zeromq@6.8.0 failed: $(tail -1 "$TMP/npm.log")"
+        && timeout 300 npm install --no-audit --no-fund --loglevel=error zeromq@6.8.0) > "$TMP/npm.log" 2>&1; then
+        skip_all "npm install zeromq@6.8.0 failed: $(grep -v '^[[:space:]]*$' "$TMP/npm.log" | head -2 | tr '\n' ' ')"
         rm -rf "$NODE_DIR/node_modules"
         node_ok=0
     fi
