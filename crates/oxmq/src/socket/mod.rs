@@ -128,14 +128,19 @@ impl Socket {
 
     #[inline]
     fn core(&self) -> Result<shared::CoreRef<'_>> {
-        let core = match &self.shared {
-            Some(shared) => shared::CoreRef::shared(self.core.lock_blocking(), shared),
-            None => shared::CoreRef::plain(self.core.lock()?),
-        };
+        let core = self.any_core()?;
         if core.closed {
             return Err(Error::NotSocket);
         }
         Ok(core)
+    }
+
+    /// The state, even of a closed socket (thread-safe types wait their turn).
+    fn any_core(&self) -> Result<shared::CoreRef<'_>> {
+        Ok(match &self.shared {
+            Some(shared) => shared::CoreRef::shared(self.core.lock_blocking(), shared),
+            None => shared::CoreRef::plain(self.core.lock()?),
+        })
     }
 
     /// The socket type.
@@ -151,21 +156,6 @@ impl Socket {
     /// Connect to `endpoint`; the connection is made (and remade) in the background.
     pub fn connect(&self, endpoint: &str) -> Result<()> {
         self.core()?.connect(endpoint)
-    }
-
-    /// PEER only (libzmq `zmq_connect_peer`): connect, and return the
-    /// routing id that addresses this connection's peer. ENOTSUP on other
-    /// types; EFAULT with IMMEDIATE set (no pipe exists until the peer answers).
-    pub fn connect_peer(&self, endpoint: &str) -> Result<u32> {
-        if self.kind != SocketType::Peer {
-            return Err(Error::NotSupported);
-        }
-        let mut core = self.core()?;
-        if core.options.immediate {
-            return Err(Error::Io(std::io::Error::from_raw_os_error(libc::EFAULT)));
-        }
-        core.connect(endpoint)?;
-        Ok(core.pattern.last_peer_routing_id())
     }
 
     /// Stop accepting on an endpoint given to `bind` (or its resolved LAST_ENDPOINT form).
@@ -292,7 +282,7 @@ impl Socket {
 
     /// Whether the last frame received has more frames after it.
     pub fn rcvmore(&self) -> bool {
-        self.core.lock().map(|c| c.rcvmore).unwrap_or(false)
+        self.any_core().map(|c| c.rcvmore).unwrap_or(false)
     }
 
     /// A connection property of the peer that sent the last frame received
@@ -305,7 +295,7 @@ impl Socket {
 
     /// All connection properties of the peer that sent the last frame received.
     pub fn peer_properties(&self) -> Option<Arc<PeerProperties>> {
-        let core = self.core.lock().ok()?;
+        let core = self.any_core().ok()?;
         let id = core.pipes.last_read?;
         core.pipes.contains(id).then(|| core.pipes.get(id).peer_properties.clone())?
     }

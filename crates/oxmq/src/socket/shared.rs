@@ -200,6 +200,21 @@ impl Core {
 }
 
 impl Socket {
+    /// PEER only (libzmq `zmq_connect_peer`): connect, and return the
+    /// routing id that addresses this connection's peer. ENOTSUP on other
+    /// types; EFAULT with IMMEDIATE set (no pipe exists until the peer answers).
+    pub fn connect_peer(&self, endpoint: &str) -> Result<u32> {
+        if self.kind != oxmq_proto::SocketType::Peer {
+            return Err(Error::NotSupported);
+        }
+        let mut core = self.core()?;
+        if core.options.immediate {
+            return Err(Error::Io(std::io::Error::from_raw_os_error(libc::EFAULT)));
+        }
+        core.connect(endpoint)?;
+        Ok(core.pattern.last_peer_routing_id())
+    }
+
     pub(super) fn send_shared(&self, shared: &SharedWait, mut msg: Msg, flags: i32) -> Result<()> {
         msg.set_more(flags & super::SNDMORE != 0);
         let mut deadline = None;
