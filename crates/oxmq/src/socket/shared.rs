@@ -16,16 +16,23 @@ use super::mailbox::Mailbox;
 use super::{Core, Socket};
 use crate::error::{Error, Result};
 use crate::msg::Msg;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 #[derive(Default)]
 struct WaitState {
-    epoch: u64,
     leader: bool,
 }
 
 pub(crate) struct SharedWait {
+    /// Moves on every change a sleeper may care about. Read and bumped
+    /// without the mutex: the hot path pays two atomics, not a lock.
+    epoch: AtomicU64,
+    /// Threads inside `sleep`. A bump notifies only when there are some;
+    /// SeqCst on both sides (epoch then sleepers, sleepers then epoch) means
+    /// a sleeper either sees the new epoch or is seen by the bumper.
+    sleepers: AtomicUsize,
     state: Mutex<WaitState>,
     cv: Condvar,
     /// The socket's mailbox: its eventfd is where the leader sleeps.
@@ -34,21 +41,36 @@ pub(crate) struct SharedWait {
 
 impl SharedWait {
     pub(crate) fn new(mailbox: Arc<Mailbox>) -> SharedWait {
-        SharedWait { state: Mutex::default(), cv: Condvar::new(), mailbox }
+        SharedWait {
+            epoch: AtomicU64::new(0),
+            sleepers: AtomicUsize::new(0),
+            state: Mutex::default(),
+            cv: Condvar::new(),
+            mailbox,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, WaitState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    #[inline]
     fn epoch(&self) -> u64 {
-        self.lock().epoch
+        self.epoch.load(Ordering::SeqCst)
     }
 
     /// Something changed: every sleeper should look again.
+    #[inline]
     pub(crate) fn bump(&self) {
-        let mut st = self.lock();
-        st.epoch += 1;
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) != 0 {
+            self.wake_sleepers();
+        }
+    }
+
+    #[cold]
+    fn wake_sleepers(&self) {
+        let st = self.lock();
         if st.leader {
             // The leader sleeps on the eventfd, which this change may have
             // drained (another thread consumed its commands): re-arm it.
@@ -61,10 +83,16 @@ impl SharedWait {
     /// Sleep until the epoch moves past `seen`, the eventfd fires, or the
     /// deadline passes (`Error::Again`).
     fn sleep(&self, seen: u64, deadline: Option<Instant>) -> Result<()> {
-        let signaler = self.mailbox.signaler();
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        let r = self.sleep_counted(seen, deadline);
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        r
+    }
+
+    fn sleep_counted(&self, seen: u64, deadline: Option<Instant>) -> Result<()> {
         let mut st = self.lock();
         loop {
-            if st.epoch != seen {
+            if self.epoch() != seen {
                 return Ok(());
             }
             let left = match deadline {
@@ -80,12 +108,12 @@ impl SharedWait {
             if !st.leader {
                 st.leader = true;
                 drop(st);
-                let woke = signaler.wait(left);
-                let mut st = self.lock();
-                st.leader = false;
-                // Whatever woke us may concern the followers too; one of them leads next.
-                st.epoch += 1;
-                drop(st);
+                let woke = self.mailbox.signaler().wait(left);
+                // Whatever woke us may concern the followers too; one of them
+                // leads next. (Bumped before taking the mutex, so a follower
+                // between its epoch check and its wait cannot miss the notify.)
+                self.epoch.fetch_add(1, Ordering::SeqCst);
+                self.lock().leader = false;
                 self.cv.notify_all();
                 return match woke {
                     Ok(_) => Ok(()),
@@ -169,18 +197,40 @@ impl SharedWaiter {
 
 impl Core {
     /// One non-blocking send attempt; the message comes back on failure.
-    fn try_send(&mut self, msg: Msg) -> std::result::Result<(), (Msg, Error)> {
-        if let Err(e) = self.process_commands() {
-            return Err((msg, e));
+    fn try_send(&mut self, mut msg: Msg) -> std::result::Result<(), (Msg, Error)> {
+        // As the classic fast path: the mailbox only when something is queued;
+        // before giving up, take it (which also drains the eventfd) and retry.
+        let mut drained = false;
+        if self.mailbox.has_pending() {
+            if let Err(e) = self.process_commands() {
+                return Err((msg, e));
+            }
+            drained = true;
         }
-        let r = self.pattern.send(msg, &mut self.pipes);
-        self.reap();
-        r
+        loop {
+            match self.pattern.send(msg, &mut self.pipes) {
+                Err((m, Error::Again)) if !drained => {
+                    msg = m;
+                    if let Err(e) = self.process_commands() {
+                        return Err((msg, e));
+                    }
+                    drained = true;
+                }
+                r => {
+                    self.reap();
+                    return r;
+                }
+            }
+        }
     }
 
     /// One non-blocking receive attempt.
     fn try_recv(&mut self) -> Result<Msg> {
-        self.process_commands()?;
+        let mut drained = false;
+        if self.mailbox.has_pending() {
+            self.process_commands()?;
+            drained = true;
+        }
         loop {
             match self.pattern.recv(&mut self.pipes) {
                 Ok(m) => {
@@ -190,6 +240,10 @@ impl Core {
                 }
                 // Detaching can queue a message (as in recv_slow): look again.
                 Err(Error::Again) if !self.pipes.dead.is_empty() => self.reap(),
+                Err(Error::Again) if !drained => {
+                    self.process_commands()?;
+                    drained = true;
+                }
                 Err(e) => {
                     self.reap();
                     return Err(e);
