@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-STUDIES = [str(n) for n in range(1, 12)]
+STUDIES = [str(n) for n in range(1, 13)]
 # Sides issue 12 added: each must be in study 2 and 3, with figures or a reason.
 NEW_SIDES = ["c_omq", "rust_omq", "rust_zeromq", "rust_rzmq", "rust_monocoque"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
