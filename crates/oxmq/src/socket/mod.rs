@@ -738,6 +738,10 @@ impl Core {
         if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok && !null_clears {
             return Err(Error::Invalid("this option needs a non-empty value"));
         }
+        // libzmq's router_t takes it (REP is one); other types only read it.
+        if option == opt::ROUTER_NOTIFY && !matches!(self.kind, SocketType::Router | SocketType::Rep) {
+            return Err(Error::Invalid("ROUTER_NOTIFY is a ROUTER option"));
+        }
         if option == opt::ROUTER_RAW && self.kind == SocketType::Router && !self.router_raw {
             // libzmq: turning it on makes later connections raw; off is a no-op.
             if crate::patterns::bool_value(value)? {
