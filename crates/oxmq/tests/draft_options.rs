@@ -294,3 +294,21 @@ fn metadata_under_curve_goes_in_initiate() {
     assert_eq!(recv(&server), b"p");
     assert_eq!(server.peer_property("X-tenant").as_deref(), Some(&b"blue"[..]));
 }
+
+#[test]
+fn hello_msg_over_inproc_both_orders_and_both_ways() {
+    let _g = guard();
+    let ctx = Context::new();
+    for t in [Transport::InprocBindFirst, Transport::InprocConnectFirst] {
+        let router = sock(&ctx, SocketType::Router);
+        router.set_option_bytes(opt::HELLO_MSG, b"from router").unwrap();
+        let dealer = sock(&ctx, SocketType::Dealer);
+        dealer.set_option_bytes(opt::ROUTING_ID, b"d").unwrap();
+        dealer.set_option_bytes(opt::HELLO_MSG, b"from dealer").unwrap();
+        link(t, &router, &dealer);
+        assert_eq!(recv(&dealer), b"from router", "{t:?}");
+        assert_eq!(recv_parts(&router), vec![b"d".to_vec(), b"from dealer".to_vec()], "{t:?}");
+        send(&dealer, b"after");
+        assert_eq!(recv_parts(&router), vec![b"d".to_vec(), b"after".to_vec()], "{t:?}");
+    }
+}
