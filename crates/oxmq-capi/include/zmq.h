@@ -518,6 +518,52 @@ typedef void(zmq_thread_fn)(void *);
 ZMQ_EXPORT void *zmq_threadstart(zmq_thread_fn *func_, void *arg_);
 ZMQ_EXPORT void zmq_threadclose(void *thread_);
 
+/* ------------------------------------------------------------- draft API */
+/* CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL and zmq_poller, behind
+   ZMQ_BUILD_DRAFT_API as in libzmq's zmq.h. These sockets are thread-safe
+   (ZMQ_THREAD_SAFE reads 1) and have no ZMQ_FD: poll them with zmq_poller. */
+
+#ifdef ZMQ_BUILD_DRAFT_API
+
+#define ZMQ_SERVER 12
+#define ZMQ_CLIENT 13
+#define ZMQ_GATHER 16
+#define ZMQ_SCATTER 17
+#define ZMQ_PEER 19
+#define ZMQ_CHANNEL 20
+
+ZMQ_EXPORT int zmq_msg_set_routing_id(zmq_msg_t *msg_, uint32_t routing_id_);
+ZMQ_EXPORT uint32_t zmq_msg_routing_id(zmq_msg_t *msg_);
+ZMQ_EXPORT uint32_t zmq_connect_peer(void *s_, const char *addr_);
+
+#if defined(_WIN32)
+typedef uintptr_t zmq_fd_t;
+#else
+typedef int zmq_fd_t;
+#endif
+
+typedef struct zmq_poller_event_t {
+    void *socket;
+    zmq_fd_t fd;
+    void *user_data;
+    short events;
+} zmq_poller_event_t;
+
+ZMQ_EXPORT void *zmq_poller_new(void);
+ZMQ_EXPORT int zmq_poller_destroy(void **poller_p);
+ZMQ_EXPORT int zmq_poller_size(void *poller);
+ZMQ_EXPORT int zmq_poller_add(void *poller, void *socket, void *user_data, short events);
+ZMQ_EXPORT int zmq_poller_modify(void *poller, void *socket, short events);
+ZMQ_EXPORT int zmq_poller_remove(void *poller, void *socket);
+ZMQ_EXPORT int zmq_poller_wait(void *poller, zmq_poller_event_t *event, long timeout);
+ZMQ_EXPORT int zmq_poller_wait_all(void *poller, zmq_poller_event_t *events, int n_events, long timeout);
+ZMQ_EXPORT int zmq_poller_fd(void *poller, zmq_fd_t *fd);
+ZMQ_EXPORT int zmq_poller_add_fd(void *poller, zmq_fd_t fd, void *user_data, short events);
+ZMQ_EXPORT int zmq_poller_modify_fd(void *poller, zmq_fd_t fd, short events);
+ZMQ_EXPORT int zmq_poller_remove_fd(void *poller, zmq_fd_t fd);
+
+#endif /* ZMQ_BUILD_DRAFT_API */
+
 #ifdef __cplusplus
 }
 #endif

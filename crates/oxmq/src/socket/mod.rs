@@ -11,6 +11,9 @@ pub(crate) mod mailbox;
 pub(crate) mod options_codec;
 pub(crate) mod peer;
 pub(crate) mod pipes;
+// Draft thread-safe socket types: several threads at once.
+mod shared;
+pub use shared::{SharedWaiter, ThreadSafeSocket};
 
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
@@ -23,7 +26,7 @@ use crate::patterns::{new_pattern, Pattern};
 use crate::pipe::{pipe, pipe_conflate, WakeSlot};
 use crate::transport::endpoint::{parse_endpoint, Endpoint};
 use crate::transport::inproc;
-use cell::{CoreCell, CoreGuard};
+use cell::CoreCell;
 use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use options_codec::{decode_int, encode_int, get_generic, is_bytes_option, set_generic, OptionValue};
 use oxmq_proto::SocketType;
@@ -62,6 +65,9 @@ struct EndpointRecord {
 pub struct Socket {
     core: CoreCell<Core>,
     kind: SocketType,
+    /// Thread-safe types (SERVER, CLIENT, ...): where blocked callers sleep
+    /// without holding the socket.
+    shared: Option<Arc<shared::SharedWait>>,
     /// Not `Sync` for Rust callers (libzmq's one-thread-at-a-time rule);
     /// `CoreCell` keeps raw-handle callers (C, Python) sound regardless.
     _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
@@ -83,6 +89,9 @@ pub(crate) struct Core {
     last_endpoint: String,
     rcvmore: bool,
     closed: bool,
+    /// Commands and activations handled so far (thread-safe sockets wake
+    /// their other waiters when a call consumed some).
+    commands_seen: u64,
     /// Monitor slot, shared with this socket's listeners and sessions.
     monitor: Arc<Monitor>,
     // ROUTER_RAW: a ROUTER whose new connections are raw, as STREAM's.
@@ -95,6 +104,7 @@ impl Socket {
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Socket {
             kind,
+            shared: kind.is_thread_safe().then(|| Arc::new(shared::SharedWait::new(mailbox.clone()))),
             _not_sync: std::marker::PhantomData,
             core: CoreCell::new(Core {
                 id,
@@ -112,6 +122,7 @@ impl Socket {
                 last_endpoint: String::new(),
                 rcvmore: false,
                 closed: false,
+                commands_seen: 0,
                 monitor: Monitor::new(),
                 router_raw: false,
             }),
@@ -119,12 +130,20 @@ impl Socket {
     }
 
     #[inline]
-    fn core(&self) -> Result<CoreGuard<'_, Core>> {
-        let core = self.core.lock()?;
+    fn core(&self) -> Result<shared::CoreRef<'_>> {
+        let core = self.any_core()?;
         if core.closed {
             return Err(Error::NotSocket);
         }
         Ok(core)
+    }
+
+    /// The state, even of a closed socket (thread-safe types wait their turn).
+    fn any_core(&self) -> Result<shared::CoreRef<'_>> {
+        Ok(match &self.shared {
+            Some(shared) => shared::CoreRef::shared(self.core.lock_blocking(), shared),
+            None => shared::CoreRef::plain(self.core.lock()?),
+        })
     }
 
     /// The socket type.
@@ -155,6 +174,9 @@ impl Socket {
     /// Send one frame; `flags` may hold [`DONTWAIT`] and [`SNDMORE`].
     #[inline]
     pub fn send(&self, msg: impl Into<Msg>, flags: i32) -> Result<()> {
+        if let Some(shared) = &self.shared {
+            return self.send_shared(shared, msg.into(), flags);
+        }
         self.core()?.send(msg.into(), flags)
     }
 
@@ -164,6 +186,15 @@ impl Socket {
         I: IntoIterator<Item = M>,
         M: Into<Msg>,
     {
+        if self.shared.is_some() {
+            // No multipart on these types: the second part fails with EINVAL.
+            let mut iter = parts.into_iter().peekable();
+            while let Some(part) = iter.next() {
+                let more = if iter.peek().is_some() { SNDMORE } else { 0 };
+                self.send(part, (flags & DONTWAIT) | more)?;
+            }
+            return Ok(());
+        }
         let mut core = self.core()?;
         let mut iter = parts.into_iter().peekable();
         while let Some(part) = iter.next() {
@@ -176,6 +207,9 @@ impl Socket {
     /// Receive one frame.
     #[inline]
     pub fn recv(&self, flags: i32) -> Result<Msg> {
+        if let Some(shared) = &self.shared {
+            return self.recv_shared(shared, flags);
+        }
         self.core()?.recv(flags)
     }
 
@@ -186,6 +220,9 @@ impl Socket {
 
     /// Receive all frames of one message.
     pub fn recv_multipart(&self, flags: i32) -> Result<Vec<Msg>> {
+        if self.shared.is_some() {
+            return Ok(vec![self.recv(flags)?]);
+        }
         let mut core = self.core()?;
         let first = core.recv(flags)?;
         let mut more = first.more();
@@ -248,7 +285,7 @@ impl Socket {
 
     /// Whether the last frame received has more frames after it.
     pub fn rcvmore(&self) -> bool {
-        self.core.lock().map(|c| c.rcvmore).unwrap_or(false)
+        self.any_core().map(|c| c.rcvmore).unwrap_or(false)
     }
 
     /// A connection property of the peer that sent the last frame received
@@ -261,7 +298,7 @@ impl Socket {
 
     /// All connection properties of the peer that sent the last frame received.
     pub fn peer_properties(&self) -> Option<Arc<PeerProperties>> {
-        let core = self.core.lock().ok()?;
+        let core = self.any_core().ok()?;
         let id = core.pipes.last_read?;
         core.pipes.contains(id).then(|| core.pipes.get(id).peer_properties.clone())?
     }
@@ -281,7 +318,13 @@ impl Socket {
     /// work. So after the descriptor fires, read `events()` and receive until
     /// EAGAIN (or send until EAGAIN) before waiting on it again. Wake-ups may
     /// be spurious; none is lost if the caller follows the rule above.
+    ///
+    /// Thread-safe socket types have none (EINVAL), as in libzmq: poll them
+    /// with [`crate::poll`] (the C ABI's `zmq_poller_*`).
     pub fn fd(&self) -> Result<RawFd> {
+        if self.shared.is_some() {
+            return Err(Error::Invalid("thread-safe sockets have no FD"));
+        }
         Ok(self.core()?.mailbox.signaler().raw_fd())
     }
 
@@ -308,11 +351,6 @@ impl Socket {
     /// Close the socket (the same as dropping it): queued messages are
     /// handed to the I/O thread, which keeps sending them for up to LINGER.
     pub fn close(self) {}
-
-    pub(crate) fn with_core<R>(&self, f: impl FnOnce(&mut Core) -> R) -> Result<R> {
-        let mut core = self.core()?;
-        Ok(f(&mut core))
-    }
 }
 
 impl Drop for Socket {
@@ -466,6 +504,7 @@ impl Core {
     pub(crate) fn process_commands(&mut self) -> Result<()> {
         let mut inbox = std::mem::take(&mut self.inbox);
         self.mailbox.take(&mut inbox);
+        self.commands_seen += (inbox.commands.len() + inbox.read_activated.len() + inbox.write_activated.len()) as u64;
         for cmd in inbox.commands.drain(..) {
             match cmd {
                 SocketCommand::Attach(pipe) => self.attach(pipe),
@@ -777,7 +816,9 @@ impl Core {
             opt::TYPE => return Ok(OptionValue::Int(self.kind.as_raw() as i64)),
             opt::RCVMORE => return Ok(OptionValue::Int(self.rcvmore as i64)),
             opt::EVENTS => return Ok(OptionValue::Int(self.events() as i64)),
+            opt::FD if self.kind.is_thread_safe() => return Err(Error::Invalid("thread-safe sockets have no FD")),
             opt::FD => return Ok(OptionValue::Int(self.mailbox.signaler().raw_fd() as i64)),
+            opt::THREAD_SAFE => return Ok(OptionValue::Int(self.kind.is_thread_safe() as i64)),
             opt::LAST_ENDPOINT => return Ok(OptionValue::Bytes(self.last_endpoint.as_bytes().to_vec())),
             _ => {}
         }
