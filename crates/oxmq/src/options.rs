@@ -298,6 +298,25 @@ impl Options {
         self.conflate && matches!(kind, SocketType::Dealer | SocketType::Push | SocketType::Pub)
     }
 
+    // Draft options (s3-draftopts): which types act on them, as libzmq's
+    // can_send_hello_msg / can_recv_disconnect_msg / can_recv_hiccup_msg.
+
+    /// HELLO_MSG goes to each new peer.
+    pub(crate) fn sends_hello(&self, kind: oxmq_proto::SocketType) -> bool {
+        use oxmq_proto::SocketType as T;
+        !self.hello_msg.is_empty() && matches!(kind, T::Router | T::Dealer | T::Client | T::Server | T::Peer)
+    }
+    /// DISCONNECT_MSG arrives when a peer goes.
+    pub(crate) fn receives_disconnect_msg(&self, kind: oxmq_proto::SocketType) -> bool {
+        use oxmq_proto::SocketType as T;
+        !self.disconnect_msg.is_empty() && matches!(kind, T::Router | T::Server | T::Peer)
+    }
+    /// HICCUP_MSG arrives when a connection this socket made dropped.
+    pub(crate) fn receives_hiccup_msg(&self, kind: oxmq_proto::SocketType) -> bool {
+        use oxmq_proto::SocketType as T;
+        !self.hiccup_msg.is_empty() && matches!(kind, T::Dealer | T::Client | T::Peer)
+    }
+
     /// Send HWM as a pipe limit (0 = unlimited).
     pub(crate) fn sndhwm_limit(&self) -> usize {
         self.sndhwm.max(0) as usize

@@ -312,3 +312,37 @@ fn hello_msg_over_inproc_both_orders_and_both_ways() {
         assert_eq!(recv_parts(&router), vec![b"d".to_vec(), b"after".to_vec()], "{t:?}");
     }
 }
+
+#[test]
+fn client_and_server_take_the_message_options_as_libzmq_does() {
+    let _g = guard();
+    let ctx = Context::new();
+    let port = free_tcp_port();
+    let ep = format!("tcp://127.0.0.1:{port}");
+    let server = sock(&ctx, SocketType::Server);
+    server.set_option_bytes(opt::HELLO_MSG, b"server hello").unwrap();
+    server.set_option_bytes(opt::DISCONNECT_MSG, b"client gone").unwrap();
+    server.bind(&ep).unwrap();
+    let client = sock(&ctx, SocketType::Client);
+    client.set_option_bytes(opt::HELLO_MSG, b"client hello").unwrap();
+    client.set_option_bytes(opt::HICCUP_MSG, b"server gone").unwrap();
+    client.connect(&ep).unwrap();
+    assert_eq!(recv(&client), b"server hello");
+    let m = server.recv(0).unwrap();
+    assert_eq!(m.to_vec(), b"client hello");
+    let rid = m.routing_id();
+    assert_ne!(rid, 0);
+    // A second client goes away: the SERVER hears it from that peer.
+    let other = sock(&ctx, SocketType::Client);
+    other.connect(&ep).unwrap();
+    assert_eq!(recv(&other), b"server hello");
+    other.send("o", 0).unwrap();
+    let o = server.recv(0).unwrap();
+    assert_eq!(o.to_vec(), b"o");
+    drop(other);
+    let gone = server.recv(0).unwrap();
+    assert_eq!((gone.to_vec(), gone.routing_id()), (b"client gone".to_vec(), o.routing_id()));
+    // The server goes away: the CLIENT hears its hiccup.
+    drop(server);
+    assert_eq!(recv(&client), b"server gone");
+}

@@ -285,11 +285,11 @@ impl Engine {
         self.send_hello();
     }
 
-    /// HELLO_MSG (draft): the first message every new peer of a ROUTER or
-    /// DEALER receives, ahead of anything queued (libzmq's `can_send_hello_msg`).
+    /// HELLO_MSG (draft): the first message every new peer receives, ahead
+    /// of anything queued (see `Options::sends_hello`).
     fn send_hello(&mut self) {
         let o = &self.cfg.options;
-        if o.hello_msg.is_empty() || !matches!(self.cfg.socket_type, SocketType::Router | SocketType::Dealer) {
+        if !o.sends_hello(self.cfg.socket_type) {
             return;
         }
         let start = self.tx_buf.len();

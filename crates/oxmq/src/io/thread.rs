@@ -266,18 +266,15 @@ fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo, stream: &
 
 /// A connection that completed its handshake ended: what the socket reads
 /// from that peer last (draft options, libzmq's order). ROUTER_NOTIFY's
-/// empty message, and DISCONNECT_MSG as if the peer had sent it (ROUTER
-/// only among oxmq's types, as libzmq's `can_recv_disconnect_msg`). They
-/// bypass the HWM like libzmq's, which writes them from the session.
+/// empty message, and DISCONNECT_MSG as if the peer had sent it (see
+/// `Options::receives_disconnect_msg`). They bypass the HWM like libzmq's,
+/// which writes them from the session.
 fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe) {
-    if cfg.socket_type != SocketType::Router {
-        return;
-    }
     let o = &cfg.options;
-    if o.router_notify & notify::DISCONNECT != 0 {
+    if cfg.socket_type == SocketType::Router && o.router_notify & notify::DISCONNECT != 0 {
         ep.inn.write(Msg::new());
     }
-    if !o.disconnect_msg.is_empty() {
+    if o.receives_disconnect_msg(cfg.socket_type) {
         ep.inn.write(Msg::from_vec(o.disconnect_msg.clone()));
     }
     ep.inn.flush();
@@ -972,10 +969,10 @@ impl Session {
         if let Some((mut p, mid)) = engine.take_pipe() {
             if established {
                 push_farewell(&self.link.cfg, &mut p);
-                // HICCUP_MSG (draft): a DEALER hears that its connection
-                // dropped, as if the peer said so (libzmq's `can_recv_hiccup_msg`).
+                // HICCUP_MSG (draft): the socket hears that its connection
+                // dropped, as if the peer said so.
                 let o = &self.link.cfg.options;
-                if self.queued && self.link.cfg.socket_type == SocketType::Dealer && !o.hiccup_msg.is_empty() {
+                if self.queued && o.receives_hiccup_msg(self.link.cfg.socket_type) {
                     p.inn.write(Msg::from_vec(o.hiccup_msg.clone()));
                     p.inn.flush();
                 }

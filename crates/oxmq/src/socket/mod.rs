@@ -723,7 +723,7 @@ impl Core {
             routing_id: self.options.routing_id.clone(),
             endpoint,
             conflate_out: self.options.conflates_sending(self.kind),
-            hello: if matches!(self.kind, SocketType::Router | SocketType::Dealer) && !self.router_raw {
+            hello: if self.options.sends_hello(self.kind) && !self.router_raw {
                 self.options.hello_msg.clone()
             } else {
                 Vec::new()
