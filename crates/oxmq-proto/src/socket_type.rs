@@ -18,6 +18,9 @@ pub enum SocketType {
     XPub = 9,
     XSub = 10,
     Stream = 11,
+    // Draft RADIO/DISH (groups; also over udp://).
+    Radio = 14,
+    Dish = 15,
 }
 
 impl SocketType {
@@ -38,7 +41,19 @@ impl SocketType {
 
     /// From libzmq's numeric constant (`ZMQ_PAIR` = 0 .. `ZMQ_STREAM` = 11).
     pub fn from_raw(v: i32) -> Option<SocketType> {
-        usize::try_from(v).ok().and_then(|i| Self::ALL.get(i).copied())
+        usize::try_from(v).ok().and_then(|i| Self::ALL.get(i).copied()).or_else(|| Self::radio_dish_from_raw(v))
+    }
+
+    /// Draft RADIO/DISH: the draft types RADIO and DISH.
+    pub const RADIO_DISH: [SocketType; 2] = [SocketType::Radio, SocketType::Dish];
+
+    fn radio_dish_from_raw(v: i32) -> Option<SocketType> {
+        Self::RADIO_DISH.into_iter().find(|t| t.as_raw() == v)
+    }
+
+    /// libzmq's thread-safe socket types (ZMQ_THREAD_SAFE reads 1).
+    pub fn is_radio_dish(self) -> bool {
+        matches!(self, SocketType::Radio | SocketType::Dish)
     }
 
     pub fn as_raw(self) -> i32 {
@@ -60,13 +75,15 @@ impl SocketType {
             SocketType::XPub => "XPUB",
             SocketType::XSub => "XSUB",
             SocketType::Stream => "STREAM",
+            SocketType::Radio => "RADIO",
+            SocketType::Dish => "DISH",
         }
     }
 
     /// Exact, case-sensitive match: libzmq compares with `memcmp`, so a
     /// peer sending `dealer` is not a DEALER to libzmq either.
     pub fn from_wire_name(name: &[u8]) -> Option<SocketType> {
-        Self::ALL.into_iter().find(|t| t.wire_name().as_bytes() == name)
+        Self::ALL.into_iter().chain(Self::RADIO_DISH).find(|t| t.wire_name().as_bytes() == name)
     }
 
     /// Whether a socket of type `self` may talk to a peer of type `peer`
@@ -84,6 +101,8 @@ impl SocketType {
             Pub | XPub => matches!(peer, Sub | XSub),
             Sub | XSub => matches!(peer, Pub | XPub),
             Stream => false,
+            Radio => peer == Dish,
+            Dish => peer == Radio,
         }
     }
 

@@ -26,6 +26,8 @@ mod lb;
 mod pair;
 mod pipeline;
 mod pubsub;
+// Draft RADIO/DISH.
+mod radio_dish;
 mod reqrep;
 mod stream;
 mod trie;
@@ -65,6 +67,15 @@ pub(crate) trait Pattern: Send {
     /// Pattern-specific readable option, as an integer.
     fn get_option_int(&self, _opt: i32) -> Option<i64> {
         None
+    }
+
+    /// Draft RADIO/DISH: `zmq_join` (ENOTSUP on every type but DISH).
+    fn join(&mut self, _group: &[u8], _pipes: &mut Pipes) -> Result<(), Error> {
+        Err(Error::NotSupported)
+    }
+    /// Draft RADIO/DISH: `zmq_leave`.
+    fn leave(&mut self, _group: &[u8], _pipes: &mut Pipes) -> Result<(), Error> {
+        Err(Error::NotSupported)
     }
 }
 
@@ -121,5 +132,7 @@ pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Patter
         SocketType::Dealer => Box::new(dealer_router::Dealer::new()),
         SocketType::Router => Box::new(dealer_router::Router::new()),
         SocketType::Stream => Box::new(stream::Stream::new()),
+        SocketType::Radio => Box::new(radio_dish::Radio::new()),
+        SocketType::Dish => Box::new(radio_dish::Dish::new()),
     }
 }

@@ -129,6 +129,19 @@ impl Socket {
         self.kind
     }
 
+    /// Draft DISH: receive the messages of `group` (libzmq `zmq_join`).
+    /// EINVAL when already joined or longer than 255 bytes; ENOTSUP on
+    /// other socket types.
+    pub fn join(&self, group: &[u8]) -> Result<()> {
+        self.core()?.join_leave(group, true)
+    }
+
+    /// Draft DISH: stop receiving `group` (libzmq `zmq_leave`). EINVAL when
+    /// not joined.
+    pub fn leave(&self, group: &[u8]) -> Result<()> {
+        self.core()?.join_leave(group, false)
+    }
+
     /// Accept connections on `endpoint` (`tcp://`, `ipc://`, `inproc://`).
     pub fn bind(&self, endpoint: &str) -> Result<()> {
         self.core()?.bind(endpoint)
@@ -320,6 +333,16 @@ impl Drop for Socket {
 }
 
 impl Core {
+    /// Draft RADIO/DISH.
+    fn join_leave(&mut self, group: &[u8], join: bool) -> Result<()> {
+        self.check_term()?;
+        self.process_commands()?;
+        let r =
+            if join { self.pattern.join(group, &mut self.pipes) } else { self.pattern.leave(group, &mut self.pipes) };
+        self.reap();
+        r
+    }
+
     #[inline]
     fn check_term(&self) -> Result<()> {
         if self.ctx.is_terminated() {
