@@ -600,6 +600,9 @@ impl Core {
 
     fn bind(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
+        if let Some(addr) = endpoint.strip_prefix("udp://") {
+            return self.udp_endpoint(endpoint, addr, true);
+        }
         let parsed = parse_endpoint(endpoint)?;
         // Options oxmq stores but cannot act on yet: refuse rather than bind
         // something other than what was asked for.
@@ -642,6 +645,9 @@ impl Core {
 
     fn connect(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
+        if let Some(addr) = endpoint.strip_prefix("udp://") {
+            return self.udp_endpoint(endpoint, addr, false);
+        }
         let parsed = parse_endpoint(endpoint)?;
         // No SOCKS5 client yet: never connect directly when a proxy was asked for.
         if !self.options.socks_proxy.is_empty() && matches!(parsed, Endpoint::Tcp(_)) {
@@ -684,6 +690,44 @@ impl Core {
             kind: EndpointKind::Connected,
             given: endpoint.to_string(),
             resolved: endpoint.to_string(),
+            inproc_name: None,
+            listener_fd: None,
+        });
+        Ok(())
+    }
+
+    /// Draft RADIO/DISH: a `udp://` endpoint. As in libzmq, only a DISH binds
+    /// and only a RADIO connects (ENOCOMPATPROTO otherwise); the pipe is
+    /// served by its own thread (see `transport::udp`).
+    fn udp_endpoint(&mut self, endpoint: &str, addr: &str, bind: bool) -> Result<()> {
+        use crate::transport::udp;
+        let expected = if bind { SocketType::Dish } else { SocketType::Radio };
+        if self.kind != expected {
+            return Err(Error::NoCompatProtocol);
+        }
+        let parsed = udp::parse(addr, bind, self.options.ipv6)?;
+        let id = self.new_endpoint_id();
+        let (mut socket_side, engine_side) = self.pipe_pair(id);
+        socket_side.all_groups = true;
+        let resolved = if bind {
+            let (sock, port) = udp::open_receiver(&parsed)?;
+            udp::spawn_receiver(sock, engine_side)?;
+            match addr.rsplit_once(':') {
+                Some((host, _)) => format!("udp://{host}:{port}"),
+                None => endpoint.to_string(),
+            }
+        } else {
+            let sock = udp::open_sender(&parsed, &self.options)?;
+            udp::spawn_sender(sock, engine_side)?;
+            endpoint.to_string()
+        };
+        self.attach(socket_side);
+        self.last_endpoint = resolved.clone();
+        self.endpoints.push(EndpointRecord {
+            id,
+            kind: if bind { EndpointKind::Bound } else { EndpointKind::Connected },
+            given: endpoint.to_string(),
+            resolved,
             inproc_name: None,
             listener_fd: None,
         });

@@ -4,3 +4,5 @@ pub(crate) mod endpoint;
 pub(crate) mod inproc;
 pub(crate) mod ipc;
 pub(crate) mod tcp;
+// Draft RADIO/DISH.
+pub(crate) mod udp;
