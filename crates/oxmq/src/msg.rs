@@ -43,6 +43,7 @@ pub const GROUP_MAX_LENGTH: usize = 255;
 
 #[derive(Clone)]
 struct Grouped {
+    /// The group and a NUL, so C callers can have it as a string.
     group: Box<[u8]>,
     /// Never `Grouped` itself.
     body: Body,
@@ -197,9 +198,15 @@ impl Msg {
     /// Draft RADIO/DISH: the message's group (empty when it has none, as
     /// libzmq's `zmq_msg_group` gives "").
     pub fn group(&self) -> &[u8] {
+        let g = self.group_with_nul();
+        &g[..g.len() - 1]
+    }
+
+    /// The group followed by a NUL (`zmq_msg_group`'s string).
+    pub fn group_with_nul(&self) -> &[u8] {
         match &self.body {
             Body::Grouped(g) => &g.group,
-            _ => &[],
+            _ => b"\0",
         }
     }
 
@@ -215,8 +222,14 @@ impl Msg {
             Body::Grouped(g) => g.body,
             b => b,
         };
-        self.body =
-            if group.is_empty() { body } else { Body::Grouped(Box::new(Grouped { group: group.into(), body })) };
+        self.body = if group.is_empty() {
+            body
+        } else {
+            let mut g = Vec::with_capacity(group.len() + 1);
+            g.extend_from_slice(group);
+            g.push(0);
+            Body::Grouped(Box::new(Grouped { group: g.into(), body }))
+        };
         Ok(())
     }
 
@@ -369,6 +382,7 @@ mod tests {
         assert_eq!(m.group(), b"");
         m.set_group(b"TV").unwrap();
         assert_eq!((m.group(), m.as_slice(), m.len()), (&b"TV"[..], &b"body"[..], 4));
+        assert_eq!(m.group_with_nul(), b"TV\0");
         m.set_group(&[b'g'; GROUP_MAX_LENGTH]).unwrap();
         assert_eq!(m.group().len(), GROUP_MAX_LENGTH);
         assert!(m.set_group(&[b'g'; GROUP_MAX_LENGTH + 1]).is_err());
