@@ -203,7 +203,9 @@ impl Socket {
             }
             // a tracked Frame reports its own tracker, whatever `track` says (pyzmq)
             let t = f.tracker.as_ref().map(|t| t.clone_ref(py));
-            return Ok((f.msg.clone(), t));
+            // Draft RADIO/DISH: a group set on the Frame goes with it.
+            let msg = msg_with_group(py, f.msg.clone(), f.group.get().as_deref())?;
+            return Ok((msg, t));
         } else if data.is_instance_of::<PyString>() {
             return Err(PyTypeError::new_err("unicode not allowed, use send_string"));
         }
@@ -409,19 +411,35 @@ impl Socket {
         group: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Py<PyAny>>> {
         release::maybe_drain(py);
-        if routing_id.is_some() || group.is_some() {
+        if routing_id.is_some() {
             return Err(zmq_error(py, errno::ENOTSUP));
         }
+        // Draft RADIO/DISH: `group=` sets the message's group.
+        let group = group.map(group_arg).transpose()?;
         // Fast path: bytes, copied.
         if copy {
             if let Ok(b) = data.cast::<PyBytes>() {
-                self.send_msg(py, Msg::from_slice(b.as_bytes()), flags)?;
+                let msg = msg_with_group(py, Msg::from_slice(b.as_bytes()), group.as_deref())?;
+                self.send_msg(py, msg, flags)?;
                 return Ok(None);
             }
         }
         let (msg, tracker) = self.to_msg(py, data, copy, track)?;
+        let msg = msg_with_group(py, msg, group.as_deref())?;
         self.send_msg(py, msg, flags)?;
         Ok(if copy { None } else { tracker })
+    }
+
+    /// Draft DISH: join a group (str or bytes), as pyzmq's `Socket.join`.
+    fn join(&self, py: Python<'_>, group: &Bound<'_, PyAny>) -> PyResult<()> {
+        let g = group_arg(group)?;
+        self.call(py, |s| s.join(&g).map_err(core_errno))
+    }
+
+    /// Draft DISH: leave a group, as pyzmq's `Socket.leave`.
+    fn leave(&self, py: Python<'_>, group: &Bound<'_, PyAny>) -> PyResult<()> {
+        let g = group_arg(group)?;
+        self.call(py, |s| s.leave(&g).map_err(core_errno))
     }
 
     /// Send a str as one frame (utf-8 unless `encoding` says otherwise).
