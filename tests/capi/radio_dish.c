@@ -17,6 +17,7 @@
 #include "testutil.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #ifndef ZMQ_RADIO
@@ -137,6 +138,99 @@ static void round_over(void *ctx, const char *bind_ep)
     printf("round over %s: ok\n", ep);
 }
 
+/* Threads racing on thread-safe sockets: two threads send on one RADIO
+ * (XPUB_NODROP, so a full pipe makes them wait rather than drop), one
+ * blocks in zmq_recv on the DISH while another joins and leaves groups on
+ * it. Every message arrives, in order per sender, and nothing fails. */
+#define RACE_N 3000
+struct race {
+    void *radio, *dish;
+    int id;
+};
+
+static void *race_send(void *arg)
+{
+    struct race *r = arg;
+    char body[32];
+    for (int i = 0; i < RACE_N; i++) {
+        snprintf(body, sizeof body, "%d:%d", r->id, i);
+        OK(send_grouped(r->radio, "R", body));
+    }
+    return NULL;
+}
+
+static void *race_join(void *arg)
+{
+    struct race *r = arg;
+    char g[16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(g, sizeof g, "J%d", i);
+        OK(p_join(r->dish, g));
+        OK(p_leave(r->dish, g));
+    }
+    return NULL;
+}
+
+static void *blocked_recv(void *arg)
+{
+    struct race *r = arg;
+    char g[300], body[64];
+    set_int(r->dish, ZMQ_RCVTIMEO, 5000);
+    int rc = recv_grouped(r->dish, g, sizeof g, body, sizeof body);
+    if (rc != 0)
+        fprintf(stderr, "blocked recv failed: %s\n", zmq_strerror(zmq_errno()));
+    else if (strcmp(g, "late") != 0)
+        fprintf(stderr, "blocked recv got group \"%s\"\n", g);
+    r->id = rc == 0 && strcmp(g, "late") == 0;
+    return NULL;
+}
+
+static void race(void *ctx)
+{
+    void *radio = zmq_socket(ctx, ZMQ_RADIO);
+    void *dish = zmq_socket(ctx, ZMQ_DISH);
+    set_int(radio, ZMQ_XPUB_NODROP, 1);
+    set_int(radio, ZMQ_SNDHWM, 100);
+    set_int(dish, ZMQ_RCVHWM, 100);
+    OK(zmq_bind(dish, "inproc://race"));
+    OK(zmq_connect(radio, "inproc://race"));
+    OK(p_join(dish, "R"));
+    sync_group(radio, dish, "R");
+    struct race a = {radio, dish, 0}, b = {radio, dish, 1};
+    pthread_t ta, tb, tj;
+    CHECK(pthread_create(&ta, NULL, race_send, &a) == 0);
+    CHECK(pthread_create(&tb, NULL, race_send, &b) == 0);
+    CHECK(pthread_create(&tj, NULL, race_join, &a) == 0);
+    int next[2] = {0, 0};
+    char g[300], body[64];
+    for (int n = 0; n < 2 * RACE_N; n++) {
+        OK(recv_grouped(dish, g, sizeof g, body, sizeof body));
+        int id, i;
+        CHECK(sscanf(body, "%d:%d", &id, &i) == 2 && (id == 0 || id == 1));
+        CHECK(strcmp(g, "R") == 0 && i == next[id]);
+        next[id]++;
+    }
+    CHECK(pthread_join(ta, NULL) == 0 && pthread_join(tb, NULL) == 0 && pthread_join(tj, NULL) == 0);
+
+    /* A thread blocked in zmq_recv does not lock others out: join and
+     * leave from here while it waits, as libzmq's thread-safe sockets allow. */
+    OK(p_leave(dish, "R"));
+    struct race w = {radio, dish, 0};
+    pthread_t tw;
+    CHECK(pthread_create(&tw, NULL, blocked_recv, &w) == 0);
+    usleep(100 * 1000);
+    OK(p_join(dish, "late"));
+    for (int i = 0; i < 50; i++) {
+        OK(send_grouped(radio, "late", "x"));
+        usleep(10 * 1000);
+    }
+    CHECK(pthread_join(tw, NULL) == 0);
+    CHECK(w.id == 1);
+    OK(zmq_close(radio));
+    OK(zmq_close(dish));
+    printf("race: %d messages from two sender threads while a third joined/left: ok\n", 2 * RACE_N);
+}
+
 static int self_test(void)
 {
     void *ctx = zmq_ctx_new();
@@ -152,6 +246,9 @@ static int self_test(void)
     CHECK(v == 1);
     OK(zmq_getsockopt(pub, ZMQ_THREAD_SAFE, &v, &vlen));
     CHECK(v == 0);
+    int fd;
+    size_t fdlen = sizeof fd;
+    FAILS(zmq_getsockopt(dish, ZMQ_FD, &fd, &fdlen), EINVAL);
 
     OK(p_join(dish, "Movies"));
     FAILS(p_join(dish, "Movies"), EINVAL);
@@ -194,6 +291,7 @@ static int self_test(void)
     round_over(ctx, "inproc://radio-dish");
     round_over(ctx, "udp://127.0.0.1:*");
     unlink(ipc + strlen("ipc://"));
+    race(ctx);
     OK(zmq_ctx_term(ctx));
     printf("radio_dish self: groups, errors, tcp/ipc/inproc/udp ok\n");
     return 0;

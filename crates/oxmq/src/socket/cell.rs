@@ -60,6 +60,24 @@ impl<T> CoreCell<T> {
         }
     }
 
+    /// Draft RADIO/DISH (thread-safe in libzmq): wait for the holder as long
+    /// as it takes, as libzmq's socket mutex does. Only for sockets whose
+    /// calls never block while holding the cell.
+    pub(crate) fn lock_patient(&self) -> CoreGuard<'_, T> {
+        let mut spins = 0u32;
+        loop {
+            if self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                return CoreGuard { cell: self };
+            }
+            spins += 1;
+            if spins < 64 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+
     pub(crate) fn get_mut(&mut self) -> &mut T {
         self.value.get_mut()
     }

@@ -117,7 +117,7 @@ impl Socket {
 
     #[inline]
     fn core(&self) -> Result<CoreGuard<'_, Core>> {
-        let core = self.core.lock()?;
+        let core = if self.kind.is_radio_dish() { self.core.lock_patient() } else { self.core.lock()? };
         if core.closed {
             return Err(Error::NotSocket);
         }
@@ -165,6 +165,9 @@ impl Socket {
     /// Send one frame; `flags` may hold [`DONTWAIT`] and [`SNDMORE`].
     #[inline]
     pub fn send(&self, msg: impl Into<Msg>, flags: i32) -> Result<()> {
+        if self.kind.is_radio_dish() && flags & DONTWAIT == 0 {
+            return self.send_thread_safe(msg.into(), flags);
+        }
         self.core()?.send(msg.into(), flags)
     }
 
@@ -186,7 +189,46 @@ impl Socket {
     /// Receive one frame.
     #[inline]
     pub fn recv(&self, flags: i32) -> Result<Msg> {
+        if self.kind.is_radio_dish() && flags & DONTWAIT == 0 {
+            return self.recv_thread_safe(flags);
+        }
         self.core()?.recv(flags)
+    }
+
+    /// Draft RADIO/DISH are thread-safe in libzmq: a blocked send must not
+    /// keep other threads (a `join` say) out, so it waits unlocked.
+    #[cold]
+    fn send_thread_safe(&self, msg: Msg, flags: i32) -> Result<()> {
+        let (timeout, mailbox) = {
+            let c = self.core()?;
+            (c.options.sndtimeo, c.mailbox.clone())
+        };
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            // A separate statement: the guard must be gone before the wait.
+            let r = self.core()?.send(msg.clone(), flags | DONTWAIT);
+            match r {
+                Err(Error::Again) => wait_unlocked(&mailbox, deadline)?,
+                r => return r,
+            }
+        }
+    }
+
+    /// As `send_thread_safe`, for a blocking receive.
+    #[cold]
+    fn recv_thread_safe(&self, flags: i32) -> Result<Msg> {
+        let (timeout, mailbox) = {
+            let c = self.core()?;
+            (c.options.rcvtimeo, c.mailbox.clone())
+        };
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            let r = self.core()?.recv(flags | DONTWAIT);
+            match r {
+                Err(Error::Again) => wait_unlocked(&mailbox, deadline)?,
+                r => return r,
+            }
+        }
     }
 
     /// Receive one frame as a vector.
@@ -329,6 +371,28 @@ impl Drop for Socket {
     fn drop(&mut self) {
         let core = self.core.get_mut();
         core.close();
+    }
+}
+
+/// Draft RADIO/DISH: sleep (socket unlocked) until the mailbox is signalled
+/// or the deadline passes. Several threads may wait on one socket; the wait
+/// is capped so none relies on a signal another has already handled.
+fn wait_unlocked(mailbox: &Mailbox, deadline: Option<Instant>) -> Result<()> {
+    const CAP: Duration = Duration::from_millis(100);
+    let timeout = match deadline {
+        None => CAP,
+        Some(d) => {
+            let now = Instant::now();
+            if now >= d {
+                return Err(Error::Again);
+            }
+            (d - now).min(CAP)
+        }
+    };
+    match mailbox.signaler().wait(Some(timeout)) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Err(Error::Interrupted),
+        Err(e) => Err(Error::Io(e)),
     }
 }
 
@@ -814,6 +878,8 @@ impl Core {
             opt::TYPE => return Ok(OptionValue::Int(self.kind.as_raw() as i64)),
             opt::RCVMORE => return Ok(OptionValue::Int(self.rcvmore as i64)),
             opt::EVENTS => return Ok(OptionValue::Int(self.events() as i64)),
+            // libzmq's thread-safe sockets have no ZMQ_FD (EINVAL).
+            opt::FD if self.kind.is_radio_dish() => return Err(Error::Invalid("thread-safe sockets have no ZMQ_FD")),
             opt::FD => return Ok(OptionValue::Int(self.mailbox.signaler().raw_fd() as i64)),
             opt::LAST_ENDPOINT => return Ok(OptionValue::Bytes(self.last_endpoint.as_bytes().to_vec())),
             _ => {}
