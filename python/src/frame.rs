@@ -94,7 +94,7 @@ pub(crate) fn group_arg(group: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     if let Ok(s) = group.cast::<PyString>() {
         return Ok(s.to_str()?.as_bytes().to_vec());
     }
-    Ok(group.extract::<Vec<u8>>()?)
+    group.extract::<Vec<u8>>()
 }
 
 /// Draft RADIO/DISH: `msg` with `group` (EINVAL past 255 bytes, as libzmq).

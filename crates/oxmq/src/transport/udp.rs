@@ -290,9 +290,7 @@ mod tests {
 
     #[test]
     fn multicast_options_reach_the_sending_socket() {
-        let mut o = Options::default();
-        o.multicast_loop = false;
-        o.multicast_hops = 7;
+        let mut o = Options { multicast_loop: false, multicast_hops: 7, ..Default::default() };
         let a = parse("127.0.0.1;239.193.7.9:5555", false, false).unwrap();
         let s = open_sender(&a, &o).unwrap();
         assert!(!s.multicast_loop_v4().unwrap());
