@@ -1,7 +1,8 @@
 //! Draft RADIO/DISH: the `udp://` transport, as libzmq 4.3.5 does it
 //! (`udp_address.cpp`, `udp_engine.cpp`).
 //!
-//! Endpoints: `udp://[iface;]host:port`. A RADIO connects to a unicast or
+//! Endpoints: `udp://[iface;]host:port` (`iface`: an address, `*` or an
+//! interface name). A RADIO connects to a unicast or
 //! multicast `host:port`; a DISH binds `*:port`, `ip:port` or a multicast
 //! `group:port` (joining the group on `iface`, or on the kernel's default
 //! interface when none is given). An `iface;` part is only valid before a
@@ -89,7 +90,11 @@ pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error
     let iface = match iface {
         None => None,
         Some("*") => Some(any),
-        Some(i) => Some(literal_ip(i).ok_or(Error::Invalid("udp interface must be an IP address or *"))?),
+        Some(i) => match literal_ip(i) {
+            Some(ip) => Some(ip),
+            // libzmq also takes an interface name here (allow_nic_name).
+            None => Some(nic_address(i, ip.is_ipv4())?),
+        },
     };
     let a = UdpAddr { target: SocketAddr::new(ip, port), iface };
     if let Some(i) = a.iface {
@@ -100,6 +105,49 @@ pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error
         }
     }
     Ok(a)
+}
+
+/// The first address of network interface `name` in the wanted family;
+/// ENODEV when there is none, as libzmq's resolver answers.
+fn nic_address(name: &str, v4: bool) -> Result<IpAddr, Error> {
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: `head` is a valid out-pointer; on success the list is ours
+    // until freeifaddrs below.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    let mut found = None;
+    let mut cur = head;
+    while !cur.is_null() && found.is_none() {
+        // SAFETY: `cur` is a node of the list getifaddrs returned, not yet freed.
+        let ifa = unsafe { &*cur };
+        cur = ifa.ifa_next;
+        if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
+            continue;
+        }
+        // SAFETY: ifa_name is a NUL-terminated string owned by the list.
+        if unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }.to_bytes() != name.as_bytes() {
+            continue;
+        }
+        // SAFETY: ifa_addr is non-NULL and points at a sockaddr of the
+        // family it names; we read the variant that family says it is.
+        found = unsafe {
+            match i32::from((*ifa.ifa_addr).sa_family) {
+                libc::AF_INET if v4 => {
+                    let a = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr))))
+                }
+                libc::AF_INET6 if !v4 => {
+                    let a = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    Some(IpAddr::V6(Ipv6Addr::from(a.sin6_addr.s6_addr)))
+                }
+                _ => None,
+            }
+        };
+    }
+    // SAFETY: `head` came from a successful getifaddrs and is freed once.
+    unsafe { libc::freeifaddrs(head) };
+    found.ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENODEV).into())
 }
 
 fn domain(ip: IpAddr) -> Domain {
@@ -313,5 +361,8 @@ mod tests {
         assert!(parse("[::1]:5556", false, false).is_err(), "IPv6 needs the option");
         assert_eq!(parse("[::1]:5556", false, true).unwrap().target, "[::1]:5556".parse().unwrap());
         assert!(parse("nocolon", false, false).is_err());
+        let lo = parse("lo;239.0.0.1:5555", true, false).unwrap();
+        assert_eq!(lo.iface, Some("127.0.0.1".parse().unwrap()), "an interface name, as libzmq takes");
+        assert_eq!(parse("nosuchif0;239.0.0.1:5555", true, false).unwrap_err().errno(), libc::ENODEV);
     }
 }
