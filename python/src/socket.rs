@@ -367,6 +367,10 @@ impl Socket {
     /// Read a socket option: int or bytes.
     fn get(&self, py: Python<'_>, option: i32) -> PyResult<Py<PyAny>> {
         match option {
+            // Draft RADIO/DISH: libzmq's thread-safe sockets have no ZMQ_FD (EINVAL).
+            opt::FD if self.call(py, |s| Ok(s.socket_type().is_radio_dish()))? => {
+                return Err(zmq_error(py, errno::EINVAL))
+            }
             opt::FD => return self.call(py, |_| Ok(self.fd)).map(|v| v.into_pyobject(py).unwrap().into_any().unbind()),
             opt::EVENTS => {
                 drain_releases(py);

@@ -79,6 +79,9 @@ def test_errors_are_libzmqs():
     try:
         assert dish.getsockopt(zmq.THREAD_SAFE) == 1
         assert pub.getsockopt(zmq.THREAD_SAFE) == 0
+        with pytest.raises(zmq.ZMQError) as e:
+            dish.getsockopt(zmq.FD)
+        assert e.value.errno == zmq.EINVAL
         dish.join("g")
         with pytest.raises(zmq.ZMQError) as e:
             dish.join("g")
