@@ -3,7 +3,7 @@
 /// A socket type. Discriminants are libzmq's `ZMQ_PAIR`..`ZMQ_STREAM`.
 ///
 /// `Stream` (11) does not speak ZMTP: it is raw TCP, compatible with no ZMTP
-/// peer. Draft types (CLIENT, SERVER, RADIO, ...) are not supported yet.
+/// peer. Of the draft types, RADIO (14) and DISH (15) are here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SocketType {
     Pair = 0,
@@ -44,14 +44,15 @@ impl SocketType {
         usize::try_from(v).ok().and_then(|i| Self::ALL.get(i).copied()).or_else(|| Self::radio_dish_from_raw(v))
     }
 
-    /// Draft RADIO/DISH: the draft types RADIO and DISH.
+    /// Draft RADIO/DISH: the two types, kept apart from `ALL` (the classic
+    /// types, indexed by their number).
     pub const RADIO_DISH: [SocketType; 2] = [SocketType::Radio, SocketType::Dish];
 
     fn radio_dish_from_raw(v: i32) -> Option<SocketType> {
         Self::RADIO_DISH.into_iter().find(|t| t.as_raw() == v)
     }
 
-    /// libzmq's thread-safe socket types (ZMQ_THREAD_SAFE reads 1).
+    /// Draft RADIO/DISH: thread-safe in libzmq (ZMQ_THREAD_SAFE reads 1).
     pub fn is_radio_dish(self) -> bool {
         matches!(self, SocketType::Radio | SocketType::Dish)
     }
