@@ -58,6 +58,19 @@ report "radio_dish self (groups, errors, tcp/ipc/inproc/udp)" $? "$TMP/log"
 timeout -k 5 "$LIMIT" "$BIN/radio_dish.libzmq" self > "$TMP/log" 2>&1
 report "radio_dish self on Debian libzmq" $? "$TMP/log"
 
+echo "== draft RADIO/DISH: every option on RADIO/DISH, oxmq vs Debian libzmq"
+sys_lib=$(ldconfig -p | awk '$1 == "libzmq.so.5" && !f {print $NF; f = 1}')
+if [ -z "${OPTDUMP:-}" ] || [ -z "$sys_lib" ]; then
+    echo "SKIP: no optdump or no system libzmq.so.5"
+else
+    "$OPTDUMP" "${CAPI_LIB:-target/release/capi/libzmq.so.5}" > "$TMP/ox.txt" 2> /dev/null
+    "$OPTDUMP" "$sys_lib" > "$TMP/deb.txt" 2> /dev/null
+    # Debian's build has GSSAPI (62-65, 90-91) and VMCI (116); oxmq answers as a build without them.
+    python3 tests/options/compare.py "$TMP/ox.txt" "$TMP/deb.txt" --types 14-15 --build-differs 62,63,64,65,90,91,116 \
+        --name "Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null), types 14-15" > "$TMP/log" 2>&1
+    report "options on RADIO/DISH" $? "$TMP/log"
+fi
+
 echo "== draft RADIO/DISH: Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null) RADIO (by number, no groups) -> oxmq DISH"
 ep="udp://127.0.0.1:$(port)"
 pair "udp: Debian libzmq RADIO -> oxmq DISH" "$BIN/radio_dish.libzmq" radio "$ep" -- "$BIN/radio_dish" dish "$ep" ""
