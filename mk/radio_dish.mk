@@ -4,7 +4,12 @@
 # installed under target/ at test time) both ways over tcp, ipc, udp and
 # multicast on lo. A peer that cannot be installed is skipped with the reason.
 
-DEB_PKGS += nodejs npm
+DEB_PKGS += nodejs
+# Debian's npm only where node has none: NodeSource's nodejs bundles npm and
+# conflicts with Debian's package.
+ifeq ($(shell command -v npm 2>/dev/null),)
+DEB_PKGS += npm
+endif
 
 .PHONY: radio-dish-test
 
