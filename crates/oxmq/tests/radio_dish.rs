@@ -138,6 +138,8 @@ fn join_and_leave_errors_are_libzmqs() {
     assert_errno(radio.join(b"x"), errno::ENOTSUP);
     assert_errno(radio.recv(DONTWAIT), errno::ENOTSUP);
     assert_errno(radio.send(grouped(b"g", b"part"), SNDMORE), errno::EINVAL);
+    assert_errno(radio.send_multipart([grouped(b"g", b"a"), grouped(b"g", b"b")], 0), errno::EINVAL);
+    assert_errno(dish.recv_multipart(DONTWAIT), errno::EAGAIN);
     assert_eq!(radio.get_option_int(opt::THREAD_SAFE).unwrap(), 1);
     radio.set_option_int(opt::XPUB_NODROP, 1).unwrap();
 

@@ -177,8 +177,17 @@ impl Socket {
         I: IntoIterator<Item = M>,
         M: Into<Msg>,
     {
-        let mut core = self.core()?;
         let mut iter = parts.into_iter().peekable();
+        if self.kind.is_radio_dish() {
+            // Single-part sockets: one part goes the unlocked blocking way;
+            // more fail on the first part (EINVAL / ENOTSUP), as in libzmq.
+            if let Some(first) = iter.next() {
+                let more = if iter.peek().is_some() { SNDMORE } else { 0 };
+                return self.send(first.into(), (flags & DONTWAIT) | more);
+            }
+            return Ok(());
+        }
+        let mut core = self.core()?;
         while let Some(part) = iter.next() {
             let more = if iter.peek().is_some() { SNDMORE } else { 0 };
             core.send(part.into(), (flags & DONTWAIT) | more)?;
@@ -238,6 +247,10 @@ impl Socket {
 
     /// Receive all frames of one message.
     pub fn recv_multipart(&self, flags: i32) -> Result<Vec<Msg>> {
+        if self.kind.is_radio_dish() {
+            // Single-part, and a blocking receive must not hold the socket.
+            return Ok(vec![self.recv(flags)?]);
+        }
         let mut core = self.core()?;
         let first = core.recv(flags)?;
         let mut more = first.more();
