@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyString};
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,6 +75,8 @@ pub struct Frame {
     pub(crate) props: Option<Arc<oxmq::PeerProperties>>,
     /// `.buffer`: one memoryview, handed out every time (as pyzmq does).
     pub(crate) view: PyOnceLock<Py<PyAny>>,
+    /// Draft API `Frame.routing_id` (the frame is otherwise immutable).
+    pub(crate) routing_id: AtomicU32,
     /// Draft RADIO/DISH: a group set on this frame (`frame.group = ...`).
     pub(crate) group: GroupSlot,
 }
@@ -107,12 +110,14 @@ pub(crate) fn msg_with_group(py: Python<'_>, msg: Msg, group: Option<&[u8]>) -> 
 
 impl Frame {
     pub(crate) fn with_props(msg: Msg, props: Option<Arc<oxmq::PeerProperties>>) -> Frame {
+        let routing_id = AtomicU32::new(msg.routing_id());
         Frame {
             msg,
             bytes: PyOnceLock::new(),
             tracker: None,
             props,
             view: PyOnceLock::new(),
+            routing_id,
             group: GroupSlot::default(),
         }
     }
@@ -138,6 +143,7 @@ impl Frame {
                 tracker,
                 props: None,
                 view: PyOnceLock::new(),
+                routing_id: AtomicU32::new(0),
                 group: GroupSlot::default(),
             });
         };
@@ -151,6 +157,7 @@ impl Frame {
                 tracker: None,
                 props: None,
                 view: PyOnceLock::new(),
+                routing_id: AtomicU32::new(f.get().routing_id.load(Ordering::Relaxed)),
                 group: GroupSlot::default(),
             });
         }
@@ -172,6 +179,7 @@ impl Frame {
             tracker,
             props: None,
             view: PyOnceLock::new(),
+            routing_id: AtomicU32::new(0),
             group: GroupSlot::default(),
         })
     }
@@ -202,6 +210,22 @@ impl Frame {
     #[getter]
     fn more(&self) -> bool {
         self.msg.more()
+    }
+
+    /// Draft API: the SERVER/PEER connection this frame came from, or is to
+    /// be sent to (0: none).
+    #[getter]
+    fn get_routing_id(&self) -> u32 {
+        self.routing_id.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_routing_id(&self, py: Python<'_>, routing_id: u32) -> PyResult<()> {
+        if routing_id == 0 {
+            return Err(zmq_error(py, errno::EINVAL));
+        }
+        self.routing_id.store(routing_id, Ordering::Relaxed);
+        Ok(())
     }
 
     /// The tracker for a tracked zero-copy frame (None otherwise).
@@ -300,6 +324,7 @@ impl Frame {
             tracker: None,
             props: self.props.clone(),
             view: PyOnceLock::new(),
+            routing_id: AtomicU32::new(self.routing_id.load(Ordering::Relaxed)),
             group: GroupSlot(std::sync::Mutex::new(self.group.get())),
         }
     }

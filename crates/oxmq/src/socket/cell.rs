@@ -60,10 +60,11 @@ impl<T> CoreCell<T> {
         }
     }
 
-    /// Draft RADIO/DISH (thread-safe in libzmq): wait for the holder as long
-    /// as it takes, as libzmq's socket mutex does. Only for sockets whose
-    /// calls never block while holding the cell.
-    pub(crate) fn lock_patient(&self) -> CoreGuard<'_, T> {
+    /// Exclusive access for thread-safe socket types: waits as long as it
+    /// takes. Their calls hold the cell only briefly (blocking sends and
+    /// receives sleep without it), so this is a short wait, not a deadlock.
+    #[inline]
+    pub(crate) fn lock_blocking(&self) -> CoreGuard<'_, T> {
         let mut spins = 0u32;
         loop {
             if self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
@@ -73,7 +74,8 @@ impl<T> CoreCell<T> {
             if spins < 64 {
                 std::thread::yield_now();
             } else {
-                std::thread::sleep(Duration::from_micros(50));
+                // Many threads on few cores: stop burning the holder's CPU.
+                std::thread::sleep(Duration::from_micros(20));
             }
         }
     }
