@@ -152,7 +152,7 @@ fn header_block(buf: &[u8]) -> Result<Option<(&str, usize)>, WsError> {
 fn headers<'a>(lines: std::str::Split<'a, &'a str>) -> impl Iterator<Item = Result<(&'a str, &'a str), WsError>> {
     lines.map(|line| {
         let (name, value) = line.split_once(':').ok_or(WsError::BadUpgrade("header line without ':'"))?;
-        if name.is_empty() || name.contains(|c: char| c == ' ' || c == '\n' || c == '\r') || value.contains('\n') {
+        if name.is_empty() || name.contains([' ', '\n', '\r']) || value.contains('\n') {
             return Err(WsError::BadUpgrade("malformed header line"));
         }
         Ok((name, value.trim()))
@@ -512,6 +512,14 @@ impl WsEncoder {
             mask_pos: 0,
             command: Vec::new(),
         }
+    }
+
+    /// Whether everything given so far forms whole WebSocket frames, so a
+    /// control frame may be sent now.
+    pub fn at_boundary(&self) -> bool {
+        // A frame's WebSocket header goes out only once its ZMTP header
+        // (or whole command) is in, so only a body in flight is "inside".
+        !matches!(self.state, EncState::Body)
     }
 
     /// Writes a WebSocket frame header (and mask key) for `len` payload octets.

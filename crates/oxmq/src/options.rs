@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use oxmq_proto::{CurveConfig, MechanismConfig, PlainConfig};
+use zeroize::Zeroizing;
 
 /// libzmq option numbers (`zmq.h`), used by the generic get/set API, the C ABI and Python.
 #[allow(missing_docs)]
@@ -93,6 +94,12 @@ pub mod opt {
     pub const RECONNECT_STOP: i32 = 109;
     pub const TOPICS_COUNT: i32 = 116;
     pub const ZAP_ENFORCE_DOMAIN: i32 = 93;
+    // ws:// and wss:// (libzmq draft options, set-only).
+    pub const WSS_KEY_PEM: i32 = 103;
+    pub const WSS_CERT_PEM: i32 = 104;
+    pub const WSS_TRUST_PEM: i32 = 105;
+    pub const WSS_HOSTNAME: i32 = 106;
+    pub const WSS_TRUST_SYSTEM: i32 = 107;
 }
 
 /// `ZMQ_MECHANISM` values.
@@ -166,6 +173,19 @@ pub struct Options {
     pub(crate) ipc_filter_uids: Vec<i32>,
     pub(crate) ipc_filter_gids: Vec<i32>,
     pub(crate) security: Security,
+    /// wss:// certificates and names (ZMQ_WSS_*).
+    pub(crate) wss: Wss,
+}
+
+/// ZMQ_WSS_* as libzmq keeps them: PEM text and a host name, stored as
+/// given and checked when a wss:// endpoint is bound or connected.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Wss {
+    pub(crate) key_pem: Zeroizing<Vec<u8>>,
+    pub(crate) cert_pem: Vec<u8>,
+    pub(crate) trust_pem: Vec<u8>,
+    pub(crate) hostname: Vec<u8>,
+    pub(crate) trust_system: bool,
 }
 
 /// The security options, as libzmq keeps them: one current mechanism and
@@ -240,6 +260,7 @@ impl Default for Options {
             ipc_filter_uids: Vec::new(),
             ipc_filter_gids: Vec::new(),
             security: Security::default(),
+            wss: Wss::default(),
         }
     }
 }
