@@ -284,3 +284,102 @@ fn bad_peers_lose_their_connection_only() {
     let _ = raw_exchange(sp, &req);
     assert_errno(small.recv_bytes(0), libc::EAGAIN);
 }
+
+// ---------------------------------------------------------------------------
+// wss:// (TLS through rustls). tests/wss/: a test CA and a server certificate
+// for localhost and 127.0.0.1 (made with openssl for these tests only).
+
+const CA_PEM: &[u8] = include_bytes!("wss/ca.pem");
+const SERVER_PEM: &[u8] = include_bytes!("wss/server.pem");
+const SERVER_KEY: &[u8] = include_bytes!("wss/server.key");
+
+fn wss_server(ctx: &Context, kind: SocketType) -> (Socket, u16) {
+    let s = sock(ctx, kind);
+    s.set_option_bytes(opt::WSS_CERT_PEM, SERVER_PEM).unwrap();
+    s.set_option_bytes(opt::WSS_KEY_PEM, SERVER_KEY).unwrap();
+    s.bind("wss://127.0.0.1:*/zmq").unwrap();
+    let ep = s.last_endpoint().unwrap();
+    assert!(ep.starts_with("wss://127.0.0.1:"), "{ep}");
+    (s, port_of(&ep))
+}
+
+#[test]
+fn wss_carries_messages_with_a_trusted_certificate() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (rep, port) = wss_server(&ctx, SocketType::Rep);
+    for host in ["localhost", "127.0.0.1"] {
+        let req = sock(&ctx, SocketType::Req);
+        req.set_option_bytes(opt::WSS_TRUST_PEM, CA_PEM).unwrap();
+        req.connect(&format!("wss://{host}:{port}/zmq")).unwrap();
+        let big = vec![7u8; 200_000];
+        for _ in 0..3 {
+            req.send_multipart([&b"x"[..], &big[..]], 0).unwrap();
+            let parts = rep.recv_multipart(0).unwrap();
+            assert_eq!((parts[0].as_slice(), parts[1].len()), (&b"x"[..], big.len()));
+            rep.send(&b"y"[..], 0).unwrap();
+            assert_eq!(req.recv_bytes(0).unwrap(), b"y");
+        }
+    }
+    // WSS_HOSTNAME names the certificate to expect when the host differs.
+    let req = sock(&ctx, SocketType::Req);
+    req.set_option_bytes(opt::WSS_TRUST_PEM, CA_PEM).unwrap();
+    req.set_option_bytes(opt::WSS_HOSTNAME, b"localhost").unwrap();
+    req.connect(&format!("wss://127.0.0.1:{port}/zmq")).unwrap();
+    req.send(&b"named"[..], 0).unwrap();
+    assert_eq!(rep.recv_bytes(0).unwrap(), b"named");
+    rep.send(&b"ok"[..], 0).unwrap();
+    assert_eq!(req.recv_bytes(0).unwrap(), b"ok");
+}
+
+#[test]
+fn wss_refuses_an_untrusted_or_misnamed_server() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (pull, port) = wss_server(&ctx, SocketType::Pull);
+    pull.set_option_int(opt::RCVTIMEO, 500).unwrap();
+    // Not trusted: nothing gets through.
+    let push = sock(&ctx, SocketType::Push);
+    push.set_option_int(opt::SNDTIMEO, 0).unwrap();
+    push.connect(&format!("wss://localhost:{port}/zmq")).unwrap();
+    let _ = push.send(&b"untrusted"[..], 0);
+    // Trusted CA but the wrong name.
+    let push2 = sock(&ctx, SocketType::Push);
+    push2.set_option_int(opt::SNDTIMEO, 0).unwrap();
+    push2.set_option_bytes(opt::WSS_TRUST_PEM, CA_PEM).unwrap();
+    push2.set_option_bytes(opt::WSS_HOSTNAME, b"example.com").unwrap();
+    push2.connect(&format!("wss://127.0.0.1:{port}/zmq")).unwrap();
+    let _ = push2.send(&b"misnamed"[..], 0);
+    assert_errno(pull.recv_bytes(0), libc::EAGAIN);
+    // Plain ws:// to a wss listener is not TLS: refused too, listener unharmed.
+    let push3 = sock(&ctx, SocketType::Push);
+    push3.set_option_int(opt::SNDTIMEO, 0).unwrap();
+    push3.connect(&format!("ws://127.0.0.1:{port}/zmq")).unwrap();
+    let _ = push3.send(&b"cleartext"[..], 0);
+    assert_errno(pull.recv_bytes(0), libc::EAGAIN);
+    let good = sock(&ctx, SocketType::Push);
+    good.set_option_bytes(opt::WSS_TRUST_PEM, CA_PEM).unwrap();
+    good.connect(&format!("wss://localhost:{port}/zmq")).unwrap();
+    good.send(&b"good"[..], 0).unwrap();
+    pull.set_option_int(opt::RCVTIMEO, 5000).unwrap();
+    assert_eq!(pull.recv_bytes(0).unwrap(), b"good");
+}
+
+#[test]
+fn wss_options_are_set_only_and_checked_at_bind_and_connect() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = sock(&ctx, SocketType::Dealer);
+    for o in [opt::WSS_KEY_PEM, opt::WSS_CERT_PEM, opt::WSS_TRUST_PEM, opt::WSS_HOSTNAME, opt::WSS_TRUST_SYSTEM] {
+        assert_errno(s.get_option(o), libc::EINVAL);
+    }
+    s.set_option_int(opt::WSS_TRUST_SYSTEM, 1).unwrap();
+    assert_errno(s.set_option_int(opt::WSS_TRUST_SYSTEM, 2), libc::EINVAL);
+    s.set_option_bytes(opt::WSS_CERT_PEM, b"not pem").unwrap();
+    assert_errno(s.bind("wss://127.0.0.1:*"), libc::EINVAL);
+    s.set_option_bytes(opt::WSS_CERT_PEM, SERVER_PEM).unwrap();
+    s.set_option_bytes(opt::WSS_KEY_PEM, CA_PEM).unwrap(); // a certificate, not a key
+    assert_errno(s.bind("wss://127.0.0.1:*"), libc::EINVAL);
+    s.set_option_bytes(opt::WSS_TRUST_PEM, b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n").unwrap();
+    assert_errno(s.connect("wss://localhost:5555"), libc::EINVAL);
+}
