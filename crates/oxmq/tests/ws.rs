@@ -383,3 +383,60 @@ fn wss_options_are_set_only_and_checked_at_bind_and_connect() {
     s.set_option_bytes(opt::WSS_TRUST_PEM, b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n").unwrap();
     assert_errno(s.connect("wss://localhost:5555"), libc::EINVAL);
 }
+
+#[test]
+fn a_bad_upgrade_is_reported_as_a_ws_protocol_error() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    let ep = bind_ws(&pull);
+    let mon_ep = inproc_endpoint();
+    pull.monitor(Some(&mon_ep), oxmq::monitor_event::ALL as u32).unwrap();
+    let mon = sock(&ctx, SocketType::Pair);
+    mon.connect(&mon_ep).unwrap();
+    let _ = raw_exchange(port_of(&ep), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    loop {
+        let parts = mon.recv_multipart(0).expect("no HANDSHAKE_FAILED_PROTOCOL event");
+        let head = parts[0].to_vec();
+        let id = u16::from_ne_bytes([head[0], head[1]]);
+        if id == oxmq::monitor_event::HANDSHAKE_FAILED_PROTOCOL {
+            let value = u32::from_ne_bytes([head[2], head[3], head[4], head[5]]);
+            assert_eq!(value, 0x3000_0000, "ZMQ_PROTOCOL_ERROR_WS_UNSPECIFIED");
+            break;
+        }
+    }
+}
+
+#[test]
+fn heartbeats_travel_as_websocket_pings_and_keep_the_connection() {
+    let _g = guard();
+    let ctx = Context::new();
+    let a = sock(&ctx, SocketType::Pair);
+    let b = sock(&ctx, SocketType::Pair);
+    for s in [&a, &b] {
+        s.set_option_int(opt::HEARTBEAT_IVL, 50).unwrap();
+        s.set_option_int(opt::HEARTBEAT_TIMEOUT, 250).unwrap();
+    }
+    let ep = bind_ws(&a);
+    let mon_ep = inproc_endpoint();
+    b.monitor(Some(&mon_ep), oxmq::monitor_event::ALL as u32).unwrap();
+    let mon = sock(&ctx, SocketType::Pair);
+    mon.connect(&mon_ep).unwrap();
+    b.connect(&ep).unwrap();
+    b.send(&b"first"[..], 0).unwrap();
+    assert_eq!(a.recv_bytes(0).unwrap(), b"first");
+    // Quiet for 1.5 s (six heartbeat timeouts): no disconnect may happen.
+    let mut events = Vec::new();
+    let quiet_until = std::time::Instant::now() + Duration::from_millis(1500);
+    mon.set_option_int(opt::RCVTIMEO, 100).unwrap();
+    while std::time::Instant::now() < quiet_until {
+        if let Ok(parts) = mon.recv_multipart(0) {
+            let head = parts[0].to_vec();
+            events.push(u16::from_ne_bytes([head[0], head[1]]));
+        }
+    }
+    assert!(events.contains(&oxmq::monitor_event::HANDSHAKE_SUCCEEDED), "{events:x?}");
+    assert!(!events.contains(&oxmq::monitor_event::DISCONNECTED), "{events:x?}");
+    a.send(&b"still"[..], 0).unwrap();
+    assert_eq!(b.recv_bytes(0).unwrap(), b"still");
+}

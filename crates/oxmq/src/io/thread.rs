@@ -196,6 +196,10 @@ impl Link {
                 }
                 Fault::Handshake(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
                 Fault::Protocol(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
+                // ws: a bad upgrade or frame, as libzmq's ws engine reports it.
+                Fault::Io(e) if e.get_ref().is_some_and(|i| i.is::<oxmq_proto::ws::WsError>()) => {
+                    self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, 0x3000_0000)
+                }
                 Fault::Io(e) => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, e.raw_os_error().unwrap_or(0) as u32),
                 Fault::PeerClosed => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::EPIPE as u32),
                 Fault::HandshakeTimeout => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::ETIMEDOUT as u32),
