@@ -243,3 +243,46 @@ def test_pyzmq_style_code_over_ws_and_wss(ctx):
     assert rep.recv() == b"over tls"
     rep.send(b"ok")
     assert req.recv() == b"ok"
+
+
+def test_bare_zws2_routing_ids_both_ways(ctx):
+    # A client offering only the bare protocol: its first message is its
+    # routing id, and so is ours (empty for a ROUTER).
+    router = sock(ctx, zmq.ROUTER)
+    router.bind("ws://127.0.0.1:*/")
+    endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
+    with connect(endpoint + "/", subprotocols=["ZWS2.0"]) as ws:
+        assert ws.subprotocol == "ZWS2.0"
+        ws.send(b"\x00bare-peer")
+        assert ws.recv(timeout=10) == b"\x00"
+        ws.send(b"\x00hello")
+        assert router.recv_multipart() == [b"bare-peer", b"hello"]
+        router.send_multipart([b"bare-peer", b"world"])
+        assert ws.recv(timeout=10) == b"\x00world"
+
+    # oxmq offers ZWS2.0/NULL then ZWS2.0; a server taking the bare one gets
+    # our ROUTING_ID as the first message.
+    seen = []
+    done = threading.Event()
+
+    def handler(ws):
+        seen.append(ws.subprotocol)
+        seen.append(ws.recv(timeout=10))
+        ws.send(b"\x00server-id")
+        seen.append(ws.recv(timeout=10))
+        ws.send(b"\x00pong")
+        done.wait(10)
+
+    with serve(handler, "127.0.0.1", 0, subprotocols=["ZWS2.0"]) as server:
+        port = server.socket.getsockname()[1]
+        t = threading.Thread(target=server.serve_forever, daemon=True)
+        t.start()
+        dealer = sock(ctx, zmq.DEALER)
+        dealer.setsockopt(zmq.ROUTING_ID, b"dlr")
+        dealer.connect(f"ws://127.0.0.1:{port}/")
+        dealer.send(b"ping")
+        assert dealer.recv() == b"pong"
+        done.set()
+        server.shutdown()
+        t.join(10)
+    assert seen == ["ZWS2.0", b"\x00dlr", b"\x00ping"]

@@ -87,12 +87,22 @@ pub fn client_protocols(mechanism: &str) -> String {
     }
 }
 
-/// Whether a server running `mechanism` accepts the offered `protocol`.
-/// Bare `ZWS2.0` (no mechanism, routing-id first message) is not offered
-/// by libzmq's clients when a mechanism is; oxmq serves only the
-/// mechanism forms.
+/// The bare protocol (NULL only): no mechanism and no READY; each side's
+/// first message is its routing id (see [`WsDecoder::expect_routing_id`]).
+pub const BARE: &str = "ZWS2.0";
+
+/// Whether a side running `mechanism` accepts `protocol`.
 fn serves(mechanism: &str, protocol: &str) -> bool {
-    protocol.strip_prefix("ZWS2.0/") == Some(mechanism)
+    protocol.strip_prefix("ZWS2.0/") == Some(mechanism) || (mechanism == "NULL" && protocol == BARE)
+}
+
+/// Bare `ZWS2.0` never names the peer's socket type; the engine is told
+/// the first type that pairs with ours (libzmq does no check in that mode).
+pub fn bare_peer_type(ours: crate::SocketType) -> &'static str {
+    (0..64)
+        .filter_map(crate::SocketType::from_raw)
+        .find(|t| ours.is_compatible_with(*t))
+        .map_or("PAIR", |t| t.wire_name())
 }
 
 /// The client's upgrade request.
@@ -274,6 +284,8 @@ enum DecState {
     Body,
     /// Control frame payload, collected whole.
     Control,
+    /// Bare ZWS2.0: the peer's first message (its routing id), collected whole.
+    RoutingId,
 }
 
 /// WebSocket bytes in, ZMTP frames out.
@@ -288,6 +300,8 @@ pub struct WsDecoder {
     mask_pos: usize,
     left: u64,
     control: Vec<u8>,
+    /// Bare ZWS2.0: the socket type the first message's READY names.
+    bare_peer: Option<&'static str>,
 }
 
 impl WsDecoder {
@@ -303,7 +317,14 @@ impl WsDecoder {
             mask_pos: 0,
             left: 0,
             control: Vec::new(),
+            bare_peer: None,
         }
+    }
+
+    /// Bare ZWS2.0: the peer's first message is its routing id; it reaches
+    /// the engine as the READY a NULL peer of type `peer_type` would send.
+    pub fn expect_routing_id(&mut self, peer_type: &'static str) {
+        self.bare_peer = Some(peer_type);
     }
 
     /// The header length once its first two octets are known.
@@ -354,10 +375,32 @@ impl WsDecoder {
                     *input = &input[1..];
                     self.unmask(&mut f);
                     self.left -= 1;
+                    if self.bare_peer.is_some() {
+                        if self.left > 255 {
+                            return Err(WsError::BadFrame("routing id longer than 255 octets"));
+                        }
+                        self.control.clear();
+                        self.state = DecState::RoutingId;
+                        if self.left == 0 {
+                            self.routing_id_done(out);
+                        }
+                        continue;
+                    }
                     crate::encode_frame_header(out, f[0] & WS_MORE != 0, f[0] & WS_COMMAND != 0, self.left as usize);
                     self.state = DecState::Body;
                     if self.left == 0 {
                         self.frame_done();
+                    }
+                }
+                DecState::RoutingId => {
+                    let take = (self.left as usize).min(input.len());
+                    let mut chunk = input[..take].to_vec();
+                    *input = &input[take..];
+                    self.unmask(&mut chunk);
+                    self.control.extend_from_slice(&chunk);
+                    self.left -= take as u64;
+                    if self.left == 0 {
+                        self.routing_id_done(out);
                     }
                 }
                 DecState::Body => {
@@ -455,6 +498,15 @@ impl WsDecoder {
         self.state = DecState::Header;
     }
 
+    fn routing_id_done(&mut self, out: &mut Vec<u8>) {
+        self.state = DecState::Header;
+        let Some(peer) = self.bare_peer.take() else { return };
+        let mut md = crate::Metadata::new();
+        md.insert("Socket-Type", peer.as_bytes());
+        md.insert("Identity", &self.control);
+        crate::Command::Ready(md).encode(out);
+    }
+
     fn control_done(&mut self, out: &mut Vec<u8>) -> Option<Control> {
         self.state = DecState::Header;
         let payload = std::mem::take(&mut self.control);
@@ -494,6 +546,8 @@ pub struct WsEncoder {
     mask: [u8; 4],
     mask_pos: usize,
     command: Vec<u8>,
+    /// Bare ZWS2.0: our READY goes out as our routing id instead.
+    bare: bool,
 }
 
 impl WsEncoder {
@@ -511,7 +565,14 @@ impl WsEncoder {
             mask: [0; 4],
             mask_pos: 0,
             command: Vec::new(),
+            bare: false,
         }
+    }
+
+    /// Bare ZWS2.0: the engine's READY becomes a message carrying its
+    /// Identity (empty when it has none), libzmq's first message there.
+    pub fn send_routing_id_for_ready(&mut self) {
+        self.bare = true;
     }
 
     /// Whether everything given so far forms whole WebSocket frames, so a
@@ -639,7 +700,16 @@ impl WsEncoder {
     fn command_done(&mut self, out: &mut Vec<u8>) {
         self.state = EncState::Header;
         let body = std::mem::take(&mut self.command);
-        if body.starts_with(b"\x04PING") {
+        if self.bare && body.starts_with(b"\x05READY") {
+            self.bare = false;
+            let id = match crate::Command::parse(&bytes::Bytes::copy_from_slice(&body)) {
+                Ok(crate::Command::Ready(md)) => md.get("Identity").map(<[u8]>::to_vec).unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            self.frame_header(OP_BINARY, id.len() as u64 + 1, out);
+            self.payload(&[0], out);
+            self.payload(&id, out);
+        } else if body.starts_with(b"\x04PING") {
             self.frame_header(OP_PING, 0, out);
         } else if body.starts_with(b"\x04PONG") {
             self.frame_header(OP_PONG, 0, out);

@@ -50,9 +50,9 @@ fn bad_requests_are_refused() {
     ] {
         assert!(matches!(parse_request(bad, "NULL"), Err(WsError::BadUpgrade(_))), "{:?}", String::from_utf8_lossy(bad));
     }
-    // Bare ZWS2.0 (no mechanism) alone is not served.
+    // Bare ZWS2.0 (no mechanism) does not serve a PLAIN server.
     let bare = b"GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: k\r\nSec-WebSocket-Protocol: ZWS2.0\r\n\r\n";
-    assert_eq!(parse_request(bare, "NULL"), Err(WsError::NoProtocol));
+    assert_eq!(parse_request(bare, "PLAIN"), Err(WsError::NoProtocol));
     // Endless headers are cut off.
     let mut long = b"GET / HTTP/1.1\r\n".to_vec();
     long.resize(MAX_UPGRADE_LEN + 1, b'a');
@@ -232,4 +232,57 @@ fn answers_to_control_frames() {
     e.answer(&Control::Close(vec![0x03, 0xE8, b'b', b'y', b'e']), &mut out);
     e.answer(&Control::Close(vec![]), &mut out);
     assert_eq!(out, [0x8A, 0x02, b'x', b'y', 0x88, 0x02, 0x03, 0xE8, 0x88, 0x00]);
+}
+
+#[test]
+fn bare_zws2_is_served_for_null_only_and_after_the_mechanism_forms() {
+    let req = |offer: &str| {
+        format!(
+            "GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: k\r\n\
+             Sec-WebSocket-Protocol: {offer}\r\n\r\n"
+        )
+    };
+    let chosen = |offer: &str, mech: &str| parse_request(req(offer).as_bytes(), mech).map(|r| r.unwrap().0.protocol);
+    assert_eq!(chosen("ZWS2.0", "NULL"), Ok("ZWS2.0".to_string()));
+    assert_eq!(chosen("ZWS2.0/NULL,ZWS2.0", "NULL"), Ok("ZWS2.0/NULL".to_string()));
+    assert_eq!(chosen("ZWS2.0,ZWS2.0/NULL", "NULL"), Ok("ZWS2.0".to_string()));
+    assert_eq!(chosen("ZWS2.0", "PLAIN"), Err(WsError::NoProtocol));
+    assert_eq!(bare_peer_type(crate::SocketType::Router), "REQ");
+    assert_eq!(bare_peer_type(crate::SocketType::Push), "PULL");
+    assert_eq!(bare_peer_type(crate::SocketType::Sub), "PUB");
+}
+
+#[test]
+fn bare_routing_ids_become_ready_commands_and_back() {
+    // In: the first message is the peer's routing id, then data as usual.
+    let mut d = WsDecoder::new(false);
+    d.expect_routing_id("DEALER");
+    let mut input = unmasked(0x00, b"peer-7");
+    input.extend(unmasked(0x00, b"data"));
+    let (out, _) = decode_all(&mut d, &input).unwrap();
+    let mut md = crate::Metadata::new();
+    md.insert("Socket-Type", b"DEALER");
+    md.insert("Identity", b"peer-7");
+    let mut want = Vec::new();
+    crate::Command::Ready(md).encode(&mut want);
+    want.extend_from_slice(b"\x00\x04data");
+    assert_eq!(out, want);
+    // An over-long routing id is refused.
+    let mut d = WsDecoder::new(false);
+    d.expect_routing_id("DEALER");
+    assert!(decode_all(&mut d, &unmasked(0x00, &[1; 256])).is_err());
+
+    // Out: our READY leaves as our Identity (empty without one), then data.
+    let mut e = WsEncoder::new(false, [0; 32]);
+    e.send_routing_id_for_ready();
+    let mut md = crate::Metadata::new();
+    md.insert("Socket-Type", b"ROUTER");
+    let mut zmtp = vec![0; GREETING_LEN];
+    crate::Command::Ready(md).encode(&mut zmtp);
+    zmtp.extend_from_slice(b"\x00\x02hi");
+    let mut out = Vec::new();
+    e.encode(&zmtp, &mut out);
+    let mut want = unmasked(0x00, b"");
+    want.extend(unmasked(0x00, b"hi"));
+    assert_eq!(out, want);
 }

@@ -440,3 +440,33 @@ fn heartbeats_travel_as_websocket_pings_and_keep_the_connection() {
     a.send(&b"still"[..], 0).unwrap();
     assert_eq!(b.recv_bytes(0).unwrap(), b"still");
 }
+
+#[test]
+fn bare_zws2_client_sends_its_routing_id_first() {
+    let _g = guard();
+    let ctx = Context::new();
+    let router = sock(&ctx, SocketType::Router);
+    let port = port_of(&bind_ws(&router));
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut req = upgrade("ZWS2.0");
+    req.extend(masked(0x82, b"\x00bare-peer"));
+    req.extend(masked(0x82, b"\x01a"));
+    req.extend(masked(0x82, b"\x00b"));
+    c.write_all(&req).unwrap();
+    let parts = router.recv_multipart(0).unwrap();
+    let parts: Vec<Vec<u8>> = parts.iter().map(|m| m.to_vec()).collect();
+    assert_eq!(parts, [b"bare-peer".to_vec(), b"a".to_vec(), b"b".to_vec()]);
+    router.send_multipart([&b"bare-peer"[..], b"reply"], 0).unwrap();
+    // 101 (choosing ZWS2.0), our routing id (empty: a ROUTER has none), then the reply.
+    let mut got = Vec::new();
+    let want_tail = [0x82, 0x01, 0x00, 0x82, 0x06, 0x00, b'r', b'e', b'p', b'l', b'y'];
+    while !got.ends_with(&want_tail) {
+        let mut buf = [0u8; 512];
+        let n = c.read(&mut buf).unwrap();
+        assert!(n > 0, "closed early: {:?}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.contains("Sec-WebSocket-Protocol: ZWS2.0\r\n"), "{text}");
+}

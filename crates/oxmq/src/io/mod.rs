@@ -95,7 +95,7 @@ impl IoThread {
             Endpoint::Ipc(addr) => ipc::bind(addr, &link.options).map(|(l, s, c)| (ListenSock::Unix(l), s, c)),
             Endpoint::Inproc(_) => return Err(Error::Invalid("inproc endpoints do not use an I/O thread")),
             // ws/wss: a tcp listener whose connections get a WebSocket stage.
-            Endpoint::Ws(w) => ws::WsListen::new(w, &link.options).and_then(|wl| {
+            Endpoint::Ws(w) => ws::WsListen::new(w, &link.options, link.socket_type).and_then(|wl| {
                 let (l, s) = tcp::bind(&w.tcp, &link.options)?;
                 // libzmq names a ws listener without its path.
                 let scheme = if w.tls { "wss://" } else { "ws://" };
@@ -126,7 +126,7 @@ impl IoThread {
         endpoint.check_connectable()?;
         if let Endpoint::Ws(w) = endpoint {
             // Refuse unusable WSS_* options now, not at each reconnect.
-            ws::WsConnect::new(w, &link.options)?;
+            ws::WsConnect::new(w, &link.options, link.socket_type)?;
         }
         if let Endpoint::Tcp(a) = endpoint {
             if let crate::transport::endpoint::TcpHost::Ip(ip) = a.host {

@@ -546,7 +546,7 @@ impl Poller {
                 }
                 let ws = match &endpoint {
                     // Validated by `IoThread::connect`.
-                    Endpoint::Ws(w) => WsConnect::new(w, &link.options).ok().map(Arc::new),
+                    Endpoint::Ws(w) => WsConnect::new(w, &link.options, link.socket_type).ok().map(Arc::new),
                     _ => None,
                 };
                 let session = Session {

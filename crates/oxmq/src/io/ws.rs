@@ -21,6 +21,7 @@ use crate::io::stream::Stream;
 use crate::io::tls::{self, Tls};
 use crate::transport::endpoint::WsAddr;
 use oxmq_proto::ws::{self, Control, WsDecoder, WsEncoder};
+use oxmq_proto::SocketType;
 use rustls::pki_types::ServerName;
 use std::io::{self, IoSlice, Read, Write};
 use std::mem::MaybeUninit;
@@ -47,6 +48,8 @@ pub(crate) struct WsStream {
     side: Side,
     /// Our mechanism's wire name; the peer must agree on it.
     mechanism: &'static str,
+    /// Bare ZWS2.0: the socket type the engine is told the peer has.
+    bare_peer: &'static str,
     upgraded: bool,
     /// Socket bytes of the (incomplete) upgrade request or response.
     upgrade_in: Vec<u8>,
@@ -65,13 +68,20 @@ pub(crate) struct WsStream {
 }
 
 impl WsStream {
-    fn new(tcp: mio::net::TcpStream, tls: Option<Tls>, side: Side, mechanism: &'static str) -> WsStream {
+    fn new(
+        tcp: mio::net::TcpStream,
+        tls: Option<Tls>,
+        side: Side,
+        mechanism: &'static str,
+        ours: SocketType,
+    ) -> WsStream {
         let client = matches!(side, Side::Client { .. });
         WsStream {
             tcp,
             tls,
             side,
             mechanism,
+            bare_peer: ws::bare_peer_type(ours),
             upgraded: false,
             upgrade_in: Vec::new(),
             dec: WsDecoder::new(!client),
@@ -87,8 +97,13 @@ impl WsStream {
     }
 
     /// An accepted connection: waits for the client's upgrade request.
-    pub(crate) fn server(tcp: mio::net::TcpStream, tls: Option<Tls>, mechanism: &'static str) -> WsStream {
-        WsStream::new(tcp, tls, Side::Server, mechanism)
+    pub(crate) fn server(
+        tcp: mio::net::TcpStream,
+        tls: Option<Tls>,
+        mechanism: &'static str,
+        ours: SocketType,
+    ) -> WsStream {
+        WsStream::new(tcp, tls, Side::Server, mechanism, ours)
     }
 
     /// A connected socket: queues the upgrade request for `host` and `path`.
@@ -98,11 +113,12 @@ impl WsStream {
         host: &str,
         path: &str,
         mechanism: &'static str,
+        ours: SocketType,
     ) -> WsStream {
         let mut nonce = [0u8; 16];
         nonce.copy_from_slice(&crate::security::fresh_entropy()[..16]);
         let key = ws::new_key(nonce);
-        let mut s = WsStream::new(tcp, tls, Side::Client { key: key.clone() }, mechanism);
+        let mut s = WsStream::new(tcp, tls, Side::Client { key: key.clone() }, mechanism, ours);
         ws::encode_request(path, host, &key, &ws::client_protocols(mechanism), &mut s.out);
         s
     }
@@ -235,15 +251,21 @@ impl WsStream {
             Side::Server => ws::parse_request(&self.upgrade_in, self.mechanism).map(|r| {
                 r.map(|(req, len)| {
                     ws::encode_response(&ws::accept_key(&req.key), &req.protocol, &mut self.out);
-                    len
+                    (req.protocol, len)
                 })
             }),
             Side::Client { key } => {
-                ws::parse_response(&self.upgrade_in, key, self.mechanism).map(|r| r.map(|(_, len)| len))
+                ws::parse_response(&self.upgrade_in, key, self.mechanism).map(|r| r.map(|(r, len)| (r.protocol, len)))
             }
         };
         let len = match res {
-            Ok(Some(len)) => len,
+            Ok(Some((protocol, len))) => {
+                if protocol == ws::BARE {
+                    self.dec.expect_routing_id(self.bare_peer);
+                    self.enc.send_routing_id_for_ready();
+                }
+                len
+            }
             Ok(None) => return Ok(()),
             Err(e) => {
                 if let Side::Server = self.side {
@@ -335,18 +357,23 @@ fn mechanism_name(opts: &crate::options::Options) -> &'static str {
 pub(crate) struct WsListen {
     tls: Option<Arc<rustls::ServerConfig>>,
     mechanism: &'static str,
+    socket_type: SocketType,
 }
 
 impl WsListen {
     /// EINVAL for wss:// without a usable certificate and key.
-    pub(crate) fn new(addr: &WsAddr, opts: &crate::options::Options) -> Result<WsListen, Error> {
+    pub(crate) fn new(
+        addr: &WsAddr,
+        opts: &crate::options::Options,
+        socket_type: SocketType,
+    ) -> Result<WsListen, Error> {
         let tls = if addr.tls { Some(tls::server_config(opts)?) } else { None };
-        Ok(WsListen { tls, mechanism: mechanism_name(opts) })
+        Ok(WsListen { tls, mechanism: mechanism_name(opts), socket_type })
     }
 
     pub(crate) fn wrap(&self, tcp: mio::net::TcpStream) -> io::Result<Stream> {
         let tls = self.tls.as_ref().map(Tls::server).transpose()?;
-        Ok(Stream::Ws(Box::new(WsStream::server(tcp, tls, self.mechanism))))
+        Ok(Stream::Ws(Box::new(WsStream::server(tcp, tls, self.mechanism, self.socket_type))))
     }
 }
 
@@ -356,13 +383,19 @@ pub(crate) struct WsConnect {
     host: String,
     path: String,
     mechanism: &'static str,
+    socket_type: SocketType,
 }
 
 impl WsConnect {
     /// EINVAL for unusable WSS_TRUST_PEM or host names.
-    pub(crate) fn new(addr: &WsAddr, opts: &crate::options::Options) -> Result<WsConnect, Error> {
+    pub(crate) fn new(
+        addr: &WsAddr,
+        opts: &crate::options::Options,
+        socket_type: SocketType,
+    ) -> Result<WsConnect, Error> {
         let tls = if addr.tls { Some(tls::client_config(opts, &addr.host)?) } else { None };
-        Ok(WsConnect { tls, host: addr.host.clone(), path: addr.path.clone(), mechanism: mechanism_name(opts) })
+        let (host, path) = (addr.host.clone(), addr.path.clone());
+        Ok(WsConnect { tls, host, path, mechanism: mechanism_name(opts), socket_type })
     }
 
     /// Turns a connected tcp stream into a ws stream (the upgrade request
@@ -370,6 +403,7 @@ impl WsConnect {
     pub(crate) fn wrap(&self, stream: Stream) -> io::Result<Stream> {
         let Stream::Tcp(tcp) = stream else { return Ok(stream) };
         let tls = self.tls.as_ref().map(|(cfg, name)| Tls::client(cfg, name.clone())).transpose()?;
-        Ok(Stream::Ws(Box::new(WsStream::client(tcp, tls, &self.host, &self.path, self.mechanism))))
+        let ws = WsStream::client(tcp, tls, &self.host, &self.path, self.mechanism, self.socket_type);
+        Ok(Stream::Ws(Box::new(ws)))
     }
 }
