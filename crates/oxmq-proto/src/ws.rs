@@ -266,6 +266,26 @@ pub fn implied_peer_greeting(mechanism: &str, we_are_server: bool) -> [u8; GREET
     g.encode()
 }
 
+/// XORs `data` with the 4-octet `mask`, starting at mask offset `pos`;
+/// returns the offset after it. Eight octets at a time: client traffic is
+/// masked and unmasked in full, so this is the ws path's per-byte cost.
+fn apply_mask(mask: [u8; 4], pos: usize, data: &mut [u8]) -> usize {
+    let mut pattern = [0u8; 8];
+    for (i, p) in pattern.iter_mut().enumerate() {
+        *p = mask[(pos + i) & 3];
+    }
+    let word = u64::from_ne_bytes(pattern);
+    let mut chunks = data.chunks_exact_mut(8);
+    for c in &mut chunks {
+        let v = u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) ^ word;
+        c.copy_from_slice(&v.to_ne_bytes());
+    }
+    for (i, b) in chunks.into_remainder().iter_mut().enumerate() {
+        *b ^= pattern[i];
+    }
+    pos + data.len()
+}
+
 /// A control frame the caller must act on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Control {
@@ -338,12 +358,8 @@ impl WsDecoder {
     }
 
     fn unmask(&mut self, data: &mut [u8]) {
-        if !self.masked {
-            return;
-        }
-        for b in data {
-            *b ^= self.mask[self.mask_pos & 3];
-            self.mask_pos += 1;
+        if self.masked {
+            self.mask_pos = apply_mask(self.mask, self.mask_pos, data);
         }
     }
 
@@ -408,13 +424,8 @@ impl WsDecoder {
                     let start = out.len();
                     out.extend_from_slice(&input[..take]);
                     *input = &input[take..];
-                    let (mask, mut pos) = (self.mask, self.mask_pos);
                     if self.masked {
-                        for b in &mut out[start..] {
-                            *b ^= mask[pos & 3];
-                            pos += 1;
-                        }
-                        self.mask_pos = pos;
+                        self.mask_pos = apply_mask(self.mask, self.mask_pos, &mut out[start..]);
                     }
                     self.left -= take as u64;
                     if self.left == 0 {
@@ -608,12 +619,7 @@ impl WsEncoder {
         let start = out.len();
         out.extend_from_slice(data);
         if self.mask_frames {
-            let (mask, mut pos) = (self.mask, self.mask_pos);
-            for b in &mut out[start..] {
-                *b ^= mask[pos & 3];
-                pos += 1;
-            }
-            self.mask_pos = pos;
+            self.mask_pos = apply_mask(self.mask, self.mask_pos, &mut out[start..]);
         }
     }
 

@@ -286,3 +286,33 @@ fn bare_routing_ids_become_ready_commands_and_back() {
     want.extend(unmasked(0x00, b"hi"));
     assert_eq!(out, want);
 }
+
+#[test]
+fn masking_is_the_same_whatever_the_split() {
+    let body: Vec<u8> = (0..10_000u32).map(|i| (i * 7 + 3) as u8).collect();
+    let mut zmtp = vec![0; GREETING_LEN];
+    crate::encode_frame_header(&mut zmtp, false, false, body.len());
+    zmtp.extend_from_slice(&body);
+    let mut whole = Vec::new();
+    WsEncoder::new(true, [5; 32]).encode(&zmtp, &mut whole);
+    // Same seed, fed in odd pieces: identical bytes.
+    let mut e = WsEncoder::new(true, [5; 32]);
+    let mut pieces = Vec::new();
+    for c in zmtp.chunks(13) {
+        e.encode(c, &mut pieces);
+    }
+    assert_eq!(whole, pieces);
+    // The key is in the header; every payload octet is XORed with it.
+    let key = [whole[4], whole[5], whole[6], whole[7]];
+    let payload: Vec<u8> = whole[8..].iter().enumerate().map(|(i, b)| b ^ key[i % 4]).collect();
+    assert_eq!(payload[0], 0x00);
+    assert_eq!(&payload[1..], &body[..]);
+    // Decoded in odd pieces, the body comes back.
+    let mut d = WsDecoder::new(true);
+    let mut out = Vec::new();
+    for c in whole.chunks(11) {
+        let mut c = c;
+        d.decode(&mut c, &mut out).unwrap();
+    }
+    assert_eq!(&out[9..], &body[..]);
+}
