@@ -32,6 +32,9 @@ use std::sync::Arc;
 const WRITE_CHUNK: usize = 1024 * 1024;
 /// Bytes read from the socket per read call.
 const READ_CHUNK: usize = 64 * 1024;
+/// Unsent output past which a peer that keeps pinging but does not read
+/// its answers is dropped (its pongs would otherwise pile up here).
+const MAX_UNSENT: usize = 16 * 1024 * 1024;
 
 enum Side {
     /// We connected: the upgrade request went out with this key.
@@ -302,6 +305,9 @@ impl WsStream {
         if !self.answers.is_empty() {
             self.send_answers();
             let _ = self.flush_pending();
+            if self.out.len() - self.out_pos > MAX_UNSENT {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "ws peer does not read its control answers"));
+            }
         }
         Ok(())
     }
