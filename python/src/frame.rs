@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyString};
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,11 +75,51 @@ pub struct Frame {
     pub(crate) props: Option<Arc<oxmq::PeerProperties>>,
     /// `.buffer`: one memoryview, handed out every time (as pyzmq does).
     pub(crate) view: PyOnceLock<Py<PyAny>>,
+    /// Draft API `Frame.routing_id` (the frame is otherwise immutable).
+    pub(crate) routing_id: AtomicU32,
+    /// Draft RADIO/DISH: a group set on this frame (`frame.group = ...`).
+    pub(crate) group: GroupSlot,
+}
+
+/// Draft RADIO/DISH: the group a Python caller set on a (frozen) `Frame`;
+/// it overrides the message's own when the frame is sent.
+#[derive(Default)]
+pub(crate) struct GroupSlot(std::sync::Mutex<Option<Vec<u8>>>);
+
+impl GroupSlot {
+    pub(crate) fn get(&self) -> Option<Vec<u8>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Draft RADIO/DISH: a group argument (str, as utf-8, or bytes).
+pub(crate) fn group_arg(group: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(s) = group.cast::<PyString>() {
+        return Ok(s.to_str()?.as_bytes().to_vec());
+    }
+    group.extract::<Vec<u8>>()
+}
+
+/// Draft RADIO/DISH: `msg` with `group` (EINVAL past 255 bytes, as libzmq).
+pub(crate) fn msg_with_group(py: Python<'_>, msg: Msg, group: Option<&[u8]>) -> PyResult<Msg> {
+    match group {
+        None => Ok(msg),
+        Some(g) => msg.with_group(g).map_err(|e| zmq_error(py, e.errno())),
+    }
 }
 
 impl Frame {
     pub(crate) fn with_props(msg: Msg, props: Option<Arc<oxmq::PeerProperties>>) -> Frame {
-        Frame { msg, bytes: PyOnceLock::new(), tracker: None, props, view: PyOnceLock::new() }
+        let routing_id = AtomicU32::new(msg.routing_id());
+        Frame {
+            msg,
+            bytes: PyOnceLock::new(),
+            tracker: None,
+            props,
+            view: PyOnceLock::new(),
+            routing_id,
+            group: GroupSlot::default(),
+        }
     }
 }
 
@@ -102,6 +143,8 @@ impl Frame {
                 tracker,
                 props: None,
                 view: PyOnceLock::new(),
+                routing_id: AtomicU32::new(0),
+                group: GroupSlot::default(),
             });
         };
         if data.is_instance_of::<PyString>() {
@@ -114,6 +157,8 @@ impl Frame {
                 tracker: None,
                 props: None,
                 view: PyOnceLock::new(),
+                routing_id: AtomicU32::new(f.get().routing_id.load(Ordering::Relaxed)),
+                group: GroupSlot::default(),
             });
         }
         // pyzmq: copy=None means "copy small buffers, wrap large ones".
@@ -128,7 +173,15 @@ impl Frame {
             (true, None) => Some(finished_tracker(py)?),
             (_, t) => t,
         };
-        Ok(Frame { msg, bytes: PyOnceLock::new(), tracker, props: None, view: PyOnceLock::new() })
+        Ok(Frame {
+            msg,
+            bytes: PyOnceLock::new(),
+            tracker,
+            props: None,
+            view: PyOnceLock::new(),
+            routing_id: AtomicU32::new(0),
+            group: GroupSlot::default(),
+        })
     }
 
     /// The frame's bytes (copied once, then cached).
@@ -159,6 +212,22 @@ impl Frame {
         self.msg.more()
     }
 
+    /// Draft API: the SERVER/PEER connection this frame came from, or is to
+    /// be sent to (0: none).
+    #[getter]
+    fn get_routing_id(&self) -> u32 {
+        self.routing_id.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_routing_id(&self, py: Python<'_>, routing_id: u32) -> PyResult<()> {
+        if routing_id == 0 {
+            return Err(zmq_error(py, errno::EINVAL));
+        }
+        self.routing_id.store(routing_id, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// The tracker for a tracked zero-copy frame (None otherwise).
     #[getter]
     fn tracker(&self, py: Python<'_>) -> Option<Py<PyAny>> {
@@ -178,8 +247,38 @@ impl Frame {
         }
         // a connection property of the sender ("User-Id", "Socket-Type", ...), as str
         let name: String = option.extract()?;
+        if name == "group" {
+            return Ok(self.group().into_pyobject(py)?.into_any().unbind());
+        }
         let value = self.props.as_ref().and_then(|p| p.get(&name)).ok_or_else(|| zmq_error(py, errno::EINVAL))?;
         Ok(String::from_utf8_lossy(value).into_owned().into_pyobject(py)?.into_any().unbind())
+    }
+
+    /// Draft RADIO/DISH: the message's group (str; "" when it has none).
+    #[getter]
+    fn group(&self) -> String {
+        match self.group.get() {
+            Some(g) => String::from_utf8_lossy(&g).into_owned(),
+            None => String::from_utf8_lossy(self.msg.group()).into_owned(),
+        }
+    }
+
+    #[setter(group)]
+    fn set_group(&self, py: Python<'_>, group: &Bound<'_, PyAny>) -> PyResult<()> {
+        let g = group_arg(group)?;
+        if g.len() > oxmq::GROUP_MAX_LENGTH {
+            return Err(zmq_error(py, errno::EINVAL));
+        }
+        *self.group.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
+        Ok(())
+    }
+
+    /// pyzmq's `Frame.set`: only `"group"` (draft) can be set, as in libzmq.
+    fn set(&self, py: Python<'_>, option: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        match option.extract::<String>() {
+            Ok(name) if name == "group" => self.set_group(py, value),
+            _ => Err(zmq_error(py, errno::EINVAL)),
+        }
     }
 
     fn __len__(&self) -> usize {
@@ -225,6 +324,8 @@ impl Frame {
             tracker: None,
             props: self.props.clone(),
             view: PyOnceLock::new(),
+            routing_id: AtomicU32::new(self.routing_id.load(Ordering::Relaxed)),
+            group: GroupSlot(std::sync::Mutex::new(self.group.get())),
         }
     }
 

@@ -423,3 +423,72 @@ pub unsafe extern "C" fn zmq_recvmsg(s: *mut c_void, msg: *mut zmq_msg_t, flags:
     // SAFETY: same contract as zmq_msg_recv.
     unsafe { zmq_msg_recv(msg, s, flags) }
 }
+
+// Draft API (CLIENT/SERVER, PEER): the routing id travels on the message.
+
+/// Address a SERVER/PEER send (libzmq: 0 is EINVAL).
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_set_routing_id(msg: *mut zmq_msg_t, routing_id: u32) -> c_int {
+    ffi_int!({
+        if routing_id == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        slot.content.freeze();
+        if let Content::Frame(m) = &mut slot.content {
+            m.set_routing_id(routing_id);
+        }
+        Ok(0)
+    })
+}
+
+/// The routing id a SERVER/PEER stamped on a received message; 0 when none
+/// (and for an invalid message, where libzmq has no error return either).
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_routing_id(msg: *mut zmq_msg_t) -> u32 {
+    ffi_boundary!(0, {
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        match unsafe { live(msg) } {
+            Ok(Slot { content: Content::Frame(m), .. }) => m.routing_id(),
+            _ => 0,
+        }
+    })
+}
+
+// Draft RADIO/DISH: message groups.
+
+/// Set the group a RADIO sends the message to (at most
+/// `ZMQ_GROUP_MAX_LENGTH` = 255 bytes, else EINVAL, as libzmq).
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_set_group(msg: *mut zmq_msg_t, group: *const c_char) -> c_int {
+    ffi_int!({
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        if group.is_null() {
+            return Err(EFAULT);
+        }
+        // SAFETY: non-NULL; zmq.h: `group` is a NUL-terminated string.
+        let group = unsafe { CStr::from_ptr(group) }.to_bytes();
+        slot.content.freeze();
+        match &mut slot.content {
+            Content::Frame(m) => m.set_group(group)?,
+            Content::Buffer(_) => unreachable!("frozen above"),
+        }
+        Ok(0)
+    })
+}
+
+/// The message's group ("" when it has none), valid while the message is.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_group(msg: *mut zmq_msg_t) -> *const c_char {
+    let p: *mut c_char = ffi_ptr!({
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        Ok(match &slot.content {
+            Content::Frame(m) => m.group_with_nul().as_ptr() as *mut c_char,
+            Content::Buffer(_) => c"".as_ptr() as *mut c_char,
+        })
+    });
+    p
+}

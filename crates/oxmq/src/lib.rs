@@ -38,12 +38,14 @@ pub use ctx::{ctxopt, Context};
 pub use error::{errno, Error, Result};
 pub use monitor::monitor_event;
 pub use msg::{Msg, INLINE_CAPACITY};
+// Draft RADIO/DISH.
+pub use msg::GROUP_MAX_LENGTH;
 pub use options::{opt, POLLERR, POLLIN, POLLOUT};
 pub use oxmq_proto::SocketType;
 pub use poll::{poll, PollItem};
 pub use socket::options_codec::OptionValue;
 pub use socket::peer::PeerProperties;
-pub use socket::{Socket, DONTWAIT, SNDMORE};
+pub use socket::{SharedWaiter, Socket, ThreadSafeSocket, DONTWAIT, SNDMORE};
 
 /// The libzmq version this library is compatible with.
 pub const ZMQ_VERSION: (i32, i32, i32) = (4, 3, 5);

@@ -83,12 +83,16 @@ const ROUTER: i32 = 6;
 const XPUB: i32 = 9;
 const XSUB: i32 = 10;
 const STREAM: i32 = 11;
+// Draft RADIO/DISH.
+const RADIO: i32 = 14;
 
 // PUB is an XPUB in libzmq and REP a ROUTER: they take their bases' options.
 const XPUB_TYPES: Types = Types::Only(&[PUB, XPUB]);
 const ROUTER_TYPES: Types = Types::Only(&[REP, ROUTER]);
 const PROBE_TYPES: Types = Types::Only(&[REQ, REP, DEALER, ROUTER]);
 const TOPIC_TYPES: Types = Types::Only(&[PUB, SUB, XPUB, XSUB]);
+// XPUB_MANUAL: SUBSCRIBE/UNSUBSCRIBE on a publisher.
+const SUBSCRIBE_TYPES: Types = Types::Only(&[SUB, PUB, XPUB]);
 
 const fn spec(num: i32, name: &'static str, kind: Kind, get: GetSize, set: bool, types: Types) -> OptionSpec {
     OptionSpec { num, name, kind, get, set, types, empty_ok: false }
@@ -117,13 +121,14 @@ const fn string(num: i32, name: &'static str, empty_ok: bool) -> OptionSpec {
 pub static OPTIONS: &[OptionSpec] = &[
     spec(opt::AFFINITY, "AFFINITY", Kind::Int64, GetSize::Exact, true, Types::All),
     spec(opt::ROUTING_ID, "ROUTING_ID", Kind::Bytes, GetSize::AtLeast, true, Types::All),
+    // XPUB takes them too, with XPUB_MANUAL (EINVAL otherwise, from the pattern).
     OptionSpec {
         empty_ok: true,
-        ..spec(opt::SUBSCRIBE, "SUBSCRIBE", Kind::Bytes, GetSize::None, true, Types::Only(&[SUB]))
+        ..spec(opt::SUBSCRIBE, "SUBSCRIBE", Kind::Bytes, GetSize::None, true, SUBSCRIBE_TYPES)
     },
     OptionSpec {
         empty_ok: true,
-        ..spec(opt::UNSUBSCRIBE, "UNSUBSCRIBE", Kind::Bytes, GetSize::None, true, Types::Only(&[SUB]))
+        ..spec(opt::UNSUBSCRIBE, "UNSUBSCRIBE", Kind::Bytes, GetSize::None, true, SUBSCRIBE_TYPES)
     },
     int(opt::RATE, "RATE"),
     int(opt::RECOVERY_IVL, "RECOVERY_IVL"),
@@ -183,7 +188,8 @@ pub static OPTIONS: &[OptionSpec] = &[
     ),
     int(opt::HANDSHAKE_IVL, "HANDSHAKE_IVL"),
     string(opt::SOCKS_PROXY, "SOCKS_PROXY", false),
-    set_only(opt::XPUB_NODROP, "XPUB_NODROP", XPUB_TYPES),
+    // Draft RADIO takes XPUB_NODROP too (libzmq's radio_t::xsetsockopt).
+    set_only(opt::XPUB_NODROP, "XPUB_NODROP", Types::Only(&[PUB, XPUB, RADIO])),
     set_only(opt::XPUB_MANUAL, "XPUB_MANUAL", XPUB_TYPES),
     OptionSpec {
         empty_ok: true,
@@ -210,6 +216,8 @@ pub static OPTIONS: &[OptionSpec] = &[
     set_only(opt::ONLY_FIRST_SUBSCRIBE, "ONLY_FIRST_SUBSCRIBE", Types::Only(&[PUB, XPUB, XSUB])),
     int(opt::RECONNECT_STOP, "RECONNECT_STOP"),
     read_only(opt::TOPICS_COUNT, "TOPICS_COUNT", TOPIC_TYPES),
+    // Accept filters (s3-options): set-only, as in libzmq.
+    spec(opt::TCP_ACCEPT_FILTER, "TCP_ACCEPT_FILTER", Kind::Bytes, GetSize::None, true, Types::All),
     // ws:// and wss:// (libzmq draft options; set-only there too).
     wss_pem(opt::WSS_KEY_PEM, "WSS_KEY_PEM"),
     wss_pem(opt::WSS_CERT_PEM, "WSS_CERT_PEM"),

@@ -83,9 +83,9 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             item.revents = 0;
             match item.socket {
                 Some(s) => {
-                    let ev = s.with_core(|c| c.poll_events())??;
+                    let ev = s.poll_events()?;
                     item.revents = ev & item.events;
-                    fds.push(libc::pollfd { fd: s.fd()?, events: libc::POLLIN, revents: 0 });
+                    fds.push(libc::pollfd { fd: s.readiness_fd()?, events: libc::POLLIN, revents: 0 });
                 }
                 None => fds.push(libc::pollfd { fd: item.fd, events: to_os_events(item.events), revents: 0 }),
             }
