@@ -83,6 +83,8 @@ const ROUTER: i32 = 6;
 const XPUB: i32 = 9;
 const XSUB: i32 = 10;
 const STREAM: i32 = 11;
+// Draft RADIO/DISH.
+const RADIO: i32 = 14;
 
 // PUB is an XPUB in libzmq and REP a ROUTER: they take their bases' options.
 const XPUB_TYPES: Types = Types::Only(&[PUB, XPUB]);
@@ -113,9 +115,9 @@ const fn string(num: i32, name: &'static str, empty_ok: bool) -> OptionSpec {
 }
 
 /// Every socket option oxmq answers. An option not here is EINVAL both ways,
-/// as in a libzmq built without it (GSSAPI, VMCI, TIPC, TCP_ACCEPT_FILTER,
-/// and the options of libzmq's draft API: METADATA, ROUTER_NOTIFY, HELLO_MSG,
-/// DISCONNECT_MSG, HICCUP_MSG, IN/OUT_BATCH_SIZE, PRIORITY, BUSY_POLL, WSS_*).
+/// as in a libzmq built without it (GSSAPI, VMCI, TIPC,
+/// and the options of libzmq's draft API: IN/OUT_BATCH_SIZE, PRIORITY,
+/// BUSY_POLL).
 pub static OPTIONS: &[OptionSpec] = &[
     spec(opt::AFFINITY, "AFFINITY", Kind::Int64, GetSize::Exact, true, Types::All),
     spec(opt::ROUTING_ID, "ROUTING_ID", Kind::Bytes, GetSize::AtLeast, true, Types::All),
@@ -186,7 +188,8 @@ pub static OPTIONS: &[OptionSpec] = &[
     ),
     int(opt::HANDSHAKE_IVL, "HANDSHAKE_IVL"),
     string(opt::SOCKS_PROXY, "SOCKS_PROXY", false),
-    set_only(opt::XPUB_NODROP, "XPUB_NODROP", XPUB_TYPES),
+    // Draft RADIO takes XPUB_NODROP too (libzmq's radio_t::xsetsockopt).
+    set_only(opt::XPUB_NODROP, "XPUB_NODROP", Types::Only(&[PUB, XPUB, RADIO])),
     set_only(opt::XPUB_MANUAL, "XPUB_MANUAL", XPUB_TYPES),
     OptionSpec {
         empty_ok: true,
@@ -215,7 +218,29 @@ pub static OPTIONS: &[OptionSpec] = &[
     read_only(opt::TOPICS_COUNT, "TOPICS_COUNT", TOPIC_TYPES),
     // Accept filters (s3-options): set-only, as in libzmq.
     spec(opt::TCP_ACCEPT_FILTER, "TCP_ACCEPT_FILTER", Kind::Bytes, GetSize::None, true, Types::All),
+    // Draft options (s3-draftopts), as a libzmq built with ZMQ_BUILD_DRAFT_API
+    // answers them. ROUTER_NOTIFY reads on every type (options_t) but only
+    // ROUTER and REP set it (checked in `Socket::set_option`).
+    int(opt::ROUTER_NOTIFY, "ROUTER_NOTIFY"),
+    spec(opt::METADATA, "METADATA", Kind::Bytes, GetSize::None, true, Types::All),
+    OptionSpec { empty_ok: true, ..spec(opt::HELLO_MSG, "HELLO_MSG", Kind::Bytes, GetSize::None, true, Types::All) },
+    OptionSpec {
+        empty_ok: true,
+        ..spec(opt::DISCONNECT_MSG, "DISCONNECT_MSG", Kind::Bytes, GetSize::None, true, Types::All)
+    },
+    OptionSpec { empty_ok: true, ..spec(opt::HICCUP_MSG, "HICCUP_MSG", Kind::Bytes, GetSize::None, true, Types::All) },
+    // ws:// and wss:// (libzmq draft options; set-only there too).
+    wss_pem(opt::WSS_KEY_PEM, "WSS_KEY_PEM"),
+    wss_pem(opt::WSS_CERT_PEM, "WSS_CERT_PEM"),
+    wss_pem(opt::WSS_TRUST_PEM, "WSS_TRUST_PEM"),
+    wss_pem(opt::WSS_HOSTNAME, "WSS_HOSTNAME"),
+    set_only(opt::WSS_TRUST_SYSTEM, "WSS_TRUST_SYSTEM", Types::All),
 ];
+
+/// A set-only byte-string WSS_* option (any length, empty included).
+const fn wss_pem(num: i32, name: &'static str) -> OptionSpec {
+    OptionSpec { empty_ok: true, ..spec(num, name, Kind::Bytes, GetSize::None, true, Types::All) }
+}
 
 /// CURVE keys, which the C ABI gives as 32 raw bytes or Z85 text depending
 /// on the caller's buffer; it sizes them itself.

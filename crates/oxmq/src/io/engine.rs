@@ -124,7 +124,7 @@ impl BigFrame {
 
     /// One read of (at most) the rest of the body. Returns the bytes read
     /// and how many were asked for.
-    fn read(&mut self, stream: &Stream) -> io::Result<(usize, usize)> {
+    fn read(&mut self, stream: &mut Stream) -> io::Result<(usize, usize)> {
         let missing = self.len - self.body.len();
         if self.body.len() == self.body.capacity() {
             self.body.reserve_exact(missing.min(self.body.len().max(PRERESERVE_MAX)));
@@ -214,6 +214,7 @@ impl Engine {
             zap_domain: opts.zap_domain.clone(),
             zap_enforce_domain: opts.zap_enforce_domain,
             entropy: crate::security::fresh_entropy(),
+            metadata: opts.app_metadata.clone(),
         });
         hs.set_max_msg_size(opts.maxmsgsize);
         let is_pub = matches!(cfg.socket_type, SocketType::Pub | SocketType::XPub);
@@ -281,6 +282,25 @@ impl Engine {
         self.pipe = Some(pipe);
         self.out_skip = skip_partial;
         self.out_mid = skip_partial;
+        self.send_hello();
+    }
+
+    /// HELLO_MSG (draft): the first message every new peer receives, ahead
+    /// of anything queued (see `Options::sends_hello`).
+    fn send_hello(&mut self) {
+        let o = &self.cfg.options;
+        if !o.sends_hello(self.cfg.socket_type) {
+            return;
+        }
+        let start = self.tx_buf.len();
+        match &mut self.codec {
+            Some(codec) => codec.encode(false, false, &[&o.hello_msg], &mut self.tx_buf),
+            None => {
+                encode_frame_header(&mut self.tx_buf, false, false, o.hello_msg.len());
+                self.tx_buf.extend_from_slice(&o.hello_msg);
+            }
+        }
+        self.note_buf(start);
     }
 
     /// Take the pipe back after the connection closed. The bool says whether
@@ -359,7 +379,7 @@ impl Engine {
             return Err(Fault::Linger);
         }
         if let Some(p) = &self.pipe {
-            if p.out.is_terminated() && self.segs.is_empty() {
+            if p.out.is_terminated() && self.segs.is_empty() && !self.stream.has_pending() {
                 // The socket is gone and everything it sent is on the wire.
                 return Err(Fault::Linger);
             }
@@ -439,9 +459,9 @@ impl Engine {
     ) -> Result<Option<PeerInfo>, HandshakeError> {
         if let Some(req) = hs.take_zap_request() {
             // libzmq sends the peer's IP address (no port); ipc peers have none.
-            let address = match stream {
-                Stream::Tcp(t) => t.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default(),
-                Stream::Unix(_) => String::new(),
+            let address = match stream.tcp() {
+                Some(t) => t.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default(),
+                None => String::new(),
             };
             match ZapClient::ask(ctx, &req, address.as_bytes(), waker.clone()) {
                 Some(client) => *zap = Some(client),
@@ -499,7 +519,7 @@ impl Engine {
                 }
             }
             let res = match &mut self.big {
-                Some(big) => big.read(&self.stream),
+                Some(big) => big.read(&mut self.stream),
                 None => {
                     // Small frames only: at most RX_CHUNK is missing.
                     if self.rx.capacity() - self.rx.len() < RX_CHUNK {
@@ -634,6 +654,12 @@ impl Engine {
             Command::Subscribe(topic) if self.is_pub => self.push_subscription(topic, FLAG_SUBSCRIBE),
             Command::Cancel(topic) if self.is_pub => self.push_subscription(topic, FLAG_CANCEL),
             Command::Error { .. } => return Err(Fault::PeerError),
+            // Draft RADIO/DISH: a DISH's JOIN/LEAVE reach the RADIO as subscriptions.
+            Command::Unknown { name, data } if self.cfg.socket_type == SocketType::Radio => match &name[..] {
+                b"JOIN" => self.push_subscription(data, FLAG_SUBSCRIBE),
+                b"LEAVE" => self.push_subscription(data, FLAG_CANCEL),
+                _ => {}
+            },
             _ => {}
         }
         Ok(())
@@ -716,7 +742,10 @@ impl Engine {
                 }
                 if msg.is_subscribe() || msg.is_cancel() {
                     let sub = msg.is_subscribe();
-                    if self.peer_minor >= 1 {
+                    if self.cfg.socket_type == SocketType::Dish {
+                        let name: &[u8] = if sub { b"\x04JOIN" } else { b"\x05LEAVE" };
+                        codec.encode(false, true, &[name, body], &mut self.tx_buf);
+                    } else if self.peer_minor >= 1 {
                         let name: &[u8] = if sub { b"\x09SUBSCRIBE" } else { b"\x06CANCEL" };
                         codec.encode(false, true, &[name, body], &mut self.tx_buf);
                     } else {
@@ -731,8 +760,14 @@ impl Engine {
             }
             if msg.is_subscribe() || msg.is_cancel() {
                 let sub = msg.is_subscribe();
-                if self.peer_minor >= 1 {
-                    let name: &[u8] = if sub { b"SUBSCRIBE" } else { b"CANCEL" };
+                // Draft DISH: JOIN/LEAVE are command frames for every ZMTP 3.x peer (libzmq dish.cpp).
+                if self.peer_minor >= 1 || self.cfg.socket_type == SocketType::Dish {
+                    let name: &[u8] = match (sub, self.cfg.socket_type == SocketType::Dish) {
+                        (true, false) => b"SUBSCRIBE",
+                        (false, false) => b"CANCEL",
+                        (true, true) => b"JOIN",
+                        (false, true) => b"LEAVE",
+                    };
                     encode_frame_header(&mut self.tx_buf, false, true, 1 + name.len() + body.len());
                     self.tx_buf.push(name.len() as u8);
                     self.tx_buf.extend_from_slice(name);
@@ -771,6 +806,14 @@ impl Engine {
                     self.pull();
                 }
                 if self.segs.is_empty() {
+                    if self.writable && self.stream.has_pending() {
+                        // ws: translated output the socket did not take yet.
+                        match self.stream.flush_pending() {
+                            Ok(done) => self.writable = done,
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.writable = false,
+                            Err(e) => return Err(Fault::Io(e)),
+                        }
+                    }
                     return Ok(false);
                 }
             }

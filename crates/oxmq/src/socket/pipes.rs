@@ -38,6 +38,9 @@ pub(crate) struct SocketPipe {
     pub(crate) connect_routing_id: Option<Bytes>,
     pub(crate) endpoint: EndpointId,
     pub(crate) key: u64,
+    /// Draft RADIO/DISH: a udp:// pipe, which takes every group (libzmq's
+    /// `subscribe_to_all`): it cannot carry joins.
+    pub(crate) all_groups: bool,
     /// A frame taken off `inn` by `check_read` and not yet handed out.
     head: Option<Msg>,
 }
@@ -52,6 +55,7 @@ impl SocketPipe {
             connect_routing_id: None,
             endpoint,
             key,
+            all_groups: false,
             head: None,
         }
     }
