@@ -114,13 +114,9 @@ impl IoThread {
             return Err(Error::Invalid("inproc endpoints do not use an I/O thread"));
         }
         endpoint.check_connectable()?;
-        if let Endpoint::Tcp(a) = endpoint {
-            if let crate::transport::endpoint::TcpHost::Ip(ip) = a.host {
-                if ip.is_ipv6() && !link.options.ipv6 {
-                    return Err(Error::Invalid("IPv6 addresses need the IPV6 socket option"));
-                }
-            }
-        }
+        // An IPv6 address without ZMQ_IPV6 is accepted here and never
+        // resolves, so the connecter keeps retrying: libzmq defers tcp
+        // resolution to the connect attempt in the same way.
         self.shared.command(Cmd::Connect { endpoint: endpoint.clone(), link, pipe });
         Ok(())
     }

@@ -820,9 +820,9 @@ impl Session {
     fn start_connect(&mut self, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
         let opts = &self.link.cfg.options;
         let res = match &self.endpoint {
-            Endpoint::Tcp(a) => {
-                tcp::resolve(a, opts.ipv6, false).and_then(|sa| tcp::start_connect(sa, opts)).map(Stream::Tcp)
-            }
+            Endpoint::Tcp(a) => tcp::resolve(a, opts.ipv6, false)
+                .and_then(|sa| tcp::start_connect(sa, a.source.as_deref(), opts))
+                .map(Stream::Tcp),
             Endpoint::Ipc(a) => ipc::start_connect(a).map(Stream::Unix),
             Endpoint::Inproc(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
         };
