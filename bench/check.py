@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-STUDIES = [str(n) for n in range(1, 11)]
+STUDIES = [str(n) for n in range(1, 12)]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

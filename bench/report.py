@@ -11,6 +11,12 @@ LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client
                 "us_per_call"}
 
 ABOUT = {
+    "11": "The rbczmq study's shapes on Ruby: 5-byte REQ/REP round trips over tcp between two processes (mean "
+          "µs per round trip), and a `::Logger` writing debug lines into a PUSH, relayed by a thread PULL -> PUB to "
+          "a SUB thread in the same process (lines/s end to end; every line must arrive). Sides: ffi-rzmq on "
+          "Debian's libzmq, ffi-rzmq on oxmq's C ABI, and the native oxmq gem (`ruby/`, rbczmq's API: its "
+          "`ZMQ::Logger`; ffi-rzmq gets a `::Logger` whose device sends each line). Scripts: `bench/ruby/rtt.rb`, "
+          "`bench/ruby/logger.rb`.",
     "8": "Raw loopback TCP and Unix stream socket bandwidth (one process writes 1 MiB chunks, another reads them, "
          "pinned to different cores), and memcpy bandwidth for 1 MiB (cache-resident) and 64 MiB (memory) blocks, "
          "measured in the same run. These are the ceilings the large-message rows of the throughput study are "
@@ -415,6 +421,20 @@ def sec_latency(st, plots):
     return md
 
 
+def sec_ruby(st, plots):
+    """One table and bar plot per shape, each with its own metric."""
+    md = []
+    for i, cell in enumerate(st.get("cells", [])):
+        metric = "us_per_round_trip" if cell["key"].get("shape") == "rtt" else "lines_per_s"
+        md.append("**%s**\n" % cell["label"])
+        md.append(cell_table(cell, [metric], metric))
+        fn = "study11_%d.png" % i
+        xlabel = "µs per round trip (lower is better)" if metric == "us_per_round_trip" else "lines/s end to end"
+        if bar_plot(cell, metric, plots / fn, "Ruby: %s" % cell["label"], xlabel):
+            md.append("\n![%s](plots/%s)\n" % (cell["label"], fn))
+    return md
+
+
 SECTIONS = {
     "8": lambda st, plots, data: sec_simple("8", st, plots, ["mb_per_s"], "mb_per_s", "mb_per_s", "MB/s"),
     "10": lambda st, plots, data: sec_simple("10", st, plots, ["msgs_per_s"], "msgs_per_s", "msgs_per_s",
@@ -431,11 +451,12 @@ SECTIONS = {
                                             "lines_per_s", "lines/s end to end"),
     "7": lambda st, plots, data: sec_rpc(st, plots),
     "9": lambda st, plots, data: sec_curve(st, plots),
+    "11": lambda st, plots, data: sec_ruby(st, plots),
 }
 
 RATIO_METRIC = {"1": "ns_per_call", "2": "msgs_per_s", "3": "mean_us", "4": "seconds", "5": "client_seconds",
                 "6": "lines_per_s", "7": "us_per_call", "9": "msgs_per_s",
-                "10": "msgs_per_s"}
+                "10": "msgs_per_s", "11": "speed"}
 
 
 def sec_rpc(st, plots):
@@ -684,7 +705,7 @@ def write_all(data, out):
     md.extend(summary_lines(data))
     md.append("```")
     md.append("")
-    for n in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
+    for n in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"):
         st = data["studies"].get(n)
         if st is None:
             if n == "9" and (out / "CURVE.md").is_file():
@@ -719,12 +740,13 @@ HEADLINE = {
     "8": (lambda c: True, ["mb_per_s"]),
     "9": (lambda c: c["key"].get("size") in (64, 1 << 20), ["msgs_per_s", "mean_us"]),
     "10": (lambda c: True, ["msgs_per_s"]),
+    "11": (lambda c: True, ["us_per_round_trip", "lines_per_s"]),
 }
 
 
 def summary_lines(data):
     rows = []
-    for n in ("8", "1", "2", "3", "4", "5", "6", "7", "9", "10"):
+    for n in ("8", "1", "2", "3", "4", "5", "6", "7", "9", "10", "11"):
         st = data["studies"].get(n)
         if not st:
             continue

@@ -427,7 +427,7 @@ UNITS = {
     "ns_per_call": ("ns", 1), "msgs_per_s": ("msg/s", 1), "mb_per_s": ("MB/s", 1),
     "send_calls_per_s": ("calls/s", 1), "mean_us": ("µs", 1), "p50_us": ("µs", 1), "p99_us": ("µs", 1),
     "seconds": ("s", 1), "pub_rate": ("msg/s", 1), "client_seconds": ("s", 1), "lines_per_s": ("lines/s", 1),
-    "cpu_s_per_mline": ("CPU s/M lines", 1), "us_per_call": ("µs", 1),
+    "cpu_s_per_mline": ("CPU s/M lines", 1), "us_per_call": ("µs", 1), "us_per_round_trip": ("µs", 1),
 }
 
 
@@ -711,6 +711,30 @@ def study_logpipe(suite, impls):
     ratios(cell, "cpu_s_per_mline", True, impls)
 
 
+@study(11, "ruby", "Ruby: REQ/REP round trips and a logger pipeline, the oxmq gem vs ffi-rzmq")
+def study_ruby(suite, impls):
+    """The rbczmq study's two shapes (ruby/study): 5-byte REQ/REP round trips over tcp between two processes,
+    and a ::Logger writing lines into a PUSH, relayed PULL -> PUB -> SUB in one process. Both ratios are kept
+    under the cell's "speed" key too, so the report has one metric to judge the study by."""
+    shapes = [("rtt", "REQ/REP tcp 5 B round trips", "us_per_round_trip", True, 5000),
+              ("logger", "logger: PUSH -> PULL/PUB -> SUB", "lines_per_s", False, 10_000)]
+    for prog, label, metric, lower, count in shapes:
+        sides = []
+        for k in ["ruby_libzmq", "ruby_oxmq", "ruby_gem"]:
+            impl = impls[k]
+
+            def run(n, impl=impl, prog=prog):
+                return run_procs([Proc("main", impl, prog, ["gem" if impl.key == "ruby_gem" else "ffi", n])],
+                                 suite.timeout)["main"]
+
+            n0 = count // 5 if suite.quick else count
+            sides.append(Side(impl, run, n0, calibrate="seconds", cmin=n0, cmax=50 * count))
+        log("[11 ruby] %s" % label)
+        cell = suite.compare(11, {"shape": prog}, sides, [metric, "seconds"], label)
+        cell["ratios"] = {metric: ratios(cell, metric, lower, impls)}
+        cell["ratios"]["speed"] = cell["ratios"][metric]
+
+
 @study(7, "rpc", "Cross-process calls over REQ/REP on ipc")
 def study_rpc(suite, impls):
     ipc_n = [0]
@@ -915,7 +939,7 @@ def main():
     suite = Suite(args.quick, target, reps, timeout=20 if args.quick else 60)
     impls = discover()
     wanted = [int(s) for s in args.studies.split(",") if s.strip()] or sorted(STUDIES)
-    order = [n for n in (8, 1, 2, 4, 3, 7, 5, 6, 9, 10) if n in wanted]
+    order = [n for n in (8, 1, 2, 4, 3, 7, 5, 6, 9, 10, 11) if n in wanted]
     log("oxmq bench: %s mode, %d reps, ~%.1f s per run, studies %s" % (
         "QUICK" if args.quick else "full", reps, target, ",".join(map(str, order))))
     for k, i in impls.items():

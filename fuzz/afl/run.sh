@@ -6,6 +6,9 @@
 # is printed and appended to fuzz/afl/campaigns.log.
 #
 #   fuzz/afl/run.sh SECONDS [target...]
+#
+# With FUZZ_EXECS=N set, each campaign runs until about N executions instead
+# (afl-fuzz -E), with SECONDS as an upper bound on its time.
 set -euo pipefail
 cd "$(dirname "$0")"
 SECONDS_PER=${1:?seconds per target}
@@ -29,7 +32,9 @@ for t in $TARGETS; do
   rm -rf "$OUT/$t"
   mkdir -p "$OUT/$t"
   echo "==> fuzz $t for ${SECONDS_PER}s (nice 19)"
-  nice -n 19 cargo afl fuzz -V "$SECONDS_PER" -i "../corpus/$t" -o "$OUT/$t" "target/release/$t" \
+  limit=(-V "$SECONDS_PER")
+  [ -n "${FUZZ_EXECS:-}" ] && limit+=(-E "$FUZZ_EXECS")
+  nice -n 19 cargo afl fuzz "${limit[@]}" -i "../corpus/$t" -o "$OUT/$t" "target/release/$t" \
     > "$OUT/$t/afl.log" 2>&1 || { echo "afl-fuzz failed for $t:"; tail -20 "$OUT/$t/afl.log"; exit 1; }
   fi
   stats="$OUT/$t/default/fuzzer_stats"

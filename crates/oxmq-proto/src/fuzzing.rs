@@ -88,8 +88,16 @@ pub mod security {
     /// The config of one side: `server` picks the role; entropy is fixed so
     /// that recorded transcripts replay.
     pub fn config(mech: Mech, server: bool) -> HandshakeConfig {
-        let (server_public, server_secret) = keypair_from_entropy([1; 32]);
-        let (client_public, client_secret) = keypair_from_entropy([2; 32]);
+        // Long-term keys are fixed, so derive them once: two scalar
+        // multiplications per execution halved the curve target's speed.
+        static KEYS: std::sync::OnceLock<[([u8; 32], [u8; 32]); 2]> = std::sync::OnceLock::new();
+        let keys = KEYS.get_or_init(|| {
+            let (sp, ss) = keypair_from_entropy([1; 32]);
+            let (cp, cs) = keypair_from_entropy([2; 32]);
+            [(sp, *ss), (cp, *cs)]
+        });
+        let [(server_public, server_secret), (client_public, client_secret)] = *keys;
+        let (server_secret, client_secret) = (Zeroizing::new(server_secret), Zeroizing::new(client_secret));
         let mechanism = match (mech, server) {
             (Mech::Plain, true) => MechanismConfig::Plain(PlainConfig::default()),
             (Mech::Plain, false) => MechanismConfig::Plain(PlainConfig {
