@@ -99,7 +99,7 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             let d = deadline.unwrap_or_else(Instant::now);
             let left = d.saturating_duration_since(Instant::now());
             left.as_millis().min(i32::MAX as u128) as libc::c_int
-                + (left.subsec_nanos() % 1_000_000 != 0) as libc::c_int
+                + (!left.subsec_nanos().is_multiple_of(1_000_000)) as libc::c_int
         };
         if !first && timeout_ms > 0 && wait_ms == 0 {
             return Ok(0);
