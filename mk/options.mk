@@ -7,7 +7,10 @@
 #                       every probe must match (tests/options/compare.py lists
 #                       the known differences with their reasons). Then the
 #                       SUB/XSUB dangling-connect ctx_term regression test on both,
-#                       and message corners (tests/options/msgprobe.c) vs pyzmq's.
+#                       and message corners (tests/options/msgprobe.c) vs pyzmq's,
+#                       and what options do (tests/options/behave.c: XPUB_MANUAL,
+#                       send-side CONFLATE, ...) as a transcript diffed with pyzmq's,
+#                       and SOCKS_PROXY's bytes on the wire (tests/options/socks.py).
 
 DEB_PKGS += libzmq5 gcc
 
@@ -21,7 +24,7 @@ $(OPTIONS_OUT)/%: tests/options/%.c
 	@mkdir -p $(OPTIONS_OUT)
 	$(OPTIONS_CC) $(OPTIONS_CFLAGS) -o $@ $< -ldl
 
-options-test: capi venv $(OPTIONS_OUT)/optdump $(OPTIONS_OUT)/sub_term $(OPTIONS_OUT)/msgprobe
+options-test: capi venv $(OPTIONS_OUT)/optdump $(OPTIONS_OUT)/sub_term $(OPTIONS_OUT)/msgprobe $(OPTIONS_OUT)/behave
 	@set -e; \
 	sys_lib=$$(ldconfig -p | awk '$$1 == "libzmq.so.5" && !f {print $$NF; f = 1}'); \
 	py_lib=$$($(VENV_PY) -c 'import glob, os, zmq; d = os.path.join(os.path.dirname(zmq.__file__), os.pardir, "pyzmq.libs"); print((glob.glob(os.path.join(d, "libzmq*.so*")) or [""])[0])'); \
@@ -44,6 +47,17 @@ options-test: capi venv $(OPTIONS_OUT)/optdump $(OPTIONS_OUT)/sub_term $(OPTIONS
 	  echo "    (known: oxmq has no TIPC transport, so zmq_has(\"tipc\") is 0 where this libzmq says 1)"; \
 	  if diff <(grep -v '^has tipc ' $(OPTIONS_OUT)/msg-oxmq.txt) <(grep -v '^has tipc ' $(OPTIONS_OUT)/msg-libzmq.txt); then \
 	    echo "    $$(wc -l < $(OPTIONS_OUT)/msg-oxmq.txt) probes: same answers"; else rc=1; fi; \
+	fi; \
+	echo "==> what options do (XPUB_MANUAL...; tests/options/behave.c): oxmq's transcript vs pyzmq's libzmq's"; \
+	if [ -n "$$py_lib" ]; then \
+	  $(OPTIONS_OUT)/behave $(CAPI_OUT)/libzmq.so.5 > $(OPTIONS_OUT)/behave-oxmq.txt || rc=1; \
+	  $(OPTIONS_OUT)/behave "$$py_lib" > $(OPTIONS_OUT)/behave-libzmq.txt || rc=1; \
+	  if diff $(OPTIONS_OUT)/behave-oxmq.txt $(OPTIONS_OUT)/behave-libzmq.txt; then \
+	    echo "    $$(wc -l < $(OPTIONS_OUT)/behave-oxmq.txt) steps: same transcript"; else rc=1; fi; \
+	fi; \
+	echo "==> SOCKS_PROXY through a SOCKS5 proxy on loopback (tests/options/socks.py): oxmq vs pyzmq's libzmq"; \
+	if [ -n "$$py_lib" ]; then \
+	  timeout 120 $(VENV_PY) tests/options/socks.py $(CAPI_OUT)/libzmq.so.5 "$$py_lib" || rc=1; \
 	fi; \
 	echo "==> SUB/XSUB with a dangling tcp connect and a subscription: ctx_term returns (oxmq, then Debian libzmq)"; \
 	$(OPTIONS_OUT)/sub_term $(CAPI_OUT)/libzmq.so.5 || rc=1; \

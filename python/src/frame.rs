@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyString};
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,11 +75,14 @@ pub struct Frame {
     pub(crate) props: Option<Arc<oxmq::PeerProperties>>,
     /// `.buffer`: one memoryview, handed out every time (as pyzmq does).
     pub(crate) view: PyOnceLock<Py<PyAny>>,
+    /// Draft API `Frame.routing_id` (the frame is otherwise immutable).
+    pub(crate) routing_id: AtomicU32,
 }
 
 impl Frame {
     pub(crate) fn with_props(msg: Msg, props: Option<Arc<oxmq::PeerProperties>>) -> Frame {
-        Frame { msg, bytes: PyOnceLock::new(), tracker: None, props, view: PyOnceLock::new() }
+        let routing_id = AtomicU32::new(msg.routing_id());
+        Frame { msg, bytes: PyOnceLock::new(), tracker: None, props, view: PyOnceLock::new(), routing_id }
     }
 }
 
@@ -102,6 +106,7 @@ impl Frame {
                 tracker,
                 props: None,
                 view: PyOnceLock::new(),
+                routing_id: AtomicU32::new(0),
             });
         };
         if data.is_instance_of::<PyString>() {
@@ -114,6 +119,7 @@ impl Frame {
                 tracker: None,
                 props: None,
                 view: PyOnceLock::new(),
+                routing_id: AtomicU32::new(f.get().routing_id.load(Ordering::Relaxed)),
             });
         }
         // pyzmq: copy=None means "copy small buffers, wrap large ones".
@@ -128,7 +134,14 @@ impl Frame {
             (true, None) => Some(finished_tracker(py)?),
             (_, t) => t,
         };
-        Ok(Frame { msg, bytes: PyOnceLock::new(), tracker, props: None, view: PyOnceLock::new() })
+        Ok(Frame {
+            msg,
+            bytes: PyOnceLock::new(),
+            tracker,
+            props: None,
+            view: PyOnceLock::new(),
+            routing_id: AtomicU32::new(0),
+        })
     }
 
     /// The frame's bytes (copied once, then cached).
@@ -157,6 +170,22 @@ impl Frame {
     #[getter]
     fn more(&self) -> bool {
         self.msg.more()
+    }
+
+    /// Draft API: the SERVER/PEER connection this frame came from, or is to
+    /// be sent to (0: none).
+    #[getter]
+    fn get_routing_id(&self) -> u32 {
+        self.routing_id.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_routing_id(&self, py: Python<'_>, routing_id: u32) -> PyResult<()> {
+        if routing_id == 0 {
+            return Err(zmq_error(py, errno::EINVAL));
+        }
+        self.routing_id.store(routing_id, Ordering::Relaxed);
+        Ok(())
     }
 
     /// The tracker for a tracked zero-copy frame (None otherwise).
@@ -225,6 +254,7 @@ impl Frame {
             tracker: None,
             props: self.props.clone(),
             view: PyOnceLock::new(),
+            routing_id: AtomicU32::new(self.routing_id.load(Ordering::Relaxed)),
         }
     }
 

@@ -91,6 +91,14 @@ impl Socket {
         self.with(f).map_err(|e| zmq_error(py, e))
     }
 
+    /// `ZMQ_FD`: none (EINVAL) on thread-safe draft types, as in libzmq.
+    fn public_fd(&self) -> ZResult<i32> {
+        match oxmq::SocketType::from_raw(self.kind) {
+            Some(k) if k.is_thread_safe() => Err(errno::EINVAL),
+            _ => Ok(self.fd),
+        }
+    }
+
     /// Connection properties of the peer that sent the last frame received.
     pub(crate) fn peer_props(&self) -> Option<Arc<oxmq::PeerProperties>> {
         self.with(|s| Ok(s.peer_properties())).ok().flatten()
@@ -112,19 +120,34 @@ impl Socket {
             return Err(zmq_error(py, errno::EAGAIN));
         }
         let fd = self.fd;
+        // Thread-safe (draft) sockets: other threads' calls may consume the
+        // fd's signal, so sleep on the core's shared wait instead.
+        let waiter = self.call(py, |s| s.shared_waiter().map_err(core_errno))?;
         loop {
             let op = &mut op;
+            let waiter = &waiter;
             let out = py.detach(|| {
                 let slice_end = Instant::now() + SLICE;
                 loop {
                     let until = deadline.map_or(slice_end, |d| d.min(slice_end));
-                    if !wait_fd(fd, until) {
-                        return Waited::CheckSignals;
-                    }
+                    let seen = match waiter {
+                        Some(w) => w.epoch(),
+                        None => {
+                            if !wait_fd(fd, until) {
+                                return Waited::CheckSignals;
+                            }
+                            0
+                        }
+                    };
                     match self.with(&mut *op) {
                         Ok(v) => return Waited::Done(v),
                         Err(errno::EAGAIN) => {}
                         Err(e) => return Waited::Failed(e),
+                    }
+                    if let Some(w) = waiter {
+                        if let Err(oxmq::Error::Interrupted) = w.sleep(seen, Some(until)) {
+                            return Waited::CheckSignals;
+                        }
                     }
                     let now = Instant::now();
                     if deadline.is_some_and(|d| now >= d) {
@@ -203,7 +226,9 @@ impl Socket {
             }
             // a tracked Frame reports its own tracker, whatever `track` says (pyzmq)
             let t = f.tracker.as_ref().map(|t| t.clone_ref(py));
-            return Ok((f.msg.clone(), t));
+            let mut msg = f.msg.clone();
+            msg.set_routing_id(f.routing_id.load(Ordering::Relaxed));
+            return Ok((msg, t));
         } else if data.is_instance_of::<PyString>() {
             return Err(PyTypeError::new_err("unicode not allowed, use send_string"));
         }
@@ -240,7 +265,8 @@ impl Socket {
         };
         let kind = oxmq::SocketType::from_raw(socket_type).ok_or_else(|| zmq_error(py, errno::EINVAL))?;
         let sock = ctx.socket(kind).map_err(|e| zmq_error(py, core_errno(e)))?;
-        let fd = sock.fd().map_err(|e| zmq_error(py, core_errno(e)))?;
+        // Thread-safe (draft) types hand out no FD, but blocking calls here still wait on it.
+        let fd = sock.readiness_fd().map_err(|e| zmq_error(py, core_errno(e)))?;
         let shared = Arc::new(SocketShared {
             inner: Mutex::new(Some(sock)),
             ctx,
@@ -318,6 +344,12 @@ impl Socket {
         self.call(py, |s| s.unbind(addr).map_err(core_errno))
     }
 
+    /// Draft API (`zmq_connect_peer`; not in pyzmq): connect a PEER and
+    /// return the routing id that addresses the new connection.
+    fn connect_peer(&self, py: Python<'_>, addr: &str) -> PyResult<u32> {
+        self.call(py, |s| s.connect_peer(addr).map_err(core_errno))
+    }
+
     /// Disconnect from `addr`.
     fn disconnect(&self, py: Python<'_>, addr: &str) -> PyResult<()> {
         self.call(py, |s| s.disconnect(addr).map_err(core_errno))
@@ -325,7 +357,7 @@ impl Socket {
 
     /// The readiness file descriptor (edge-like; see `zmq.FD`).
     fn fileno(&self, py: Python<'_>) -> PyResult<i32> {
-        self.call(py, |_| Ok(self.fd))
+        self.call(py, |_| self.public_fd())
     }
 
     /// Set a socket option: an int for integer options, bytes for the others.
@@ -365,7 +397,9 @@ impl Socket {
     /// Read a socket option: int or bytes.
     fn get(&self, py: Python<'_>, option: i32) -> PyResult<Py<PyAny>> {
         match option {
-            opt::FD => return self.call(py, |_| Ok(self.fd)).map(|v| v.into_pyobject(py).unwrap().into_any().unbind()),
+            opt::FD => {
+                return self.call(py, |_| self.public_fd()).map(|v| v.into_pyobject(py).unwrap().into_any().unbind())
+            }
             opt::EVENTS => {
                 drain_releases(py);
                 let ev = self.call(py, |s| {
@@ -409,17 +443,28 @@ impl Socket {
         group: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Py<PyAny>>> {
         release::maybe_drain(py);
-        if routing_id.is_some() || group.is_some() {
+        if group.is_some() {
             return Err(zmq_error(py, errno::ENOTSUP));
         }
+        // Draft API: the SERVER/PEER connection to send to (0 is EINVAL, as zmq_msg_set_routing_id).
+        let routing_id = match routing_id {
+            Some(r) => match r.extract::<u32>()? {
+                0 => return Err(zmq_error(py, errno::EINVAL)),
+                rid => Some(rid),
+            },
+            None => None,
+        };
         // Fast path: bytes, copied.
-        if copy {
+        if copy && routing_id.is_none() {
             if let Ok(b) = data.cast::<PyBytes>() {
                 self.send_msg(py, Msg::from_slice(b.as_bytes()), flags)?;
                 return Ok(None);
             }
         }
-        let (msg, tracker) = self.to_msg(py, data, copy, track)?;
+        let (mut msg, tracker) = self.to_msg(py, data, copy, track)?;
+        if let Some(rid) = routing_id {
+            msg.set_routing_id(rid);
+        }
         self.send_msg(py, msg, flags)?;
         Ok(if copy { None } else { tracker })
     }

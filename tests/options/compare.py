@@ -24,9 +24,8 @@ ZMQ_H = os.path.join(HERE, "..", "..", "crates", "oxmq-capi", "include", "zmq.h"
 KNOWN_OPTIONS = {}
 # (probe key regex, reason): single probes known to differ.
 KNOWN_PROBES = [
-    (r"^set \d+ (41|71|98|108) i32:(1|2|1000)$",
-     "ROUTER_RAW, XPUB_MANUAL(_LAST_VALUE), ONLY_FIRST_SUBSCRIBE not implemented: "
-     "turning them on fails with ENOTSUP instead of being ignored"),
+    (r"^set 4 41 i32:(1|2|1000)$",
+     "ROUTER_RAW on a REP (a ROUTER inside libzmq) is refused with ENOTSUP: raw REP is meaningless"),
 ]
 # socket type -> reason, for whole socket types oxmq does not have yet.
 KNOWN_TYPES = {}

@@ -316,6 +316,45 @@ ZMQ_EXPORT const char *zmq_msg_gets(const zmq_msg_t *msg_, const char *property_
 #define ZMQ_FAIL_UNROUTABLE ZMQ_ROUTER_MANDATORY
 #define ZMQ_ROUTER_BEHAVIOR ZMQ_ROUTER_MANDATORY
 
+/* Socket options of libzmq's draft API (s3-options). Release builds of
+   libzmq 4.3.5 answer many of them all the same (oxmq answers as they do);
+   their names sit behind ZMQ_BUILD_DRAFT_API, as in libzmq's zmq.h. */
+#ifdef ZMQ_BUILD_DRAFT_API
+#define ZMQ_ZAP_ENFORCE_DOMAIN 93
+#define ZMQ_LOOPBACK_FASTPATH 94
+#define ZMQ_METADATA 95
+#define ZMQ_MULTICAST_LOOP 96
+#define ZMQ_ROUTER_NOTIFY 97
+#define ZMQ_XPUB_MANUAL_LAST_VALUE 98
+#define ZMQ_SOCKS_USERNAME 99
+#define ZMQ_SOCKS_PASSWORD 100
+#define ZMQ_IN_BATCH_SIZE 101
+#define ZMQ_OUT_BATCH_SIZE 102
+#define ZMQ_WSS_KEY_PEM 103
+#define ZMQ_WSS_CERT_PEM 104
+#define ZMQ_WSS_TRUST_PEM 105
+#define ZMQ_WSS_HOSTNAME 106
+#define ZMQ_WSS_TRUST_SYSTEM 107
+#define ZMQ_ONLY_FIRST_SUBSCRIBE 108
+#define ZMQ_RECONNECT_STOP 109
+#define ZMQ_HELLO_MSG 110
+#define ZMQ_DISCONNECT_MSG 111
+#define ZMQ_PRIORITY 112
+#define ZMQ_BUSY_POLL 113
+#define ZMQ_HICCUP_MSG 114
+#define ZMQ_XSUB_VERBOSE_UNSUBSCRIBE 115
+#define ZMQ_TOPICS_COUNT 116
+
+/* ZMQ_RECONNECT_STOP bits. */
+#define ZMQ_RECONNECT_STOP_CONN_REFUSED 0x1
+#define ZMQ_RECONNECT_STOP_HANDSHAKE_FAILED 0x2
+#define ZMQ_RECONNECT_STOP_AFTER_DISCONNECT 0x4
+
+/* ZMQ_ROUTER_NOTIFY values. */
+#define ZMQ_NOTIFY_CONNECT 1
+#define ZMQ_NOTIFY_DISCONNECT 2
+#endif /* ZMQ_BUILD_DRAFT_API */
+
 /* Deprecated message property: the descriptor a message came from. */
 #define ZMQ_SRCFD 2
 
@@ -478,6 +517,52 @@ typedef void(zmq_thread_fn)(void *);
 /* Run func_(arg_) on a new thread; zmq_threadclose joins it. */
 ZMQ_EXPORT void *zmq_threadstart(zmq_thread_fn *func_, void *arg_);
 ZMQ_EXPORT void zmq_threadclose(void *thread_);
+
+/* ------------------------------------------------------------- draft API */
+/* CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL and zmq_poller, behind
+   ZMQ_BUILD_DRAFT_API as in libzmq's zmq.h. These sockets are thread-safe
+   (ZMQ_THREAD_SAFE reads 1) and have no ZMQ_FD: poll them with zmq_poller. */
+
+#ifdef ZMQ_BUILD_DRAFT_API
+
+#define ZMQ_SERVER 12
+#define ZMQ_CLIENT 13
+#define ZMQ_GATHER 16
+#define ZMQ_SCATTER 17
+#define ZMQ_PEER 19
+#define ZMQ_CHANNEL 20
+
+ZMQ_EXPORT int zmq_msg_set_routing_id(zmq_msg_t *msg_, uint32_t routing_id_);
+ZMQ_EXPORT uint32_t zmq_msg_routing_id(zmq_msg_t *msg_);
+ZMQ_EXPORT uint32_t zmq_connect_peer(void *s_, const char *addr_);
+
+#if defined(_WIN32)
+typedef uintptr_t zmq_fd_t;
+#else
+typedef int zmq_fd_t;
+#endif
+
+typedef struct zmq_poller_event_t {
+    void *socket;
+    zmq_fd_t fd;
+    void *user_data;
+    short events;
+} zmq_poller_event_t;
+
+ZMQ_EXPORT void *zmq_poller_new(void);
+ZMQ_EXPORT int zmq_poller_destroy(void **poller_p);
+ZMQ_EXPORT int zmq_poller_size(void *poller);
+ZMQ_EXPORT int zmq_poller_add(void *poller, void *socket, void *user_data, short events);
+ZMQ_EXPORT int zmq_poller_modify(void *poller, void *socket, short events);
+ZMQ_EXPORT int zmq_poller_remove(void *poller, void *socket);
+ZMQ_EXPORT int zmq_poller_wait(void *poller, zmq_poller_event_t *event, long timeout);
+ZMQ_EXPORT int zmq_poller_wait_all(void *poller, zmq_poller_event_t *events, int n_events, long timeout);
+ZMQ_EXPORT int zmq_poller_fd(void *poller, zmq_fd_t *fd);
+ZMQ_EXPORT int zmq_poller_add_fd(void *poller, zmq_fd_t fd, void *user_data, short events);
+ZMQ_EXPORT int zmq_poller_modify_fd(void *poller, zmq_fd_t fd, short events);
+ZMQ_EXPORT int zmq_poller_remove_fd(void *poller, zmq_fd_t fd);
+
+#endif /* ZMQ_BUILD_DRAFT_API */
 
 #ifdef __cplusplus
 }

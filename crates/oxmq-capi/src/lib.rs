@@ -40,6 +40,7 @@ mod context;
 mod curve;
 mod handle;
 mod message;
+mod poller;
 mod polling;
 mod proxy;
 mod socket;
@@ -47,4 +48,5 @@ mod util;
 mod z85;
 
 pub use message::zmq_msg_t;
+pub use poller::zmq_poller_event_t;
 pub use polling::zmq_pollitem_t;

@@ -423,3 +423,35 @@ pub unsafe extern "C" fn zmq_recvmsg(s: *mut c_void, msg: *mut zmq_msg_t, flags:
     // SAFETY: same contract as zmq_msg_recv.
     unsafe { zmq_msg_recv(msg, s, flags) }
 }
+
+// Draft API (CLIENT/SERVER, PEER): the routing id travels on the message.
+
+/// Address a SERVER/PEER send (libzmq: 0 is EINVAL).
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_set_routing_id(msg: *mut zmq_msg_t, routing_id: u32) -> c_int {
+    ffi_int!({
+        if routing_id == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        slot.content.freeze();
+        if let Content::Frame(m) = &mut slot.content {
+            m.set_routing_id(routing_id);
+        }
+        Ok(0)
+    })
+}
+
+/// The routing id a SERVER/PEER stamped on a received message; 0 when none
+/// (and for an invalid message, where libzmq has no error return either).
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_routing_id(msg: *mut zmq_msg_t) -> u32 {
+    ffi_boundary!(0, {
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        match unsafe { live(msg) } {
+            Ok(Slot { content: Content::Frame(m), .. }) => m.routing_id(),
+            _ => 0,
+        }
+    })
+}

@@ -337,3 +337,20 @@ pub unsafe extern "C" fn zmq_recviov(s: *mut c_void, iov: *mut libc::iovec, coun
         Ok(clamp_len(n))
     })
 }
+
+/// Draft API: connect a PEER and return the routing id of the new
+/// connection; 0 with errno on failure (ENOTSUP for other socket types).
+#[no_mangle]
+pub unsafe extern "C" fn zmq_connect_peer(s: *mut c_void, addr: *const c_char) -> u32 {
+    let r = ffi_boundary!(Err(EFAULT), {
+        // SAFETY: zmq.h contract for `s` and `addr`.
+        unsafe { socket_and_addr(s, addr) }.and_then(|(socket, addr)| socket.connect_peer(addr).map_err(Into::into))
+    });
+    match r {
+        Ok(rid) => rid,
+        Err(e) => {
+            crate::boundary::set_errno(e);
+            0
+        }
+    }
+}

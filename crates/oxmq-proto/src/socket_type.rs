@@ -3,7 +3,7 @@
 /// A socket type. Discriminants are libzmq's `ZMQ_PAIR`..`ZMQ_STREAM`.
 ///
 /// `Stream` (11) does not speak ZMTP: it is raw TCP, compatible with no ZMTP
-/// peer. Draft types (CLIENT, SERVER, RADIO, ...) are not supported yet.
+/// peer. The draft types sit in [`SocketType::DRAFT`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SocketType {
     Pair = 0,
@@ -18,6 +18,13 @@ pub enum SocketType {
     XPub = 9,
     XSub = 10,
     Stream = 11,
+    // Draft thread-safe types (CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL).
+    Server = 12,
+    Client = 13,
+    Gather = 16,
+    Scatter = 17,
+    Peer = 19,
+    Channel = 20,
 }
 
 impl SocketType {
@@ -38,7 +45,28 @@ impl SocketType {
 
     /// From libzmq's numeric constant (`ZMQ_PAIR` = 0 .. `ZMQ_STREAM` = 11).
     pub fn from_raw(v: i32) -> Option<SocketType> {
-        usize::try_from(v).ok().and_then(|i| Self::ALL.get(i).copied())
+        usize::try_from(v).ok().and_then(|i| Self::ALL.get(i).copied()).or_else(|| Self::from_raw_draft(v))
+    }
+
+    /// The draft socket types of libzmq 4.3.5 that oxmq has (draft API),
+    /// thread-safe like libzmq's: CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL.
+    pub const DRAFT: [SocketType; 6] = [
+        SocketType::Server,
+        SocketType::Client,
+        SocketType::Gather,
+        SocketType::Scatter,
+        SocketType::Peer,
+        SocketType::Channel,
+    ];
+
+    fn from_raw_draft(v: i32) -> Option<SocketType> {
+        Self::DRAFT.into_iter().find(|t| t.as_raw() == v)
+    }
+
+    /// libzmq's `ZMQ_THREAD_SAFE`: these sockets may be used from several
+    /// threads at once (and have no `ZMQ_FD`).
+    pub fn is_thread_safe(self) -> bool {
+        Self::DRAFT.contains(&self)
     }
 
     pub fn as_raw(self) -> i32 {
@@ -60,13 +88,19 @@ impl SocketType {
             SocketType::XPub => "XPUB",
             SocketType::XSub => "XSUB",
             SocketType::Stream => "STREAM",
+            SocketType::Server => "SERVER",
+            SocketType::Client => "CLIENT",
+            SocketType::Gather => "GATHER",
+            SocketType::Scatter => "SCATTER",
+            SocketType::Peer => "PEER",
+            SocketType::Channel => "CHANNEL",
         }
     }
 
     /// Exact, case-sensitive match: libzmq compares with `memcmp`, so a
     /// peer sending `dealer` is not a DEALER to libzmq either.
     pub fn from_wire_name(name: &[u8]) -> Option<SocketType> {
-        Self::ALL.into_iter().find(|t| t.wire_name().as_bytes() == name)
+        Self::ALL.into_iter().chain(Self::DRAFT).find(|t| t.wire_name().as_bytes() == name)
     }
 
     /// Whether a socket of type `self` may talk to a peer of type `peer`
@@ -84,6 +118,13 @@ impl SocketType {
             Pub | XPub => matches!(peer, Sub | XSub),
             Sub | XSub => matches!(peer, Pub | XPub),
             Stream => false,
+            // Draft types (RFC 41, 49, 51, 52; libzmq mechanism_base).
+            Server => peer == Client,
+            Client => peer == Server,
+            Gather => peer == Scatter,
+            Scatter => peer == Gather,
+            Peer => peer == Peer,
+            Channel => peer == Channel,
         }
     }
 

@@ -66,7 +66,7 @@ fn replay(mech: Mech) {
         }
         for _ in 0..40 {
             let mut m = data.clone();
-            let i = 2 + (rand() as usize) % (m.len() - 2).max(1);
+            let i = 2 + (rand() as usize) % m.len().saturating_sub(2).max(1);
             if i < m.len() {
                 match rand() % 3 {
                     0 => m[i] ^= 1 << (rand() % 8),

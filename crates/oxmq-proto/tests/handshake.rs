@@ -393,10 +393,18 @@ fn socket_type_property_name_is_case_sensitive() {
 fn unknown_socket_type_is_refused() {
     let mut hs = Handshake::new(config(SocketType::Dealer, b""));
     let mut input = greeting(3, 1, b"NULL");
+    input.extend(ready(&[("Socket-Type", b"NOPE")]));
+    assert_eq!(
+        feed(&mut hs, &input).0,
+        Err(HandshakeError::UnknownSocketType { ours: SocketType::Dealer, theirs: b"NOPE".to_vec() })
+    );
+    // A draft type is known, and refused as incompatible.
+    let mut hs = Handshake::new(config(SocketType::Dealer, b""));
+    let mut input = greeting(3, 1, b"NULL");
     input.extend(ready(&[("Socket-Type", b"CLIENT")]));
     assert_eq!(
         feed(&mut hs, &input).0,
-        Err(HandshakeError::UnknownSocketType { ours: SocketType::Dealer, theirs: b"CLIENT".to_vec() })
+        Err(HandshakeError::IncompatibleSocketType { ours: SocketType::Dealer, theirs: SocketType::Client })
     );
 }
 

@@ -1,4 +1,4 @@
-//! Socket-type names, numbers and the RFC 37 compatibility table.
+//! Socket-type names, numbers and the RFC 37 compatibility table (and the draft types').
 
 use oxmq_proto::SocketType::{self, *};
 
@@ -9,7 +9,8 @@ fn raw_numbers_match_libzmq() {
         assert_eq!(SocketType::from_raw(i as i32), Some(*t));
     }
     assert_eq!(SocketType::from_raw(11), Some(Stream), "ZMQ_STREAM (raw TCP, no ZMTP peer)");
-    assert_eq!(SocketType::from_raw(12), None, "draft types are not supported");
+    assert_eq!(SocketType::from_raw(12), Some(Server), "draft SERVER");
+    assert_eq!(SocketType::from_raw(18), None, "DGRAM is not an oxmq type");
     assert_eq!(SocketType::from_raw(-1), None);
 }
 
@@ -21,7 +22,8 @@ fn wire_names_round_trip_case_sensitively() {
         assert_eq!(SocketType::from_wire_name(n.as_bytes()), Some(*t));
     }
     assert_eq!(SocketType::from_wire_name(b"dealer"), None);
-    assert_eq!(SocketType::from_wire_name(b"CLIENT"), None);
+    assert_eq!(SocketType::from_wire_name(b"client"), None);
+    assert_eq!(SocketType::from_wire_name(b"DGRAM"), None);
     // A ZMTP peer announcing STREAM is known but compatible with nothing.
     assert!(SocketType::ALL.iter().all(|t| !Stream.is_compatible_with(*t)));
     assert_eq!(SocketType::from_wire_name(b"DEALER\0"), None);
@@ -55,4 +57,40 @@ fn compatibility_table_matches_rfc_37() {
 fn only_req_dealer_router_send_identity() {
     let senders: Vec<SocketType> = SocketType::ALL.into_iter().filter(|t| t.sends_identity()).collect();
     assert_eq!(senders, [Req, Dealer, Router]);
+}
+
+/// Draft types (RFC 41, 49, 51, 52; libzmq's mechanism_base check): wire
+/// names, numbers, and who may talk to whom.
+#[test]
+fn draft_types_names_numbers_and_compatibility() {
+    use SocketType::*;
+    let expect = [
+        (Server, 12, "SERVER"),
+        (Client, 13, "CLIENT"),
+        (Gather, 16, "GATHER"),
+        (Scatter, 17, "SCATTER"),
+        (Peer, 19, "PEER"),
+        (Channel, 20, "CHANNEL"),
+    ];
+    for (t, n, name) in expect {
+        assert_eq!(t.as_raw(), n);
+        assert_eq!(SocketType::from_raw(n), Some(t));
+        assert_eq!(t.wire_name(), name);
+        assert_eq!(SocketType::from_wire_name(name.as_bytes()), Some(t));
+        assert!(t.is_thread_safe());
+        assert!(!t.sends_identity());
+    }
+    for missing in [14, 15, 18, 21] {
+        assert_eq!(SocketType::from_raw(missing), None, "{missing}: not an oxmq type here");
+    }
+    let pairs = [(Server, Client), (Gather, Scatter), (Peer, Peer), (Channel, Channel)];
+    let all: Vec<SocketType> = SocketType::ALL.into_iter().chain(SocketType::DRAFT).collect();
+    for a in &all {
+        for b in &all {
+            let want = pairs.iter().any(|&(x, y)| (x, y) == (*a, *b) || (y, x) == (*a, *b))
+                || (a.is_compatible_with(*b) && !a.is_thread_safe() && !b.is_thread_safe());
+            assert_eq!(a.is_compatible_with(*b), want, "{a:?} with {b:?}");
+        }
+    }
+    assert!(SocketType::ALL.iter().all(|t| !t.is_thread_safe()));
 }

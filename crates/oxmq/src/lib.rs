@@ -43,7 +43,7 @@ pub use oxmq_proto::SocketType;
 pub use poll::{poll, PollItem};
 pub use socket::options_codec::OptionValue;
 pub use socket::peer::PeerProperties;
-pub use socket::{Socket, DONTWAIT, SNDMORE};
+pub use socket::{SharedWaiter, Socket, ThreadSafeSocket, DONTWAIT, SNDMORE};
 
 /// The libzmq version this library is compatible with.
 pub const ZMQ_VERSION: (i32, i32, i32) = (4, 3, 5);

@@ -137,3 +137,32 @@ fn mailbox_command_is_never_stranded() {
         assert_eq!(seen, 1);
     });
 }
+
+// Send-side CONFLATE (s3-options): the one-slot pipe keeps the wake-up
+// protocol, and the newest message is never lost.
+#[test]
+fn conflate_pipe_reader_always_gets_the_last_message() {
+    loom::model(|| {
+        let reader_note = Arc::new(Notify::new());
+        let (mut w, mut r) =
+            crate::pipe::pipe_conflate(WakeSlot::with(Arc::new(NotifyWake(reader_note.clone()))), WakeSlot::new());
+        let writer = loom::thread::spawn(move || {
+            for i in 1..=2 {
+                w.write(num(i));
+                w.flush();
+            }
+            drop(w);
+        });
+        let mut got = Vec::new();
+        loop {
+            match r.read() {
+                Some(m) => got.push(val(&m)),
+                None if r.is_terminated() => break,
+                None => reader_note.wait(),
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(got.last(), Some(&2), "the newest message is delivered");
+        assert!(got.windows(2).all(|p| p[0] < p[1]), "never an older one after a newer: {got:?}");
+    });
+}

@@ -37,6 +37,9 @@ enum Body {
 pub struct Msg {
     body: Body,
     flags: u8,
+    /// Draft API: the peer a SERVER/PEER received this from, or sends it to
+    /// (libzmq's `zmq_msg_routing_id`); 0 = none. Never sent on the wire.
+    routing_id: u32,
 }
 
 impl Default for Msg {
@@ -49,7 +52,7 @@ impl Msg {
     /// An empty frame.
     #[inline]
     pub const fn new() -> Msg {
-        Msg { body: Body::Inline { len: 0, buf: [0; INLINE_CAPACITY] }, flags: 0 }
+        Msg { body: Body::Inline { len: 0, buf: [0; INLINE_CAPACITY] }, flags: 0, routing_id: 0 }
     }
 
     /// A frame holding a copy of `data`.
@@ -58,9 +61,9 @@ impl Msg {
         if data.len() <= INLINE_CAPACITY {
             let mut buf = [0u8; INLINE_CAPACITY];
             buf[..data.len()].copy_from_slice(data);
-            Msg { body: Body::Inline { len: data.len() as u8, buf }, flags: 0 }
+            Msg { body: Body::Inline { len: data.len() as u8, buf }, flags: 0, routing_id: 0 }
         } else {
-            Msg { body: Body::Shared(Bytes::copy_from_slice(data)), flags: 0 }
+            Msg { body: Body::Shared(Bytes::copy_from_slice(data)), flags: 0, routing_id: 0 }
         }
     }
 
@@ -69,7 +72,7 @@ impl Msg {
         if data.len() <= INLINE_CAPACITY {
             Msg::from_slice(&data)
         } else {
-            Msg { body: Body::Shared(Bytes::from(data)), flags: 0 }
+            Msg { body: Body::Shared(Bytes::from(data)), flags: 0, routing_id: 0 }
         }
     }
 
@@ -80,7 +83,7 @@ impl Msg {
         if data.len() <= INLINE_CAPACITY {
             Msg::from_slice(&data)
         } else {
-            Msg { body: Body::Shared(data), flags: 0 }
+            Msg { body: Body::Shared(data), flags: 0, routing_id: 0 }
         }
     }
 
@@ -91,12 +94,12 @@ impl Msg {
     where
         T: AsRef<[u8]> + Send + 'static,
     {
-        Msg { body: Body::Shared(Bytes::from_owner(owner)), flags: 0 }
+        Msg { body: Body::Shared(Bytes::from_owner(owner)), flags: 0, routing_id: 0 }
     }
 
     /// A frame over static data (libzmq's `zmq_send_const`).
     pub fn from_static(data: &'static [u8]) -> Msg {
-        Msg { body: Body::Shared(Bytes::from_static(data)), flags: 0 }
+        Msg { body: Body::Shared(Bytes::from_static(data)), flags: 0, routing_id: 0 }
     }
 
     /// The body.
@@ -171,6 +174,19 @@ impl Msg {
             Body::Shared(b) => Some(b),
             Body::Inline { .. } => None,
         }
+    }
+
+    /// Draft API: the routing id of the SERVER/PEER connection this message
+    /// came from (0 when none).
+    #[inline]
+    pub fn routing_id(&self) -> u32 {
+        self.routing_id
+    }
+
+    /// Set the routing id a SERVER or PEER sends this message to (0 clears it).
+    #[inline]
+    pub fn set_routing_id(&mut self, id: u32) {
+        self.routing_id = id;
     }
 
     #[inline]

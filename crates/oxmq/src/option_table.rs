@@ -89,6 +89,8 @@ const XPUB_TYPES: Types = Types::Only(&[PUB, XPUB]);
 const ROUTER_TYPES: Types = Types::Only(&[REP, ROUTER]);
 const PROBE_TYPES: Types = Types::Only(&[REQ, REP, DEALER, ROUTER]);
 const TOPIC_TYPES: Types = Types::Only(&[PUB, SUB, XPUB, XSUB]);
+// XPUB_MANUAL: SUBSCRIBE/UNSUBSCRIBE on a publisher.
+const SUBSCRIBE_TYPES: Types = Types::Only(&[SUB, PUB, XPUB]);
 
 const fn spec(num: i32, name: &'static str, kind: Kind, get: GetSize, set: bool, types: Types) -> OptionSpec {
     OptionSpec { num, name, kind, get, set, types, empty_ok: false }
@@ -117,13 +119,14 @@ const fn string(num: i32, name: &'static str, empty_ok: bool) -> OptionSpec {
 pub static OPTIONS: &[OptionSpec] = &[
     spec(opt::AFFINITY, "AFFINITY", Kind::Int64, GetSize::Exact, true, Types::All),
     spec(opt::ROUTING_ID, "ROUTING_ID", Kind::Bytes, GetSize::AtLeast, true, Types::All),
+    // XPUB takes them too, with XPUB_MANUAL (EINVAL otherwise, from the pattern).
     OptionSpec {
         empty_ok: true,
-        ..spec(opt::SUBSCRIBE, "SUBSCRIBE", Kind::Bytes, GetSize::None, true, Types::Only(&[SUB]))
+        ..spec(opt::SUBSCRIBE, "SUBSCRIBE", Kind::Bytes, GetSize::None, true, SUBSCRIBE_TYPES)
     },
     OptionSpec {
         empty_ok: true,
-        ..spec(opt::UNSUBSCRIBE, "UNSUBSCRIBE", Kind::Bytes, GetSize::None, true, Types::Only(&[SUB]))
+        ..spec(opt::UNSUBSCRIBE, "UNSUBSCRIBE", Kind::Bytes, GetSize::None, true, SUBSCRIBE_TYPES)
     },
     int(opt::RATE, "RATE"),
     int(opt::RECOVERY_IVL, "RECOVERY_IVL"),
@@ -210,6 +213,8 @@ pub static OPTIONS: &[OptionSpec] = &[
     set_only(opt::ONLY_FIRST_SUBSCRIBE, "ONLY_FIRST_SUBSCRIBE", Types::Only(&[PUB, XPUB, XSUB])),
     int(opt::RECONNECT_STOP, "RECONNECT_STOP"),
     read_only(opt::TOPICS_COUNT, "TOPICS_COUNT", TOPIC_TYPES),
+    // Accept filters (s3-options): set-only, as in libzmq.
+    spec(opt::TCP_ACCEPT_FILTER, "TCP_ACCEPT_FILTER", Kind::Bytes, GetSize::None, true, Types::All),
 ];
 
 /// CURVE keys, which the C ABI gives as 32 raw bytes or Z85 text depending

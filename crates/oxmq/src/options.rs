@@ -93,6 +93,8 @@ pub mod opt {
     pub const RECONNECT_STOP: i32 = 109;
     pub const TOPICS_COUNT: i32 = 116;
     pub const ZAP_ENFORCE_DOMAIN: i32 = 93;
+    // Accept filters (s3-options).
+    pub const TCP_ACCEPT_FILTER: i32 = 38;
 }
 
 /// `ZMQ_MECHANISM` values.
@@ -166,6 +168,8 @@ pub struct Options {
     pub(crate) ipc_filter_uids: Vec<i32>,
     pub(crate) ipc_filter_gids: Vec<i32>,
     pub(crate) security: Security,
+    /// TCP_ACCEPT_FILTER: (network, prefix bits) a tcp listener accepts (empty = anyone).
+    pub(crate) tcp_accept_filters: Vec<(std::net::IpAddr, u8)>,
 }
 
 /// The security options, as libzmq keeps them: one current mechanism and
@@ -240,6 +244,7 @@ impl Default for Options {
             ipc_filter_uids: Vec::new(),
             ipc_filter_gids: Vec::new(),
             security: Security::default(),
+            tcp_accept_filters: Vec::new(),
         }
     }
 }
@@ -255,6 +260,15 @@ impl Options {
             o.linger = Some(Duration::ZERO);
         }
         o
+    }
+
+    /// Send-side CONFLATE: whether a new pipe from a socket of type `kind`
+    /// to its engine keeps only the last message (libzmq's types: DEALER,
+    /// PUSH, PUB; PULL and SUB conflate what they receive, in `Socket::recv`).
+    /// Chosen when the pipe is made, so sending costs nothing extra.
+    pub(crate) fn conflates_sending(&self, kind: oxmq_proto::SocketType) -> bool {
+        use oxmq_proto::SocketType;
+        self.conflate && matches!(kind, SocketType::Dealer | SocketType::Push | SocketType::Pub)
     }
 
     /// Send HWM as a pipe limit (0 = unlimited).

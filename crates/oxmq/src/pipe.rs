@@ -113,6 +113,11 @@ impl WakeSlot {
     }
 }
 
+/// A CONFLATE pipe's slot; a panic elsewhere cannot leave an `Option` inconsistent.
+fn lock(m: &Mutex<Option<Msg>>) -> MutexGuard<'_, Option<Msg>> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Slots per chunk (libzmq's `message_pipe_granularity`). ~12 KiB with 48-byte `Msg`s.
 const CHUNK: usize = 256;
 const CHUNK_U64: u64 = CHUNK as u64;
@@ -209,6 +214,9 @@ struct Core {
     writer_chain: AtomicPtr<Chunk>,
     reader_wake: Arc<WakeSlot>,
     writer_wake: Arc<WakeSlot>,
+    /// CONFLATE pipes (see [`pipe_conflate`]): the one message kept. Boxed
+    /// so ordinary pipes keep their field layout (one pointer more).
+    last: Option<Box<Mutex<Option<Msg>>>>,
 }
 
 impl Drop for Core {
@@ -250,6 +258,25 @@ fn lwm_for(hwm: usize) -> u64 {
 /// sleeps or the writer goes away; `writer_wake` when room appears while the writer waits
 /// at the HWM, or the reader goes away.
 pub(crate) fn pipe(hwm: usize, reader_wake: Arc<WakeSlot>, writer_wake: Arc<WakeSlot>) -> (PipeWriter, PipeReader) {
+    new_pipe(hwm, reader_wake, writer_wake, false)
+}
+
+/// A CONFLATE pipe (libzmq's `ypipe_conflate`): it holds only the frame
+/// written last, so the reader gets the newest message and older ones are
+/// dropped; no HWM. Only whole single-frame messages make sense on it (of a
+/// multipart message only the last frame survives, as in libzmq). Each write
+/// replaces the kept frame under a lock; `committed` then only counts writes,
+/// so flushing, sleeping and waking work as for the ordinary pipe.
+pub(crate) fn pipe_conflate(reader_wake: Arc<WakeSlot>, writer_wake: Arc<WakeSlot>) -> (PipeWriter, PipeReader) {
+    new_pipe(0, reader_wake, writer_wake, true)
+}
+
+fn new_pipe(
+    hwm: usize,
+    reader_wake: Arc<WakeSlot>,
+    writer_wake: Arc<WakeSlot>,
+    conflate: bool,
+) -> (PipeWriter, PipeReader) {
     let first = Chunk::alloc();
     let core = Arc::new(Core {
         committed: Padded(AtomicU64::new(0)),
@@ -262,8 +289,10 @@ pub(crate) fn pipe(hwm: usize, reader_wake: Arc<WakeSlot>, writer_wake: Arc<Wake
         writer_chain: AtomicPtr::new(ptr::null_mut()),
         reader_wake,
         writer_wake,
+        last: conflate.then(|| Box::new(Mutex::new(None))),
     });
     let w = PipeWriter {
+        conflate,
         core: core.clone(),
         back: first,
         write_idx: 0,
@@ -273,12 +302,14 @@ pub(crate) fn pipe(hwm: usize, reader_wake: Arc<WakeSlot>, writer_wake: Arc<Wake
         msgs_flushed: 0,
         peer_read: 0,
     };
-    let r = PipeReader { core, front: first, read_idx: 0, avail: 0, msgs_read: 0, published: 0 };
+    let r = PipeReader { core, front: first, read_idx: 0, avail: 0, msgs_read: 0, published: 0, conflate };
     (w, r)
 }
 
 pub(crate) struct PipeWriter {
     core: Arc<Core>,
+    /// A CONFLATE pipe: frames go to `core.last`, not to the chunks.
+    conflate: bool,
     /// `chunk(write_idx)`.
     back: *mut Chunk,
     /// Next index to write (`W`).
@@ -343,6 +374,9 @@ impl PipeWriter {
     /// Store a frame privately; it becomes visible at the next `flush`.
     #[inline]
     pub(crate) fn write(&mut self, msg: Msg) {
+        if self.conflate {
+            return self.write_conflated(msg);
+        }
         // Routing-id and peer-property frames are bookkeeping, not messages:
         // libzmq's HWM ignores them.
         let counted = msg.flags() & (FLAG_MORE | FLAGS_UNCOUNTED) == 0;
@@ -358,6 +392,17 @@ impl PipeWriter {
         if i + 1 == CHUNK {
             self.grow();
         }
+    }
+
+    /// CONFLATE: replace the kept frame. Taking the index one step lets
+    /// `flush` publish it (and wake a sleeping reader) as any write.
+    #[cold]
+    fn write_conflated(&mut self, msg: Msg) {
+        if let Some(last) = &self.core.last {
+            let old = lock(last).replace(msg);
+            drop(old);
+        }
+        self.write_idx += 1;
     }
 
     /// Link a chunk after `back` (which just became full) and move to it.
@@ -381,6 +426,15 @@ impl PipeWriter {
     /// Drop all written-but-unflushed frames.
     pub(crate) fn rollback(&mut self) {
         if self.write_idx == self.flushed_idx {
+            return;
+        }
+        if self.conflate {
+            // The unflushed frame replaced the kept one: both are gone.
+            if let Some(last) = &self.core.last {
+                let old = lock(last).take();
+                drop(old);
+            }
+            self.write_idx = self.flushed_idx;
             return;
         }
         let mut c = self.flush_chunk;
@@ -480,6 +534,8 @@ impl Drop for PipeWriter {
 
 pub(crate) struct PipeReader {
     core: Arc<Core>,
+    /// A CONFLATE pipe: `avail` stays at `read_idx`, so every read takes the slow path.
+    conflate: bool,
     /// `chunk(read_idx)`.
     front: *mut Chunk,
     /// Next index to read (`R`).
@@ -497,6 +553,10 @@ unsafe impl Send for PipeReader {}
 
 impl Core {
     fn set_hwm(&self, hwm: usize) {
+        if self.last.is_some() {
+            // CONFLATE pipes ignore SNDHWM/RCVHWM, as libzmq's do.
+            return;
+        }
         self.lwm.store(lwm_for(hwm), Ordering::Relaxed);
         self.hwm.store(hwm as u64, Ordering::Relaxed);
     }
@@ -512,8 +572,13 @@ impl PipeReader {
     /// and `reader_wake` fires at the next flush or when the writer goes).
     #[inline]
     pub(crate) fn read(&mut self) -> Option<Msg> {
-        if self.read_idx == self.avail && !self.refill() {
-            return None;
+        if self.read_idx == self.avail {
+            if self.conflate {
+                return self.read_conflated();
+            }
+            if !self.refill() {
+                return None;
+            }
         }
         let i = (self.read_idx % CHUNK_U64) as usize;
         // SAFETY: `read_idx < avail <= C`, so the slot was initialized by the
@@ -534,6 +599,27 @@ impl PipeReader {
             }
         }
         Some(msg)
+    }
+
+    /// CONFLATE: the kept frame, if a write was published since the last read.
+    #[cold]
+    fn read_conflated(&mut self) -> Option<Msg> {
+        let core = self.core.clone();
+        let last = core.last.as_ref()?;
+        loop {
+            if !self.refill() {
+                return None;
+            }
+            // Everything published up to now is covered by what the slot holds.
+            self.read_idx = core.committed.0.load(Ordering::Acquire) & IDX_MASK;
+            // Keeps `read` off the chunk path (which needs `read_idx < avail`).
+            self.avail = self.read_idx;
+            if let Some(m) = lock(last).take() {
+                return Some(m);
+            }
+            // Taken already under an earlier index (a write raced our last
+            // read): look again, which sleeps if nothing newer came.
+        }
     }
 
     /// Step from a fully consumed chunk to its successor and retire it.
@@ -570,7 +656,9 @@ impl PipeReader {
         loop {
             let idx = v & IDX_MASK;
             if idx != self.read_idx {
-                self.avail = idx;
+                if !self.conflate {
+                    self.avail = idx;
+                }
                 return true;
             }
             if v & ASLEEP != 0 {
@@ -620,6 +708,12 @@ impl Drop for PipeReader {
         // (and discards) everything from `C` on. AcqRel: acquire the frames
         // published up to `C`, which we now drop.
         let end = self.core.committed.0.fetch_or(READER_GONE, Ordering::AcqRel) & IDX_MASK;
+        if let Some(last) = &self.core.last {
+            let old = lock(last).take();
+            drop(old);
+            self.core.writer_wake.wake();
+            return;
+        }
         let mut idx = self.read_idx;
         while idx < end {
             let i = (idx % CHUNK_U64) as usize;
@@ -680,6 +774,83 @@ mod tests {
         fn drop(&mut self) {
             self.1.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    #[test]
+    fn conflate_keeps_the_last_flushed_message_and_wakes_once() {
+        let rc = Arc::new(Counter::default());
+        let wc = Arc::new(Counter::default());
+        let (mut w, mut r) = pipe_conflate(WakeSlot::with(rc.clone()), WakeSlot::with(wc.clone()));
+        assert!(r.read().is_none(), "empty: the reader goes to sleep");
+        for i in 0..5000 {
+            assert!(w.check_write(), "no HWM");
+            w.write(num(i));
+            w.flush();
+        }
+        assert_eq!(rc.get(), 1, "one wake for the sleeping reader");
+        assert_eq!(val(&r.read().unwrap()), 4999);
+        assert!(r.read().is_none());
+        // Unflushed writes are invisible until flushed, then only the last counts.
+        w.write(num(1));
+        w.write(num(2));
+        w.flush();
+        assert_eq!(rc.get(), 2);
+        assert_eq!(val(&r.read().unwrap()), 2);
+        assert!(r.read().is_none());
+        w.write(num(3));
+        w.rollback();
+        w.flush();
+        assert!(r.read().is_none(), "rolled back");
+        w.write(num(4));
+        w.flush();
+        drop(w);
+        assert!(!r.is_terminated(), "a message is still there");
+        assert_eq!(val(&r.read().unwrap()), 4);
+        assert!(r.read().is_none());
+        assert!(r.is_terminated());
+    }
+
+    #[test]
+    fn conflate_drops_its_message_with_either_end() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let owned = |n: u8| Msg::from_owner(Owner(vec![n; 64], drops.clone()));
+        let (mut w, r) = pipe_conflate(WakeSlot::new(), WakeSlot::new());
+        w.write(owned(1));
+        w.write(owned(2));
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "replaced at once");
+        w.flush();
+        drop(r);
+        assert_eq!(drops.load(Ordering::SeqCst), 2, "the reader's drop frees the kept one");
+        assert!(!w.check_write(), "reader gone");
+        w.write(owned(3));
+        w.flush();
+        drop(w);
+        assert_eq!(drops.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn conflate_across_threads_ends_with_the_last() {
+        let (mut w, mut r) = pipe_conflate(WakeSlot::new(), WakeSlot::new());
+        let t = thread::spawn(move || {
+            for i in 1..=100_000u64 {
+                w.write(num(i));
+                w.flush();
+            }
+        });
+        let mut last = 0;
+        loop {
+            if let Some(m) = r.read() {
+                let v = val(&m);
+                assert!(v > last, "newer each time");
+                last = v;
+            } else if r.is_terminated() {
+                break;
+            } else {
+                thread::yield_now();
+            }
+        }
+        t.join().unwrap();
+        assert_eq!(last, 100_000);
     }
 
     #[test]

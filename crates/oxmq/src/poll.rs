@@ -84,7 +84,7 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
     let mut fds: Vec<libc::pollfd> = Vec::with_capacity(items.len());
     for item in items.iter() {
         fds.push(match item.socket {
-            Some(s) => libc::pollfd { fd: s.fd()?, events: libc::POLLIN, revents: 0 },
+            Some(s) => libc::pollfd { fd: s.readiness_fd()?, events: libc::POLLIN, revents: 0 },
             None => libc::pollfd { fd: item.fd, events: to_os_events(item.events), revents: 0 },
         });
     }
@@ -117,7 +117,7 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
         let mut ready = 0;
         for (item, pfd) in items.iter_mut().zip(fds.iter_mut()) {
             item.revents = match item.socket {
-                Some(s) => s.with_core(|c| c.poll_events())?? & item.events,
+                Some(s) => s.poll_events()? & item.events,
                 None => from_os_events(pfd.revents) & (item.events | POLLERR),
             };
             pfd.revents = 0;

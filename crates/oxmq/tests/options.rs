@@ -449,23 +449,15 @@ fn unimplemented_features_refuse_instead_of_ignoring() {
     s.set_option_int(opt::LINGER, 0).unwrap();
     s.set_option_bytes(opt::SOCKS_PROXY, b"127.0.0.1:1080").unwrap();
     assert_eq!(s.get_option_bytes(opt::SOCKS_PROXY).unwrap(), b"127.0.0.1:1080");
-    assert_errno(s.connect("tcp://127.0.0.1:5555"), errno::ENOTSUP);
+    // A SOCKS5 client now (see socks_proxy_connects_through_a_socks5_proxy).
+    s.connect("tcp://127.0.0.1:5555").unwrap();
     s.connect("inproc://not-through-a-proxy").unwrap();
     // (Shadowed sockets would live to the end of the function: ctx.term waits for them.)
     drop(s);
 
     let s = ctx.socket(SocketType::Pull).unwrap();
     s.set_option_int(opt::LINGER, 0).unwrap();
-    s.set_option_int(opt::USE_FD, 3).unwrap();
-    assert_errno(s.bind("tcp://127.0.0.1:*"), errno::ENOTSUP);
-    s.set_option_int(opt::USE_FD, -1).unwrap();
-    s.bind("tcp://127.0.0.1:*").unwrap();
-    drop(s);
-
-    let s = ctx.socket(SocketType::Pull).unwrap();
-    s.set_option_int(opt::LINGER, 0).unwrap();
     s.set_option_int(opt::IPC_FILTER_UID, 0).unwrap();
-    assert_errno(s.bind("ipc:///tmp/oxmq-ipc-filter-test"), errno::ENOTSUP);
     // Not readable, as in libzmq.
     assert_errno(s.get_option_int(opt::IPC_FILTER_UID), errno::EINVAL);
 
@@ -474,4 +466,282 @@ fn unimplemented_features_refuse_instead_of_ignoring() {
     assert_eq!(s.get_option_int(opt::IPV6).unwrap(), 1);
     drop(s);
     ctx.term();
+}
+
+/// Send-side CONFLATE: a PUSH or DEALER that queues while its peer is away
+/// keeps only its last message (of a multipart one, the last frame: libzmq's
+/// rule); connected, it still delivers. PUB keeps nothing for nobody.
+#[test]
+fn conflate_on_the_sending_side_keeps_the_last_message() {
+    let _g = guard();
+    let ctx = Context::new();
+    for (kind, peer_kind) in [(SocketType::Push, SocketType::Pull), (SocketType::Dealer, SocketType::Dealer)] {
+        for ep in [ipc_path_endpoint(), inproc_endpoint()] {
+            let p = sock(&ctx, kind);
+            p.set_option_int(opt::CONFLATE, 1).unwrap();
+            let q = sock(&ctx, peer_kind);
+            if ep.starts_with("inproc") {
+                // libzmq's inproc CONFLATE pipe keeps its one message even
+                // less (the binder drops it as a routing id): bind first.
+                q.bind(&ep).unwrap();
+            }
+            p.connect(&ep).unwrap();
+            for m in [&b"1"[..], b"2", b"3"] {
+                send(&p, m);
+            }
+            send_parts(&p, &[b"x", b"last"]);
+            if !ep.starts_with("inproc") {
+                q.bind(&ep).unwrap();
+            }
+            assert_eq!(recv_parts(&q), vec![b"last".to_vec()], "{kind:?} {ep}");
+            assert_nothing_within(&q, 100);
+            send(&p, b"after");
+            assert_eq!(recv(&q), b"after");
+        }
+    }
+}
+
+/// ROUTER_RAW: a ROUTER speaking raw TCP as libzmq 4.3.5's does (STREAM's
+/// connections and notices, ROUTER's sending rules).
+#[test]
+fn router_raw_talks_raw_tcp() {
+    use std::io::{Read, Write};
+    let _g = guard();
+    let ctx = Context::new();
+    let r = sock(&ctx, SocketType::Router);
+    assert_errno(r.set_option_int(opt::ROUTER_RAW, -1), errno::EINVAL);
+    r.set_option_int(opt::ROUTER_RAW, 1).unwrap();
+    assert_eq!(r.get_option_int(opt::TYPE).unwrap(), 6, "still a ROUTER");
+    r.bind("tcp://127.0.0.1:*").unwrap();
+    let port = tcp_port(&r.last_endpoint().unwrap());
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+    let hello = recv_parts(&r);
+    assert_eq!(hello.len(), 2);
+    assert_eq!(hello[1], b"", "connect notice");
+    let id = hello[0].clone();
+    assert_eq!(id.len(), 5);
+    c.write_all(b"GET /").unwrap();
+    assert_eq!(recv_parts(&r), vec![id.clone(), b"GET /".to_vec()]);
+    // A lone frame is ignored, and an unknown id drops the message (ROUTER rules).
+    send(&r, b"lone");
+    send_parts(&r, &[b"nobody", b"x"]);
+    r.set_option_int(opt::ROUTER_MANDATORY, 1).unwrap();
+    assert_errno(r.send_multipart([&b"nobody"[..], b"x"], 0), errno::EHOSTUNREACH);
+    // MORE on the data frame is ignored: each frame after the id is one write.
+    send_parts(&r, &[&id, b"reply"]);
+    let mut buf = [0u8; 16];
+    let n = c.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"reply");
+    drop(c);
+    assert_eq!(recv_parts(&r), vec![id, b"".to_vec()], "disconnect notice");
+}
+
+/// A minimal SOCKS5 proxy on loopback for one connection (RFC 1928/1929):
+/// records the client's greeting and request, checks credentials when given,
+/// connects where asked and relays. Returns its port and what it saw.
+fn socks5_proxy(creds: Option<(&'static [u8], &'static [u8])>) -> (u16, std::sync::mpsc::Receiver<Vec<u8>>) {
+    use std::io::{Read, Write};
+    use std::net::{Ipv4Addr, TcpListener, TcpStream};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut c, _) = l.accept().unwrap();
+        let mut seen = Vec::new();
+        let take = |c: &mut TcpStream, n: usize, seen: &mut Vec<u8>| {
+            let mut b = vec![0u8; n];
+            c.read_exact(&mut b).unwrap();
+            seen.extend_from_slice(&b);
+            b
+        };
+        let head = take(&mut c, 2, &mut seen);
+        let methods = take(&mut c, head[1] as usize, &mut seen);
+        let want = if creds.is_some() { 2 } else { 0 };
+        if !methods.contains(&want) {
+            c.write_all(&[5, 0xff]).unwrap();
+            tx.send(seen).unwrap();
+            return;
+        }
+        c.write_all(&[5, want]).unwrap();
+        if let Some((user, pass)) = creds {
+            let h = take(&mut c, 2, &mut seen);
+            let u = take(&mut c, h[1] as usize, &mut seen);
+            let pl = take(&mut c, 1, &mut seen);
+            let p = take(&mut c, pl[0] as usize, &mut seen);
+            let ok = u == user && p == pass;
+            c.write_all(&[1, if ok { 0 } else { 1 }]).unwrap();
+            if !ok {
+                tx.send(seen).unwrap();
+                return;
+            }
+        }
+        let req = take(&mut c, 4, &mut seen);
+        assert_eq!(req[3], 1, "an IPv4 target");
+        let a = take(&mut c, 6, &mut seen);
+        let target = (Ipv4Addr::new(a[0], a[1], a[2], a[3]), u16::from_be_bytes([a[4], a[5]]));
+        tx.send(seen).unwrap();
+        let up = TcpStream::connect(target).unwrap();
+        c.write_all(&[5, 0, 0, 1, 127, 0, 0, 1, 0, 0]).unwrap();
+        let (mut c2, mut up2) = (c.try_clone().unwrap(), up.try_clone().unwrap());
+        let (mut c, mut up) = (c, up);
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut up2, &mut c2);
+        });
+        let _ = std::io::copy(&mut c, &mut up);
+    });
+    (port, rx)
+}
+
+/// SOCKS_PROXY: a tcp connect goes through a SOCKS5 proxy (no authentication,
+/// then user/password), and a proxy refusing the credentials connects nothing.
+#[test]
+fn socks_proxy_connects_through_a_socks5_proxy() {
+    let _g = guard();
+    let ctx = Context::new();
+    for creds in [None, Some((&b"joe"[..], &b"secret"[..]))] {
+        let router = sock(&ctx, SocketType::Router);
+        router.bind("tcp://127.0.0.1:*").unwrap();
+        let ep = router.last_endpoint().unwrap();
+        let port = tcp_port(&ep);
+        let (proxy, seen) = socks5_proxy(creds);
+        let dealer = sock(&ctx, SocketType::Dealer);
+        dealer.set_option_bytes(opt::SOCKS_PROXY, format!("127.0.0.1:{proxy}").as_bytes()).unwrap();
+        if let Some((u, p)) = creds {
+            dealer.set_option_bytes(opt::SOCKS_USERNAME, u).unwrap();
+            dealer.set_option_bytes(opt::SOCKS_PASSWORD, p).unwrap();
+        }
+        dealer.connect(&ep).unwrap();
+        send(&dealer, b"via socks");
+        let got = recv_parts(&router);
+        assert_eq!(got[1], b"via socks");
+        send_parts(&router, &[&got[0], b"back"]);
+        assert_eq!(recv(&dealer), b"back");
+        let seen = seen.recv().unwrap();
+        let mut want = match creds {
+            None => vec![5, 1, 0],
+            Some(_) => vec![5, 1, 2, 1, 3, b'j', b'o', b'e', 6, b's', b'e', b'c', b'r', b'e', b't'],
+        };
+        want.extend_from_slice(&[5, 1, 0, 1, 127, 0, 0, 1]);
+        want.extend_from_slice(&port.to_be_bytes());
+        assert_eq!(seen, want, "greeting, authentication, CONNECT request");
+    }
+    // Wrong password: the proxy refuses, nothing gets through.
+    let pull = sock(&ctx, SocketType::Pull);
+    pull.bind("tcp://127.0.0.1:*").unwrap();
+    let (proxy, seen) = socks5_proxy(Some((b"joe", b"secret")));
+    let push = sock(&ctx, SocketType::Push);
+    push.set_option_bytes(opt::SOCKS_PROXY, format!("127.0.0.1:{proxy}").as_bytes()).unwrap();
+    push.set_option_bytes(opt::SOCKS_USERNAME, b"joe").unwrap();
+    push.set_option_bytes(opt::SOCKS_PASSWORD, b"wrong").unwrap();
+    push.set_option_int(opt::LINGER, 0).unwrap();
+    push.connect(&pull.last_endpoint().unwrap()).unwrap();
+    push.send(&b"lost"[..], oxmq::DONTWAIT).unwrap();
+    assert_eq!(seen.recv().unwrap()[..3], [5, 1, 2]);
+    assert_nothing_within(&pull, 200);
+}
+
+/// ZMQ_USE_FD: bind adopts the application's listening socket (tcp and ipc);
+/// the endpoint's address is ignored and LAST_ENDPOINT names the socket's own.
+#[test]
+fn use_fd_binds_on_a_listening_socket_made_by_the_application() {
+    use std::os::fd::IntoRawFd;
+    let _g = guard();
+    let ctx = Context::new();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let path = std::env::temp_dir().join(unique("oxmq-usefd"));
+    let u = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    for (fd, want) in
+        [(l.into_raw_fd(), format!("tcp://127.0.0.1:{port}")), (u.into_raw_fd(), format!("ipc://{}", path.display()))]
+    {
+        let pull = sock(&ctx, SocketType::Pull);
+        pull.set_option_int(opt::USE_FD, fd as i64).unwrap();
+        assert_eq!(pull.get_option_int(opt::USE_FD).unwrap(), fd as i64);
+        let ignored = if want.starts_with("tcp") { "tcp://127.0.0.1:1" } else { "ipc:///nonexistent/x" };
+        pull.bind(ignored).unwrap();
+        assert_eq!(pull.last_endpoint().unwrap(), want);
+        let push = sock(&ctx, SocketType::Push);
+        push.connect(&want).unwrap();
+        send(&push, b"adopted");
+        assert_eq!(recv(&pull), b"adopted");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// TCP_ACCEPT_FILTER and IPC_FILTER_UID/GID/PID: a listener closes the
+/// connections of peers no filter admits; an admitted peer gets through.
+#[test]
+fn accept_filters_admit_only_matching_peers() {
+    let _g = guard();
+    let ctx = Context::new();
+    let try_filter = |set: &dyn Fn(&oxmq::Socket), ep: &str| -> bool {
+        let pull = sock(&ctx, SocketType::Pull);
+        set(&pull);
+        pull.bind(ep).unwrap();
+        let push = sock(&ctx, SocketType::Push);
+        push.set_option_int(opt::LINGER, 0).unwrap();
+        push.connect(&pull.last_endpoint().unwrap()).unwrap();
+        push.send(&b"hello"[..], oxmq::DONTWAIT).unwrap();
+        pull.set_option_int(opt::RCVTIMEO, 300).unwrap();
+        pull.recv_bytes(0).is_ok()
+    };
+    let tcp = "tcp://127.0.0.1:*";
+    assert_errno(sock(&ctx, SocketType::Pull).set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.0/33"), errno::EINVAL);
+    assert_errno(sock(&ctx, SocketType::Pull).get_option_bytes(opt::TCP_ACCEPT_FILTER), errno::EINVAL);
+    assert!(!try_filter(&|s| s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.1").unwrap(), tcp));
+    assert!(try_filter(&|s| s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"127.0.0.0/8").unwrap(), tcp));
+    assert!(try_filter(
+        &|s| {
+            s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.1").unwrap();
+            s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"127.0.0.1").unwrap();
+        },
+        tcp
+    ));
+    // SAFETY: plain libc getters.
+    let (uid, gid, pid) = unsafe { (libc::getuid() as i64, libc::getgid() as i64, libc::getpid() as i64) };
+    let others = |s: &oxmq::Socket| {
+        s.set_option_int(opt::IPC_FILTER_UID, uid + 1).unwrap();
+        s.set_option_int(opt::IPC_FILTER_PID, pid + 1).unwrap();
+    };
+    assert!(!try_filter(&others, &ipc_path_endpoint()), "nobody admitted");
+    assert!(try_filter(
+        &|s| {
+            others(s);
+            s.set_option_int(opt::IPC_FILTER_UID, uid).unwrap();
+        },
+        &ipc_path_endpoint()
+    ));
+    assert!(try_filter(&|s| s.set_option_int(opt::IPC_FILTER_PID, pid).unwrap(), &ipc_path_endpoint()));
+    assert!(try_filter(&|s| s.set_option_int(opt::IPC_FILTER_GID, gid).unwrap(), &ipc_path_endpoint()));
+    // tcp ignores the ipc filters.
+    assert!(try_filter(&others, tcp));
+}
+
+/// RECONNECT_STOP with CONN_REFUSED (0x1): a refused connect ends the
+/// endpoint and its queue (send then has nowhere to go), where the default
+/// keeps retrying and delivers once a peer binds.
+#[test]
+fn reconnect_stop_conn_refused_ends_the_endpoint() {
+    let _g = guard();
+    let ctx = Context::new();
+    for stop in [0, 1] {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let ep = format!("tcp://127.0.0.1:{port}");
+        let push = sock(&ctx, SocketType::Push);
+        push.set_option_int(opt::LINGER, 0).unwrap();
+        push.set_option_int(opt::RECONNECT_IVL, 50).unwrap();
+        push.set_option_int(opt::RECONNECT_STOP, stop).unwrap();
+        push.connect(&ep).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let pull = sock(&ctx, SocketType::Pull);
+        pull.bind(&ep).unwrap();
+        if stop == 0 {
+            send(&push, b"m");
+            assert_eq!(recv(&pull), b"m");
+        } else {
+            assert_errno(push.send(&b"m"[..], oxmq::DONTWAIT), errno::EAGAIN);
+            assert_nothing_within(&pull, 300);
+        }
+    }
 }

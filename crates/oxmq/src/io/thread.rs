@@ -11,11 +11,13 @@ use crate::io::stream::Stream;
 use crate::io::{EnginePipe, SocketLink};
 use crate::monitor::{monitor_event as ev, Monitor};
 use crate::msg::{Msg, FLAG_PEER_PROPERTIES, FLAG_ROUTING_ID};
-use crate::pipe::{pipe, Wake, WakeSlot};
+use crate::pipe::{pipe, pipe_conflate, Wake, WakeSlot};
 use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use crate::transport::endpoint::Endpoint;
+use crate::transport::filter;
 use crate::transport::ipc::{self, IpcCleanup};
+use crate::transport::socks::{self, Socks5};
 use crate::transport::tcp;
 use mio::{Events, Interest, Poll, Registry, Token};
 use oxmq_proto::{HandshakeError, PeerInfo, SocketType};
@@ -214,7 +216,11 @@ fn new_pipe_pair(
     let opts = &link.cfg.options;
     let w: Arc<dyn Wake> = waker.clone();
     let (inn_w, inn_r) = pipe(opts.rcvhwm_limit(), WakeSlot::new(), WakeSlot::with(w.clone()));
-    let (out_w, out_r) = pipe(opts.sndhwm_limit(), WakeSlot::with(w), WakeSlot::new());
+    let (out_w, out_r) = if opts.conflates_sending(link.cfg.socket_type) {
+        pipe_conflate(WakeSlot::with(w), WakeSlot::new())
+    } else {
+        pipe(opts.sndhwm_limit(), WakeSlot::with(w), WakeSlot::new())
+    };
     let key = new_pipe_key();
     let mut ep = EnginePipe { out: out_r, inn: inn_w, key };
     push_peer_frames(link, &mut ep, peer, stream);
@@ -282,6 +288,8 @@ enum SState {
     Connecting {
         stream: Stream,
         deadline: Option<Instant>,
+        /// SOCKS_PROXY: once the proxy is connected, the SOCKS5 exchange in progress.
+        socks: Option<Box<Socks5>>,
     },
     Active(Box<Engine>),
 }
@@ -720,15 +728,23 @@ fn deregister_obj(registry: &Registry, obj: Obj) {
 fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<Arc<str>>)>, now: Instant) -> Outcome {
     l.retry_at = None;
     for _ in 0..ACCEPT_BUDGET {
+        let opts = &l.link.cfg.options;
         let res = match &l.sock {
-            ListenSock::Tcp(s) => s.accept().map(|(s, _)| {
-                tcp::tune_stream(&s, &l.link.cfg.options);
-                Stream::Tcp(s)
+            ListenSock::Tcp(s) => s.accept().map(|(s, peer)| {
+                tcp::tune_stream(&s, opts);
+                (filter::tcp_peer_allowed(opts, &peer), Stream::Tcp(s))
             }),
-            ListenSock::Unix(s) => s.accept().map(|(s, _)| Stream::Unix(s)),
+            ListenSock::Unix(s) => {
+                s.accept().map(|(s, _)| (filter::ipc_peer_allowed(opts, s.as_raw_fd()), Stream::Unix(s)))
+            }
         };
         match res {
-            Ok(s) => {
+            Ok((false, s)) => {
+                // Refused by an accept filter: closed unread, as libzmq does.
+                drop(s);
+                l.link.emit(ev::ACCEPT_FAILED, 0);
+            }
+            Ok((true, s)) => {
                 let local = match &s {
                     Stream::Tcp(t) if l.wildcard => t.local_addr().ok().map(|a| tcp::format_endpoint(&a).into()),
                     _ => None,
@@ -804,6 +820,27 @@ impl Session {
         matches!(self.linger, Some(Some(d)) if now >= d)
     }
 
+    // RECONNECT_STOP (libzmq 4.3.5 acts on CONN_REFUSED only; its other
+    // bits are kept and read back).
+
+    /// Whether this failed connect ends the endpoint instead of retrying.
+    fn stops_on(&self, e: &io::Error) -> bool {
+        const RECONNECT_STOP_CONN_REFUSED: i32 = 0x1;
+        self.link.cfg.options.reconnect_stop & RECONNECT_STOP_CONN_REFUSED != 0
+            && e.raw_os_error() == Some(libc::ECONNREFUSED)
+    }
+
+    /// Give up on the endpoint: its queue goes (the socket sees the pipe
+    /// end, as libzmq's session terminates it) and nothing retries.
+    fn stop_reconnecting(&mut self) {
+        if let Some(mb) = &self.link.mailbox {
+            mb.send(SocketCommand::EndpointClosed { endpoint: self.link.endpoint_id });
+        }
+        self.pipe = None;
+        self.closing = true;
+        self.state = SState::Waiting(None);
+    }
+
     fn retry_at(&mut self, now: Instant, jitter: u64) -> Option<Instant> {
         let opts = &self.link.cfg.options;
         let base = opts.reconnect_ivl.filter(|d| !d.is_zero())?;
@@ -820,6 +857,12 @@ impl Session {
     fn start_connect(&mut self, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
         let opts = &self.link.cfg.options;
         let res = match &self.endpoint {
+            // SOCKS_PROXY: connect to the proxy instead (a bad proxy address fails like a refused connect).
+            Endpoint::Tcp(_) if !opts.socks_proxy.is_empty() => socks::proxy_addr(&opts.socks_proxy)
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
+                .and_then(|pa| tcp::resolve(&pa, opts.ipv6, false))
+                .and_then(|sa| tcp::start_connect(sa, None, opts))
+                .map(Stream::Tcp),
             Endpoint::Tcp(a) => tcp::resolve(a, opts.ipv6, false)
                 .and_then(|sa| tcp::start_connect(sa, a.source.as_deref(), opts))
                 .map(Stream::Tcp),
@@ -835,18 +878,22 @@ impl Session {
                         // reports this even when it completes quickly).
                         self.link.emit(ev::CONNECT_DELAYED, libc::EINPROGRESS as u32);
                     }
-                    self.state = SState::Connecting { stream, deadline };
+                    self.state = SState::Connecting { stream, deadline, socks: None };
                     return;
                 }
                 self.link.emit(ev::CLOSED, stream.fd() as u32);
                 drop(stream);
                 self.state = SState::Waiting(self.retry_at(now, jitter));
             }
-            Err(_) => {
+            Err(e) => {
                 if let Endpoint::Ipc(_) = self.endpoint {
                     // libzmq reports closing the socket of a refused ipc
                     // connect; ours is already closed, its fd unknown (-1).
                     self.link.emit(ev::CLOSED, u32::MAX);
+                }
+                if self.stops_on(&e) {
+                    self.stop_reconnecting();
+                    return;
                 }
                 self.state = SState::Waiting(self.retry_at(now, jitter))
             }
@@ -917,6 +964,38 @@ impl Session {
     }
 }
 
+/// Advance a SOCKS5 exchange on a connected proxy stream as far as the
+/// socket allows: `Ok(true)` once the proxy has connected us.
+fn socks_step(stream: &Stream, client: &mut Socks5) -> io::Result<bool> {
+    use std::io::{Read, Write};
+    let Stream::Tcp(t) = stream else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    loop {
+        if client.is_done() {
+            return Ok(true);
+        }
+        while !client.pending().is_empty() {
+            match (&mut &*t).write(client.pending()) {
+                Ok(n) => client.consumed(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // Exactly what the reply still lacks: what follows belongs to ZMTP.
+        let mut buf = [0u8; 64];
+        let want = client.want().min(buf.len());
+        match (&mut &*t).read(&mut buf[..want]) {
+            Ok(0) => return Err(io::Error::from_raw_os_error(libc::ECONNRESET)),
+            Ok(n) => client.feed(&buf[..n]).map_err(|_| io::Error::from_raw_os_error(libc::ECONNREFUSED))?,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 fn run_session(
     s: &mut Session,
     idx: usize,
@@ -939,6 +1018,9 @@ fn run_session(
                 match at {
                     Some(t) if now >= t => {
                         s.start_connect(idx, registry, now, jitter);
+                        if s.closing && s.pipe.is_none() {
+                            return Outcome::Remove; // RECONNECT_STOP
+                        }
                         if let SState::Connecting { .. } = s.state {
                             // Unix sockets usually connect at once; the
                             // writable event tells either way.
@@ -949,7 +1031,7 @@ fn run_session(
                     _ => return Outcome::Keep,
                 }
             }
-            SState::Connecting { mut stream, deadline } => {
+            SState::Connecting { mut stream, deadline, mut socks } => {
                 if s.idle_done(now) {
                     stream.deregister(registry);
                     return Outcome::Remove;
@@ -957,6 +1039,8 @@ fn run_session(
                 let timed_out = deadline.is_some_and(|d| now >= d);
                 let status = if timed_out {
                     Err(io::Error::from_raw_os_error(libc::ETIMEDOUT))
+                } else if let Some(client) = &mut socks {
+                    socks_step(&stream, client)
                 } else if readable || writable {
                     match &stream {
                         Stream::Tcp(t) => tcp::finish_connect(t),
@@ -964,6 +1048,24 @@ fn run_session(
                     }
                 } else {
                     Ok(false)
+                };
+                let status = match (status, &s.endpoint) {
+                    // The proxy is connected: ask it for the endpoint.
+                    (Ok(true), Endpoint::Tcp(target))
+                        if socks.is_none() && !s.link.cfg.options.socks_proxy.is_empty() =>
+                    {
+                        let o = &s.link.cfg.options;
+                        match Socks5::new(target, &o.socks_username, &o.socks_password) {
+                            Some(client) => {
+                                let mut client = Box::new(client);
+                                let st = socks_step(&stream, &mut client);
+                                socks = Some(client);
+                                st
+                            }
+                            None => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+                        }
+                    }
+                    (st, _) => st,
                 };
                 match status {
                     Ok(true) => {
@@ -978,13 +1080,17 @@ fn run_session(
                         writable = false;
                     }
                     Ok(false) => {
-                        s.state = SState::Connecting { stream, deadline };
+                        s.state = SState::Connecting { stream, deadline, socks };
                         return Outcome::Keep;
                     }
-                    Err(_) => {
+                    Err(e) => {
                         stream.deregister(registry);
                         s.link.emit(ev::CLOSED, stream.fd() as u32);
                         drop(stream);
+                        if s.stops_on(&e) {
+                            s.stop_reconnecting();
+                            return Outcome::Remove;
+                        }
                         s.state = SState::Waiting(s.retry_at(now, jitter));
                         return Outcome::Keep;
                     }

@@ -3,7 +3,7 @@
 use super::fq::Fq;
 use super::lb::Lb;
 use super::reqrep::{random_u32, send_probe};
-use super::{bool_value, unsupported_unless_off, Pattern};
+use super::{bool_value, Pattern};
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::options::opt;
@@ -379,7 +379,10 @@ impl Pattern for Router {
             opt::ROUTER_MANDATORY => self.mandatory = bool_value(value)?,
             opt::ROUTER_HANDOVER => self.handover = bool_value(value)?,
             opt::PROBE_ROUTER => self.probe_router = bool_value(value)?,
-            opt::ROUTER_RAW => unsupported_unless_off(value)?,
+            // Turning it on is done by the socket (it switches to the raw pattern).
+            opt::ROUTER_RAW => {
+                bool_value(value)?;
+            }
             _ => return Ok(false),
         }
         Ok(true)

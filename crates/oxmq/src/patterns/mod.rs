@@ -21,6 +21,8 @@ use oxmq_proto::SocketType;
 mod array;
 mod dealer_router;
 mod dist;
+// Draft types: CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL.
+mod draft;
 mod fq;
 mod lb;
 mod pair;
@@ -66,6 +68,10 @@ pub(crate) trait Pattern: Send {
     fn get_option_int(&self, _opt: i32) -> Option<i64> {
         None
     }
+    /// PEER: the routing id given to the pipe attached last (`zmq_connect_peer`).
+    fn last_peer_routing_id(&self) -> u32 {
+        0
+    }
 }
 
 /// Decode a libzmq integer option value (4-byte native-endian int).
@@ -105,6 +111,11 @@ pub(crate) fn notice_departure(id: PipeId, pipes: &mut Pipes) {
     }
 }
 
+/// ROUTER_RAW: the pattern a ROUTER switches to.
+pub(crate) fn new_raw_router() -> Box<dyn Pattern> {
+    Box::new(stream::Stream::raw_router())
+}
+
 /// Build the pattern for a socket type.
 pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Pattern> {
     let _ = options;
@@ -121,5 +132,10 @@ pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Patter
         SocketType::Dealer => Box::new(dealer_router::Dealer::new()),
         SocketType::Router => Box::new(dealer_router::Router::new()),
         SocketType::Stream => Box::new(stream::Stream::new()),
+        SocketType::Server | SocketType::Peer => Box::new(draft::Server::new()),
+        SocketType::Client => Box::<draft::Client>::default(),
+        SocketType::Scatter => Box::<draft::Scatter>::default(),
+        SocketType::Gather => Box::<draft::Gather>::default(),
+        SocketType::Channel => Box::<draft::Channel>::default(),
     }
 }

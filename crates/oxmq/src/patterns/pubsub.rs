@@ -13,7 +13,7 @@
 use super::dist::Dist;
 use super::fq::Fq;
 use super::trie::{CountedTrie, PipeTrie, RmResult};
-use super::{bool_value, int_value, unsupported_unless_off, Pattern};
+use super::{bool_value, int_value, Pattern};
 use crate::error::Error;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
 use crate::options::opt;
@@ -43,6 +43,24 @@ pub(crate) struct XPub {
     welcome: Option<Msg>,
     /// XPUB: subscription notices and upstream messages for the user.
     pending: VecDeque<Msg>,
+    // XPUB_MANUAL / XPUB_MANUAL_LAST_VALUE / ONLY_FIRST_SUBSCRIBE.
+    manual: Manual,
+}
+
+/// XPUB_MANUAL state, as libzmq keeps it: peers' (un)subscriptions are only
+/// reported; the user applies them with SUBSCRIBE/UNSUBSCRIBE on the XPUB,
+/// which act on the pipe of the notice received last.
+#[derive(Default)]
+struct Manual {
+    on: bool,
+    /// XPUB_MANUAL_LAST_VALUE: the first send after a notice goes to that pipe only.
+    send_last_pipe: bool,
+    /// What each peer asked for, so its departure reports every topic it had.
+    requested: PipeTrie,
+    /// The pipe of each queued notice (None: a departed peer's), in order;
+    /// libzmq pairs them with notices when the user receives.
+    pending_pipes: VecDeque<Option<PipeId>>,
+    last_pipe: Option<PipeId>,
 }
 
 impl XPub {
@@ -58,6 +76,7 @@ impl XPub {
             invert: false,
             welcome: None,
             pending: VecDeque::new(),
+            manual: Manual::default(),
         }
     }
 
@@ -69,6 +88,19 @@ impl XPub {
             if m.is_subscribe() || m.is_cancel() {
                 let subscribe = m.is_subscribe();
                 let topic = m.as_slice();
+                if self.manual.on {
+                    if subscribe {
+                        self.manual.requested.add(topic, id);
+                    } else {
+                        self.manual.requested.rm(topic, id);
+                    }
+                    // A PUB cannot receive the notices, so nothing is ever applied (libzmq alike).
+                    if !self.is_pub {
+                        self.manual.pending_pipes.push_back(Some(id));
+                        self.pending.push_back(user_subscription(subscribe, topic));
+                    }
+                    continue;
+                }
                 let notify = if subscribe {
                     self.subs.add(topic, id) || self.verbose_subs
                 } else {
@@ -97,6 +129,27 @@ impl Pattern for XPub {
     }
 
     fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
+        if self.manual.on {
+            // Every topic the peer had is reported, whoever else has it.
+            let is_pub = self.is_pub;
+            let (pending, manual) = (&mut self.pending, &mut self.manual);
+            let pending_pipes = &mut manual.pending_pipes;
+            manual.requested.rm_pipe(id, |topic, _| {
+                if !is_pub {
+                    pending.push_back(user_subscription(false, topic));
+                    pending_pipes.push_back(None);
+                }
+            });
+            for p in pending_pipes.iter_mut() {
+                if *p == Some(id) {
+                    *p = None;
+                }
+            }
+            manual.last_pipe = None;
+            self.subs.rm_pipe(id, |_, _| {});
+            self.dist.detach(id);
+            return;
+        }
         let is_pub = self.is_pub;
         let verbose_unsubs = self.verbose_unsubs;
         let pending = &mut self.pending;
@@ -120,13 +173,22 @@ impl Pattern for XPub {
     fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
         let more = msg.more();
         if !self.more_send {
+            let last_only = if self.manual.send_last_pipe { self.manual.last_pipe.take() } else { None };
             if !more && !self.invert && self.subs.is_empty() {
                 // Nobody subscribed: nothing to do.
                 return Ok(());
             }
             self.dist.unmatch();
             let dist = &mut self.dist;
-            self.subs.match_pipes(msg.as_slice(), |p| dist.match_pipe(p));
+            match last_only {
+                // XPUB_MANUAL_LAST_VALUE: the pipe just subscribed, if the message matches it.
+                Some(last) => self.subs.match_pipes(msg.as_slice(), |p| {
+                    if p == last {
+                        dist.match_pipe(p)
+                    }
+                }),
+                None => self.subs.match_pipes(msg.as_slice(), |p| dist.match_pipe(p)),
+            }
             if self.invert {
                 self.dist.reverse_match();
             }
@@ -146,7 +208,13 @@ impl Pattern for XPub {
         if self.is_pub {
             return Err(Error::NotSupported);
         }
-        self.pending.pop_front().ok_or(Error::Again)
+        let m = self.pending.pop_front().ok_or(Error::Again)?;
+        if self.manual.on {
+            if let Some(p) = self.manual.pending_pipes.pop_front() {
+                self.manual.last_pipe = p;
+            }
+        }
+        Ok(m)
     }
 
     fn has_in(&mut self, _pipes: &mut Pipes) -> bool {
@@ -172,9 +240,29 @@ impl Pattern for XPub {
                 self.welcome = if value.is_empty() { None } else { Some(Msg::from_slice(value)) };
             }
             opt::INVERT_MATCHING => self.invert = int_value(value)? != 0,
-            opt::XPUB_MANUAL | opt::XPUB_MANUAL_LAST_VALUE | opt::ONLY_FIRST_SUBSCRIBE => {
-                unsupported_unless_off(value)?
+            opt::XPUB_MANUAL => self.manual.on = bool_value(value)?,
+            opt::XPUB_MANUAL_LAST_VALUE => {
+                self.manual.on = bool_value(value)?;
+                self.manual.send_last_pipe = self.manual.on;
             }
+            // Validated only: what libzmq 4.3.5 does with and without it is
+            // what oxmq always does (only single-frame messages from a peer
+            // are subscriptions; python/tests/test_xpub_options.py compares).
+            opt::ONLY_FIRST_SUBSCRIBE => {
+                bool_value(value)?;
+            }
+            // XPUB_MANUAL: the user applies a notice to the pipe it came from;
+            // with no such pipe (none received yet, or its peer left) nothing happens.
+            opt::SUBSCRIBE | opt::UNSUBSCRIBE if self.manual.on => {
+                if let Some(last) = self.manual.last_pipe {
+                    if option == opt::SUBSCRIBE {
+                        self.subs.add(value, last);
+                    } else {
+                        self.subs.rm(value, last);
+                    }
+                }
+            }
+            opt::SUBSCRIBE | opt::UNSUBSCRIBE => return Err(Error::Invalid("SUBSCRIBE on an XPUB needs XPUB_MANUAL")),
             _ => return Ok(false),
         }
         Ok(true)
@@ -348,7 +436,10 @@ impl Pattern for XSub {
             opt::SUBSCRIBE if self.is_sub => self.subscribe(value, true, pipes),
             opt::UNSUBSCRIBE if self.is_sub => self.subscribe(value, false, pipes),
             opt::INVERT_MATCHING => self.invert = int_value(value)? != 0,
-            opt::ONLY_FIRST_SUBSCRIBE => unsupported_unless_off(value)?,
+            // As on XPUB: validated; oxmq's XSUB already sends what libzmq 4.3.5's does either way.
+            opt::ONLY_FIRST_SUBSCRIBE => {
+                bool_value(value)?;
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -551,6 +642,103 @@ mod tests {
         assert_eq!(a.msgs(), vec![m(&[b"welcome"])]);
         a.send(&mut h, &[b"up", b"stream"]);
         assert_eq!(h.recv().unwrap(), m(&[b"up", b"stream"]));
+    }
+
+    #[test]
+    fn xpub_manual_applies_only_what_the_user_subscribes() {
+        let mut h = Harness::new(SocketType::XPub);
+        assert_eq!(h.set_bytes(opt::SUBSCRIBE, b"A"), Err(Error::Invalid("")), "not manual: EINVAL");
+        h.set_int(opt::XPUB_MANUAL, 1).unwrap();
+        assert!(h.set_bytes(opt::SUBSCRIBE, b"A").unwrap(), "no notice received yet: a no-op");
+        let mut a = h.connect(0);
+        let mut b = h.connect(0);
+        a.subscribe(&mut h, b"A", true);
+        assert_eq!(h.recv().unwrap(), m(&[b"\x01A"]));
+        h.send(&[b"A0"]).unwrap();
+        assert!(a.msgs().is_empty(), "a notice alone subscribes nobody");
+        h.set_bytes(opt::SUBSCRIBE, b"A").unwrap();
+        h.send(&[b"A1"]).unwrap();
+        assert_eq!(a.msgs(), vec![m(&[b"A1"])]);
+        assert!(b.msgs().is_empty());
+        // Every notice is passed up, duplicates included, each naming its own pipe.
+        b.subscribe(&mut h, b"A", true);
+        a.subscribe(&mut h, b"A", true);
+        assert_eq!(h.recv().unwrap(), m(&[b"\x01A"]));
+        h.set_bytes(opt::SUBSCRIBE, b"A").unwrap(); // b
+        assert_eq!(h.recv().unwrap(), m(&[b"\x01A"]));
+        h.send(&[b"A2"]).unwrap();
+        assert_eq!(a.msgs(), vec![m(&[b"A2"])]);
+        assert_eq!(b.msgs(), vec![m(&[b"A2"])]);
+        b.subscribe(&mut h, b"A", false);
+        assert_eq!(h.recv().unwrap(), m(&[b"\x00A"]));
+        h.send(&[b"A3"]).unwrap();
+        assert_eq!(b.msgs(), vec![m(&[b"A3"])], "a cancel is applied by the user too");
+        h.set_bytes(opt::UNSUBSCRIBE, b"A").unwrap();
+        h.send(&[b"A4"]).unwrap();
+        assert!(b.msgs().is_empty());
+        assert_eq!(a.msgs(), vec![m(&[b"A3"]), m(&[b"A4"])]);
+        assert_eq!(h.recv(), Err(Error::Again));
+    }
+
+    #[test]
+    fn xpub_manual_reports_every_topic_of_a_gone_peer() {
+        let mut h = Harness::new(SocketType::XPub);
+        h.set_int(opt::XPUB_MANUAL, 1).unwrap();
+        let mut a = h.connect(0);
+        let mut b = h.connect(0);
+        for peer in [&mut a, &mut b] {
+            peer.subscribe(&mut h, b"S", true);
+            assert_eq!(h.recv().unwrap(), m(&[b"\x01S"]));
+            h.set_bytes(opt::SUBSCRIBE, b"S").unwrap();
+        }
+        a.subscribe(&mut h, b"only-a", true);
+        assert_eq!(h.recv().unwrap(), m(&[b"\x01only-a"]));
+        a.close();
+        h.activate_read(&a);
+        assert!(!h.alive(&a));
+        let mut gone = vec![h.recv().unwrap(), h.recv().unwrap()];
+        gone.sort_by(|x, y| x[0].as_slice().cmp(y[0].as_slice()));
+        assert_eq!(gone, vec![m(&[b"\x00S"]), m(&[b"\x00only-a"])], "shared topics too");
+        // The notice names no pipe: SUBSCRIBE is a no-op, b is untouched.
+        h.set_bytes(opt::UNSUBSCRIBE, b"S").unwrap();
+        h.send(&[b"S1"]).unwrap();
+        assert_eq!(b.msgs(), vec![m(&[b"S1"])]);
+    }
+
+    #[test]
+    fn xpub_manual_last_value_goes_to_the_new_subscriber_only() {
+        let mut h = Harness::new(SocketType::XPub);
+        h.set_int(opt::XPUB_MANUAL_LAST_VALUE, 1).unwrap();
+        let mut a = h.connect(0);
+        let mut b = h.connect(0);
+        a.subscribe(&mut h, b"T", true);
+        h.recv().unwrap();
+        h.set_bytes(opt::SUBSCRIBE, b"T").unwrap();
+        h.send(&[b"T0"]).unwrap();
+        assert_eq!(a.msgs(), vec![m(&[b"T0"])]);
+        b.subscribe(&mut h, b"T", true);
+        h.recv().unwrap();
+        h.set_bytes(opt::SUBSCRIBE, b"T").unwrap();
+        h.send(&[b"T-last", b"value"]).unwrap();
+        assert_eq!(b.msgs(), vec![m(&[b"T-last", b"value"])]);
+        assert!(a.msgs().is_empty(), "the last value goes to the new subscriber only");
+        h.send(&[b"T1"]).unwrap();
+        assert_eq!(a.msgs(), vec![m(&[b"T1"])]);
+        assert_eq!(b.msgs(), vec![m(&[b"T1"])]);
+        // After that send the pipe is forgotten: a later SUBSCRIBE is a no-op.
+        h.set_bytes(opt::SUBSCRIBE, b"U").unwrap();
+        h.send(&[b"U1"]).unwrap();
+        assert!(a.msgs().is_empty() && b.msgs().is_empty());
+    }
+
+    #[test]
+    fn only_first_subscribe_is_validated() {
+        for kind in [SocketType::XPub, SocketType::XSub, SocketType::Pub] {
+            let mut h = Harness::new(kind);
+            assert!(h.set_int(opt::ONLY_FIRST_SUBSCRIBE, 1).unwrap());
+            assert!(h.set_int(opt::ONLY_FIRST_SUBSCRIBE, 0).unwrap());
+            assert_eq!(h.set_int(opt::ONLY_FIRST_SUBSCRIBE, -1), Err(Error::Invalid("")));
+        }
     }
 
     #[test]

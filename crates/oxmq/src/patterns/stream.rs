@@ -29,6 +29,9 @@ pub(crate) struct Stream {
     /// Sending: the id frame has been seen; where the data frame goes.
     more_out: bool,
     current_out: Option<PipeId>,
+    // ROUTER_RAW: a ROUTER in this raw mode (see `raw_router`).
+    router_raw: bool,
+    mandatory: bool,
 }
 
 impl Stream {
@@ -43,7 +46,17 @@ impl Stream {
             ready: VecDeque::new(),
             more_out: false,
             current_out: None,
+            router_raw: false,
+            mandatory: false,
         }
+    }
+
+    /// A ROUTER with ROUTER_RAW on, as libzmq 4.3.5 has it: STREAM's raw
+    /// connections and notices (always on), with ROUTER's sending rules: a
+    /// lone frame is ignored, an unknown routing id drops the message unless
+    /// ROUTER_MANDATORY (EHOSTUNREACH), and the ROUTER options stay settable.
+    pub(crate) fn raw_router() -> Stream {
+        Stream { router_raw: true, ..Stream::new() }
     }
 
     fn peer(&self, id: PipeId) -> Option<&(Bytes, bool)> {
@@ -131,9 +144,18 @@ impl Pattern for Stream {
 
     fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
         if !self.more_out {
+            // ROUTER's rule: a lone frame is dropped and does not start a message.
+            if self.router_raw && !msg.more() {
+                return Ok(());
+            }
             // The routing-id frame; without MORE it is ignored (libzmq).
             if msg.more() {
                 let Some(&id) = self.by_id.get(msg.as_slice()) else {
+                    if self.router_raw && !self.mandatory {
+                        // The data frame that follows goes nowhere.
+                        self.more_out = true;
+                        return Ok(());
+                    }
                     return Err((msg, Error::HostUnreachable));
                 };
                 if !pipes.get_mut(id).out.check_write() {
@@ -192,6 +214,12 @@ impl Pattern for Stream {
                     return Err(Error::Invalid("STREAM_NOTIFY must be 0 or 1"));
                 }
                 self.notify = bool_value(value)?;
+            }
+            opt::ROUTER_MANDATORY if self.router_raw => self.mandatory = bool_value(value)?,
+            // Validated as on any ROUTER; a raw connection has no handshake
+            // to probe or routing id to hand over.
+            opt::ROUTER_HANDOVER | opt::PROBE_ROUTER | opt::ROUTER_RAW if self.router_raw => {
+                bool_value(value)?;
             }
             _ => return Ok(false),
         }

@@ -60,6 +60,26 @@ impl<T> CoreCell<T> {
         }
     }
 
+    /// Exclusive access for thread-safe socket types: waits as long as it
+    /// takes. Their calls hold the cell only briefly (blocking sends and
+    /// receives sleep without it), so this is a short wait, not a deadlock.
+    #[inline]
+    pub(crate) fn lock_blocking(&self) -> CoreGuard<'_, T> {
+        let mut spins = 0u32;
+        loop {
+            if self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                return CoreGuard { cell: self };
+            }
+            spins += 1;
+            if spins < 64 {
+                std::thread::yield_now();
+            } else {
+                // Many threads on few cores: stop burning the holder's CPU.
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        }
+    }
+
     pub(crate) fn get_mut(&mut self) -> &mut T {
         self.value.get_mut()
     }

@@ -11,6 +11,9 @@ pub(crate) mod mailbox;
 pub(crate) mod options_codec;
 pub(crate) mod peer;
 pub(crate) mod pipes;
+// Draft thread-safe socket types: several threads at once.
+mod shared;
+pub use shared::{SharedWaiter, ThreadSafeSocket};
 
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
@@ -20,10 +23,10 @@ use crate::msg::Msg;
 use crate::option_table::{GetSize, Kind};
 use crate::options::{opt, Options, POLLIN, POLLOUT};
 use crate::patterns::{new_pattern, Pattern};
-use crate::pipe::{pipe, WakeSlot};
+use crate::pipe::{pipe, pipe_conflate, WakeSlot};
 use crate::transport::endpoint::{parse_endpoint, Endpoint};
 use crate::transport::inproc;
-use cell::{CoreCell, CoreGuard};
+use cell::CoreCell;
 use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use options_codec::{decode_int, encode_int, get_generic, is_bytes_option, set_generic, OptionValue};
 use oxmq_proto::SocketType;
@@ -62,6 +65,9 @@ struct EndpointRecord {
 pub struct Socket {
     core: CoreCell<Core>,
     kind: SocketType,
+    /// Thread-safe types (SERVER, CLIENT, ...): where blocked callers sleep
+    /// without holding the socket.
+    shared: Option<Arc<shared::SharedWait>>,
     /// Not `Sync` for Rust callers (libzmq's one-thread-at-a-time rule);
     /// `CoreCell` keeps raw-handle callers (C, Python) sound regardless.
     _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
@@ -83,8 +89,13 @@ pub(crate) struct Core {
     last_endpoint: String,
     rcvmore: bool,
     closed: bool,
+    /// Commands and activations handled so far (thread-safe sockets wake
+    /// their other waiters when a call consumed some).
+    commands_seen: u64,
     /// Monitor slot, shared with this socket's listeners and sessions.
     monitor: Arc<Monitor>,
+    // ROUTER_RAW: a ROUTER whose new connections are raw, as STREAM's.
+    router_raw: bool,
 }
 
 impl Socket {
@@ -93,6 +104,7 @@ impl Socket {
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Socket {
             kind,
+            shared: kind.is_thread_safe().then(|| Arc::new(shared::SharedWait::new(mailbox.clone()))),
             _not_sync: std::marker::PhantomData,
             core: CoreCell::new(Core {
                 id,
@@ -110,18 +122,28 @@ impl Socket {
                 last_endpoint: String::new(),
                 rcvmore: false,
                 closed: false,
+                commands_seen: 0,
                 monitor: Monitor::new(),
+                router_raw: false,
             }),
         }
     }
 
     #[inline]
-    fn core(&self) -> Result<CoreGuard<'_, Core>> {
-        let core = self.core.lock()?;
+    fn core(&self) -> Result<shared::CoreRef<'_>> {
+        let core = self.any_core()?;
         if core.closed {
             return Err(Error::NotSocket);
         }
         Ok(core)
+    }
+
+    /// The state, even of a closed socket (thread-safe types wait their turn).
+    fn any_core(&self) -> Result<shared::CoreRef<'_>> {
+        Ok(match &self.shared {
+            Some(shared) => shared::CoreRef::shared(self.core.lock_blocking(), shared),
+            None => shared::CoreRef::plain(self.core.lock()?),
+        })
     }
 
     /// The socket type.
@@ -152,6 +174,9 @@ impl Socket {
     /// Send one frame; `flags` may hold [`DONTWAIT`] and [`SNDMORE`].
     #[inline]
     pub fn send(&self, msg: impl Into<Msg>, flags: i32) -> Result<()> {
+        if let Some(shared) = &self.shared {
+            return self.send_shared(shared, msg.into(), flags);
+        }
         self.core()?.send(msg.into(), flags)
     }
 
@@ -161,6 +186,15 @@ impl Socket {
         I: IntoIterator<Item = M>,
         M: Into<Msg>,
     {
+        if self.shared.is_some() {
+            // No multipart on these types: the second part fails with EINVAL.
+            let mut iter = parts.into_iter().peekable();
+            while let Some(part) = iter.next() {
+                let more = if iter.peek().is_some() { SNDMORE } else { 0 };
+                self.send(part, (flags & DONTWAIT) | more)?;
+            }
+            return Ok(());
+        }
         let mut core = self.core()?;
         let mut iter = parts.into_iter().peekable();
         while let Some(part) = iter.next() {
@@ -173,6 +207,9 @@ impl Socket {
     /// Receive one frame.
     #[inline]
     pub fn recv(&self, flags: i32) -> Result<Msg> {
+        if let Some(shared) = &self.shared {
+            return self.recv_shared(shared, flags);
+        }
         self.core()?.recv(flags)
     }
 
@@ -183,6 +220,9 @@ impl Socket {
 
     /// Receive all frames of one message.
     pub fn recv_multipart(&self, flags: i32) -> Result<Vec<Msg>> {
+        if self.shared.is_some() {
+            return Ok(vec![self.recv(flags)?]);
+        }
         let mut core = self.core()?;
         let first = core.recv(flags)?;
         let mut more = first.more();
@@ -245,7 +285,7 @@ impl Socket {
 
     /// Whether the last frame received has more frames after it.
     pub fn rcvmore(&self) -> bool {
-        self.core.lock().map(|c| c.rcvmore).unwrap_or(false)
+        self.any_core().map(|c| c.rcvmore).unwrap_or(false)
     }
 
     /// A connection property of the peer that sent the last frame received
@@ -258,7 +298,7 @@ impl Socket {
 
     /// All connection properties of the peer that sent the last frame received.
     pub fn peer_properties(&self) -> Option<Arc<PeerProperties>> {
-        let core = self.core.lock().ok()?;
+        let core = self.any_core().ok()?;
         let id = core.pipes.last_read?;
         core.pipes.contains(id).then(|| core.pipes.get(id).peer_properties.clone())?
     }
@@ -278,7 +318,13 @@ impl Socket {
     /// work. So after the descriptor fires, read `events()` and receive until
     /// EAGAIN (or send until EAGAIN) before waiting on it again. Wake-ups may
     /// be spurious; none is lost if the caller follows the rule above.
+    ///
+    /// Thread-safe socket types have none (EINVAL), as in libzmq: poll them
+    /// with [`crate::poll`] (the C ABI's `zmq_poller_*`).
     pub fn fd(&self) -> Result<RawFd> {
+        if self.shared.is_some() {
+            return Err(Error::Invalid("thread-safe sockets have no FD"));
+        }
         Ok(self.core()?.mailbox.signaler().raw_fd())
     }
 
@@ -305,11 +351,6 @@ impl Socket {
     /// Close the socket (the same as dropping it): queued messages are
     /// handed to the I/O thread, which keeps sending them for up to LINGER.
     pub fn close(self) {}
-
-    pub(crate) fn with_core<R>(&self, f: impl FnOnce(&mut Core) -> R) -> Result<R> {
-        let mut core = self.core()?;
-        Ok(f(&mut core))
-    }
 }
 
 impl Drop for Socket {
@@ -463,6 +504,7 @@ impl Core {
     pub(crate) fn process_commands(&mut self) -> Result<()> {
         let mut inbox = std::mem::take(&mut self.inbox);
         self.mailbox.take(&mut inbox);
+        self.commands_seen += (inbox.commands.len() + inbox.read_activated.len() + inbox.write_activated.len()) as u64;
         for cmd in inbox.commands.drain(..) {
             match cmd {
                 SocketCommand::Attach(pipe) => self.attach(pipe),
@@ -560,7 +602,8 @@ impl Core {
             endpoint: endpoint.into(),
             monitor: self.monitor.clone(),
             socket_id: self.id,
-            socket_type: self.kind,
+            // A raw ROUTER's connections are STREAM's (raw engine, per-connection pipes).
+            socket_type: if self.router_raw { SocketType::Stream } else { self.kind },
             mailbox: self.mailbox.clone(),
             options: Arc::new(self.options.clone()),
             linger_ms: self.linger_ms.clone(),
@@ -578,16 +621,6 @@ impl Core {
     fn bind(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
         let parsed = parse_endpoint(endpoint)?;
-        // Options oxmq stores but cannot act on yet: refuse rather than bind
-        // something other than what was asked for.
-        let ipc_filtered = !(self.options.ipc_filter_pids.is_empty()
-            && self.options.ipc_filter_uids.is_empty()
-            && self.options.ipc_filter_gids.is_empty());
-        if (self.options.use_fd >= 0 && !matches!(parsed, Endpoint::Inproc(_)))
-            || (ipc_filtered && matches!(parsed, Endpoint::Ipc(_)))
-        {
-            return Err(Error::NotSupported);
-        }
         let id = self.new_endpoint_id();
         let mut listener_fd = None;
         let (resolved, inproc_name) = match &parsed {
@@ -623,10 +656,6 @@ impl Core {
     fn connect(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
         let parsed = parse_endpoint(endpoint)?;
-        // No SOCKS5 client yet: never connect directly when a proxy was asked for.
-        if !self.options.socks_proxy.is_empty() && matches!(parsed, Endpoint::Tcp(_)) {
-            return Err(Error::NotSupported);
-        }
         let id = self.new_endpoint_id();
         match &parsed {
             Endpoint::Inproc(name) => {
@@ -638,7 +667,7 @@ impl Core {
                 let link = self.link(id, endpoint);
                 // STREAM has a pipe per live connection only (its peers
                 // come and go with their TCP connections).
-                let engine_pipe = if self.options.immediate || self.kind == SocketType::Stream {
+                let engine_pipe = if self.options.immediate || self.kind == SocketType::Stream || self.router_raw {
                     None
                 } else {
                     // Queue messages before the connection exists, as libzmq does.
@@ -706,7 +735,11 @@ impl Core {
         let socket_writer_wake = WakeSlot::new();
         let engine_reader_wake = WakeSlot::new();
         let engine_writer_wake = WakeSlot::new();
-        let (out_w, out_r) = pipe(self.options.sndhwm_limit(), engine_reader_wake, socket_writer_wake);
+        let (out_w, out_r) = if self.options.conflates_sending(self.kind) {
+            pipe_conflate(engine_reader_wake, socket_writer_wake)
+        } else {
+            pipe(self.options.sndhwm_limit(), engine_reader_wake, socket_writer_wake)
+        };
         let (in_w, in_r) = pipe(self.options.rcvhwm_limit(), socket_reader_wake, engine_writer_wake);
         (SocketPipe::new(out_w, in_r, endpoint, key), EnginePipe { out: out_r, inn: in_w, key })
     }
@@ -714,12 +747,14 @@ impl Core {
     fn inproc_peer(&self, endpoint: EndpointId) -> inproc::InprocPeer {
         inproc::InprocPeer {
             socket_id: self.id,
-            socket_type: self.kind,
+            // A raw ROUTER's connections are STREAM's (raw engine, per-connection pipes).
+            socket_type: if self.router_raw { SocketType::Stream } else { self.kind },
             mailbox: self.mailbox.clone(),
             sndhwm: self.options.sndhwm_limit(),
             rcvhwm: self.options.rcvhwm_limit(),
             routing_id: self.options.routing_id.clone(),
             endpoint,
+            conflate_out: self.options.conflates_sending(self.kind),
         }
     }
 
@@ -754,9 +789,34 @@ impl Core {
         let spec = crate::option_table::lookup_for(option, self.kind)
             .filter(|s| s.set)
             .ok_or(Error::Invalid("unknown or read-only option for this socket type"))?;
+        if null_ok && value.is_empty() {
+            // libzmq: a NULL value clears the accept filters.
+            let o = &mut self.options;
+            match option {
+                opt::TCP_ACCEPT_FILTER => o.tcp_accept_filters.clear(),
+                opt::IPC_FILTER_PID => o.ipc_filter_pids.clear(),
+                opt::IPC_FILTER_UID => o.ipc_filter_uids.clear(),
+                opt::IPC_FILTER_GID => o.ipc_filter_gids.clear(),
+                _ => {}
+            }
+            if matches!(
+                option,
+                opt::TCP_ACCEPT_FILTER | opt::IPC_FILTER_PID | opt::IPC_FILTER_UID | opt::IPC_FILTER_GID
+            ) {
+                return Ok(());
+            }
+        }
         let null_clears = null_ok && matches!(option, opt::PLAIN_USERNAME | opt::PLAIN_PASSWORD | opt::ZAP_DOMAIN);
         if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok && !null_clears {
             return Err(Error::Invalid("this option needs a non-empty value"));
+        }
+        if option == opt::ROUTER_RAW && self.kind == SocketType::Router && !self.router_raw {
+            // libzmq: turning it on makes later connections raw; off is a no-op.
+            if crate::patterns::bool_value(value)? {
+                self.router_raw = true;
+                self.pattern = crate::patterns::new_raw_router();
+            }
+            return Ok(());
         }
         if self.pattern.set_option(option, value, &mut self.pipes)? {
             self.reap();
@@ -783,7 +843,9 @@ impl Core {
             opt::TYPE => return Ok(OptionValue::Int(self.kind.as_raw() as i64)),
             opt::RCVMORE => return Ok(OptionValue::Int(self.rcvmore as i64)),
             opt::EVENTS => return Ok(OptionValue::Int(self.events() as i64)),
+            opt::FD if self.kind.is_thread_safe() => return Err(Error::Invalid("thread-safe sockets have no FD")),
             opt::FD => return Ok(OptionValue::Int(self.mailbox.signaler().raw_fd() as i64)),
+            opt::THREAD_SAFE => return Ok(OptionValue::Int(self.kind.is_thread_safe() as i64)),
             opt::LAST_ENDPOINT => return Ok(OptionValue::Bytes(self.last_endpoint.as_bytes().to_vec())),
             _ => {}
         }

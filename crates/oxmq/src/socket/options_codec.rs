@@ -132,6 +132,10 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
             opt::SOCKS_PROXY => o.socks_proxy = value.to_vec(),
             opt::SOCKS_USERNAME => o.socks_username = value.to_vec(),
             opt::SOCKS_PASSWORD => o.socks_password = value.to_vec(),
+            opt::TCP_ACCEPT_FILTER => o.tcp_accept_filters.push(
+                crate::transport::filter::parse_tcp_filter(value, o.ipv6)
+                    .ok_or(Error::Invalid("TCP_ACCEPT_FILTER takes a numeric address[/bits]"))?,
+            ),
             _ => return Ok(false),
         }
         return Ok(true);

@@ -7,7 +7,7 @@
 use crate::ctx::CtxInner;
 use crate::error::{Error, Result};
 use crate::msg::{Msg, FLAG_ROUTING_ID};
-use crate::pipe::{pipe, PipeReader, PipeWriter, Wake, WakeSlot};
+use crate::pipe::{pipe, pipe_conflate, PipeReader, PipeWriter, Wake, WakeSlot};
 use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use oxmq_proto::SocketType;
@@ -24,6 +24,9 @@ pub(crate) struct InprocPeer {
     pub(crate) rcvhwm: usize,
     pub(crate) routing_id: Vec<u8>,
     pub(crate) endpoint: EndpointId,
+    /// Send-side CONFLATE: as in libzmq, the connecting side's option alone
+    /// decides, for the pipe it sends on.
+    pub(crate) conflate_out: bool,
 }
 
 struct Pending {
@@ -66,7 +69,11 @@ fn join(
     let a_writer = WakeSlot::new();
     let b_reader = WakeSlot::new();
     let b_writer = WakeSlot::new();
-    let (mut a_to_b, b_from_a) = pipe(combined_hwm(a.sndhwm, b_rcvhwm), b_reader, a_writer);
+    let (mut a_to_b, b_from_a) = if a.conflate_out {
+        pipe_conflate(b_reader, a_writer)
+    } else {
+        pipe(combined_hwm(a.sndhwm, b_rcvhwm), b_reader, a_writer)
+    };
     let (mut b_to_a, a_from_b) = pipe(combined_hwm(b_sndhwm, a.rcvhwm), a_reader, b_writer);
     // Each side learns the other's routing id from the head of its inbound pipe,
     // as it would from a ZMTP handshake.
@@ -115,7 +122,16 @@ pub(crate) fn bind(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Vec<Soc
         binder_side.out.write(routing_id_frame(&me.routing_id));
         binder_side.out.flush();
         binder_side.endpoint = me.endpoint;
-        // The pipes were sized with default HWMs for the then-unknown binder.
+        if connector.conflate_out {
+            // libzmq: the binder takes the pipe's first message for the
+            // connector's routing id and drops it unless it keeps routing ids;
+            // on a CONFLATE pipe that is the one message queued since the connect.
+            if !matches!(me.socket_type, SocketType::Router) {
+                drop(binder_side.inn.read());
+            }
+        }
+        // The pipes were sized with default HWMs for the then-unknown binder
+        // (a CONFLATE pipe has none and ignores this).
         binder_side.out.set_hwm(combined_hwm(me.sndhwm, connector.rcvhwm));
         binder_side.inn.set_hwm(combined_hwm(connector.sndhwm, me.rcvhwm));
         binder_side.hwm_boost = Some((connector.rcvhwm, me.rcvhwm));

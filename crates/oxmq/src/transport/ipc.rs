@@ -65,6 +65,18 @@ pub(crate) fn bind(
     addr: &IpcAddr,
     opts: &Options,
 ) -> Result<(mio::net::UnixListener, String, Option<IpcCleanup>), Error> {
+    if opts.use_fd >= 0 {
+        // USE_FD: the application's listening socket; its own path is the
+        // endpoint, and (as in libzmq) it is not ours to unlink.
+        let sock = super::tcp::adopt_listener(opts.use_fd)?;
+        let path = sock.local_addr().ok().and_then(|a| a.as_pathname().map(|p| p.to_path_buf()));
+        let Some(path) = path else {
+            return Err(super::tcp::disown(sock, libc::EINVAL));
+        };
+        let fd: OwnedFd = sock.into();
+        let std_listener = std::os::unix::net::UnixListener::from(fd);
+        return Ok((mio::net::UnixListener::from_std(std_listener), format!("ipc://{}", path.display()), None));
+    }
     let (addr, dir) = match addr {
         IpcAddr::Wildcard => {
             let dir = make_wildcard_dir()?;

@@ -4,3 +4,7 @@ pub(crate) mod endpoint;
 pub(crate) mod inproc;
 pub(crate) mod ipc;
 pub(crate) mod tcp;
+// TCP_ACCEPT_FILTER and IPC_FILTER_*: who a listener accepts.
+pub(crate) mod filter;
+// SOCKS_PROXY: a SOCKS5 client for tcp connects.
+pub(crate) mod socks;

@@ -145,6 +145,14 @@ pub(crate) fn bind(addr: &TcpAddr, opts: &Options) -> Result<(mio::net::TcpListe
         // interface has.
         return Err(io::Error::from_raw_os_error(libc::ENODEV).into());
     }
+    if opts.use_fd >= 0 {
+        let sock = adopt_listener(opts.use_fd)?;
+        let local = match sock.local_addr().map(|a| a.as_socket()) {
+            Ok(Some(a)) => a,
+            _ => return Err(disown(sock, libc::EINVAL)),
+        };
+        return Ok((mio::net::TcpListener::from_std(sock.into()), format_endpoint(&local)));
+    }
     let sa = resolve(addr, opts.ipv6, true)?;
     let sock = match listen_on(sa, opts) {
         Ok(s) => s,
@@ -157,6 +165,26 @@ pub(crate) fn bind(addr: &TcpAddr, opts: &Options) -> Result<(mio::net::TcpListe
     let local = sock.local_addr()?.as_socket().ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
     let std_listener: std::net::TcpListener = sock.into();
     Ok((mio::net::TcpListener::from_std(std_listener), format_endpoint(&local)))
+}
+
+// ZMQ_USE_FD: bind adopts a listening socket the application made.
+
+/// Take over `fd` (libzmq ignores the endpoint's address then, and closes
+/// the descriptor when the endpoint goes, as this listener will).
+pub(crate) fn adopt_listener(fd: i32) -> Result<Socket, Error> {
+    // SAFETY: ZMQ_USE_FD hands the descriptor to the socket; the caller
+    // promised a listening socket and leaves it to us from now on.
+    let sock = unsafe { <Socket as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    match sock.set_nonblocking(true) {
+        Ok(()) => Ok(sock),
+        Err(e) => Err(disown(sock, e.raw_os_error().unwrap_or(libc::EBADF))),
+    }
+}
+
+/// Give an adopted descriptor back unclosed when the bind fails.
+pub(crate) fn disown(sock: Socket, errno: i32) -> Error {
+    let _ = std::os::fd::IntoRawFd::into_raw_fd(sock);
+    io::Error::from_raw_os_error(errno).into()
 }
 
 /// Starts a non-blocking connect. Completion is signalled by writability;
