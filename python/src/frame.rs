@@ -77,12 +77,49 @@ pub struct Frame {
     pub(crate) view: PyOnceLock<Py<PyAny>>,
     /// Draft API `Frame.routing_id` (the frame is otherwise immutable).
     pub(crate) routing_id: AtomicU32,
+    /// Draft RADIO/DISH: a group set on this frame (`frame.group = ...`).
+    pub(crate) group: GroupSlot,
+}
+
+/// Draft RADIO/DISH: the group a Python caller set on a (frozen) `Frame`;
+/// it overrides the message's own when the frame is sent.
+#[derive(Default)]
+pub(crate) struct GroupSlot(std::sync::Mutex<Option<Vec<u8>>>);
+
+impl GroupSlot {
+    pub(crate) fn get(&self) -> Option<Vec<u8>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Draft RADIO/DISH: a group argument (str, as utf-8, or bytes).
+pub(crate) fn group_arg(group: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(s) = group.cast::<PyString>() {
+        return Ok(s.to_str()?.as_bytes().to_vec());
+    }
+    group.extract::<Vec<u8>>()
+}
+
+/// Draft RADIO/DISH: `msg` with `group` (EINVAL past 255 bytes, as libzmq).
+pub(crate) fn msg_with_group(py: Python<'_>, msg: Msg, group: Option<&[u8]>) -> PyResult<Msg> {
+    match group {
+        None => Ok(msg),
+        Some(g) => msg.with_group(g).map_err(|e| zmq_error(py, e.errno())),
+    }
 }
 
 impl Frame {
     pub(crate) fn with_props(msg: Msg, props: Option<Arc<oxmq::PeerProperties>>) -> Frame {
         let routing_id = AtomicU32::new(msg.routing_id());
-        Frame { msg, bytes: PyOnceLock::new(), tracker: None, props, view: PyOnceLock::new(), routing_id }
+        Frame {
+            msg,
+            bytes: PyOnceLock::new(),
+            tracker: None,
+            props,
+            view: PyOnceLock::new(),
+            routing_id,
+            group: GroupSlot::default(),
+        }
     }
 }
 
@@ -107,6 +144,7 @@ impl Frame {
                 props: None,
                 view: PyOnceLock::new(),
                 routing_id: AtomicU32::new(0),
+                group: GroupSlot::default(),
             });
         };
         if data.is_instance_of::<PyString>() {
@@ -120,6 +158,7 @@ impl Frame {
                 props: None,
                 view: PyOnceLock::new(),
                 routing_id: AtomicU32::new(f.get().routing_id.load(Ordering::Relaxed)),
+                group: GroupSlot::default(),
             });
         }
         // pyzmq: copy=None means "copy small buffers, wrap large ones".
@@ -141,6 +180,7 @@ impl Frame {
             props: None,
             view: PyOnceLock::new(),
             routing_id: AtomicU32::new(0),
+            group: GroupSlot::default(),
         })
     }
 
@@ -207,8 +247,38 @@ impl Frame {
         }
         // a connection property of the sender ("User-Id", "Socket-Type", ...), as str
         let name: String = option.extract()?;
+        if name == "group" {
+            return Ok(self.group().into_pyobject(py)?.into_any().unbind());
+        }
         let value = self.props.as_ref().and_then(|p| p.get(&name)).ok_or_else(|| zmq_error(py, errno::EINVAL))?;
         Ok(String::from_utf8_lossy(value).into_owned().into_pyobject(py)?.into_any().unbind())
+    }
+
+    /// Draft RADIO/DISH: the message's group (str; "" when it has none).
+    #[getter]
+    fn group(&self) -> String {
+        match self.group.get() {
+            Some(g) => String::from_utf8_lossy(&g).into_owned(),
+            None => String::from_utf8_lossy(self.msg.group()).into_owned(),
+        }
+    }
+
+    #[setter(group)]
+    fn set_group(&self, py: Python<'_>, group: &Bound<'_, PyAny>) -> PyResult<()> {
+        let g = group_arg(group)?;
+        if g.len() > oxmq::GROUP_MAX_LENGTH {
+            return Err(zmq_error(py, errno::EINVAL));
+        }
+        *self.group.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
+        Ok(())
+    }
+
+    /// pyzmq's `Frame.set`: only `"group"` (draft) can be set, as in libzmq.
+    fn set(&self, py: Python<'_>, option: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        match option.extract::<String>() {
+            Ok(name) if name == "group" => self.set_group(py, value),
+            _ => Err(zmq_error(py, errno::EINVAL)),
+        }
     }
 
     fn __len__(&self) -> usize {
@@ -255,6 +325,7 @@ impl Frame {
             props: self.props.clone(),
             view: PyOnceLock::new(),
             routing_id: AtomicU32::new(self.routing_id.load(Ordering::Relaxed)),
+            group: GroupSlot(std::sync::Mutex::new(self.group.get())),
         }
     }
 

@@ -226,7 +226,8 @@ impl Socket {
             }
             // a tracked Frame reports its own tracker, whatever `track` says (pyzmq)
             let t = f.tracker.as_ref().map(|t| t.clone_ref(py));
-            let mut msg = f.msg.clone();
+            // Draft RADIO/DISH: a group set on the Frame goes with it.
+            let mut msg = msg_with_group(py, f.msg.clone(), f.group.get().as_deref())?;
             msg.set_routing_id(f.routing_id.load(Ordering::Relaxed));
             return Ok((msg, t));
         } else if data.is_instance_of::<PyString>() {
@@ -443,9 +444,8 @@ impl Socket {
         group: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Py<PyAny>>> {
         release::maybe_drain(py);
-        if group.is_some() {
-            return Err(zmq_error(py, errno::ENOTSUP));
-        }
+        // Draft RADIO/DISH: `group=` sets the message's group.
+        let group = group.map(group_arg).transpose()?;
         // Draft API: the SERVER/PEER connection to send to (0 is EINVAL, as zmq_msg_set_routing_id).
         let routing_id = match routing_id {
             Some(r) => match r.extract::<u32>()? {
@@ -457,7 +457,8 @@ impl Socket {
         // Fast path: bytes, copied.
         if copy && routing_id.is_none() {
             if let Ok(b) = data.cast::<PyBytes>() {
-                self.send_msg(py, Msg::from_slice(b.as_bytes()), flags)?;
+                let msg = msg_with_group(py, Msg::from_slice(b.as_bytes()), group.as_deref())?;
+                self.send_msg(py, msg, flags)?;
                 return Ok(None);
             }
         }
@@ -465,8 +466,21 @@ impl Socket {
         if let Some(rid) = routing_id {
             msg.set_routing_id(rid);
         }
+        let msg = msg_with_group(py, msg, group.as_deref())?;
         self.send_msg(py, msg, flags)?;
         Ok(if copy { None } else { tracker })
+    }
+
+    /// Draft DISH: join a group (str or bytes), as pyzmq's `Socket.join`.
+    fn join(&self, py: Python<'_>, group: &Bound<'_, PyAny>) -> PyResult<()> {
+        let g = group_arg(group)?;
+        self.call(py, |s| s.join(&g).map_err(core_errno))
+    }
+
+    /// Draft DISH: leave a group, as pyzmq's `Socket.leave`.
+    fn leave(&self, py: Python<'_>, group: &Bound<'_, PyAny>) -> PyResult<()> {
+        let g = group_arg(group)?;
+        self.call(py, |s| s.leave(&g).map_err(core_errno))
     }
 
     /// Send a str as one frame (utf-8 unless `encoding` says otherwise).

@@ -564,6 +564,22 @@ ZMQ_EXPORT int zmq_poller_remove_fd(void *poller, zmq_fd_t fd);
 
 #endif /* ZMQ_BUILD_DRAFT_API */
 
+/* ------------------------------------------ draft API: RADIO/DISH groups */
+
+#ifdef ZMQ_BUILD_DRAFT_API
+#define ZMQ_RADIO 14
+#define ZMQ_DISH 15
+
+/* DRAFT Msg methods: groups (libzmq 4.3.5's limit). */
+#define ZMQ_GROUP_MAX_LENGTH 255
+ZMQ_EXPORT int zmq_msg_set_group(zmq_msg_t *msg, const char *group);
+ZMQ_EXPORT const char *zmq_msg_group(zmq_msg_t *msg);
+
+/* DRAFT Socket methods: a DISH joins and leaves groups. */
+ZMQ_EXPORT int zmq_join(void *s, const char *group);
+ZMQ_EXPORT int zmq_leave(void *s, const char *group);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -455,3 +455,40 @@ pub unsafe extern "C" fn zmq_msg_routing_id(msg: *mut zmq_msg_t) -> u32 {
         }
     })
 }
+
+// Draft RADIO/DISH: message groups.
+
+/// Set the group a RADIO sends the message to (at most
+/// `ZMQ_GROUP_MAX_LENGTH` = 255 bytes, else EINVAL, as libzmq).
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_set_group(msg: *mut zmq_msg_t, group: *const c_char) -> c_int {
+    ffi_int!({
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        if group.is_null() {
+            return Err(EFAULT);
+        }
+        // SAFETY: non-NULL; zmq.h: `group` is a NUL-terminated string.
+        let group = unsafe { CStr::from_ptr(group) }.to_bytes();
+        slot.content.freeze();
+        match &mut slot.content {
+            Content::Frame(m) => m.set_group(group)?,
+            Content::Buffer(_) => unreachable!("frozen above"),
+        }
+        Ok(0)
+    })
+}
+
+/// The message's group ("" when it has none), valid while the message is.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_msg_group(msg: *mut zmq_msg_t) -> *const c_char {
+    let p: *mut c_char = ffi_ptr!({
+        // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
+        let slot = unsafe { live(msg) }?;
+        Ok(match &slot.content {
+            Content::Frame(m) => m.group_with_nul().as_ptr() as *mut c_char,
+            Content::Buffer(_) => c"".as_ptr() as *mut c_char,
+        })
+    });
+    p
+}

@@ -354,3 +354,37 @@ pub unsafe extern "C" fn zmq_connect_peer(s: *mut c_void, addr: *const c_char) -
         }
     }
 }
+
+// Draft RADIO/DISH: a DISH joins and leaves groups.
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_join(s: *mut c_void, group: *const c_char) -> c_int {
+    ffi_int!({
+        // SAFETY: zmq.h contract for `s` and `group`.
+        let (socket, group) = unsafe { socket_and_group(s, group) }?;
+        socket.join(group)?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zmq_leave(s: *mut c_void, group: *const c_char) -> c_int {
+    ffi_int!({
+        // SAFETY: zmq.h contract for `s` and `group`.
+        let (socket, group) = unsafe { socket_and_group(s, group) }?;
+        socket.leave(group)?;
+        Ok(0)
+    })
+}
+
+/// # Safety
+/// `s` is NULL or a socket handle; `group` NULL or a NUL-terminated string.
+unsafe fn socket_and_group<'a>(s: *mut c_void, group: *const c_char) -> CResult<(&'a Socket, &'a [u8])> {
+    // SAFETY: forwarded caller contract.
+    let socket = unsafe { SocketHandle::from_raw(s) }?;
+    if group.is_null() {
+        return Err(EFAULT);
+    }
+    // SAFETY: non-NULL; zmq.h: a NUL-terminated string.
+    Ok((socket, unsafe { std::ffi::CStr::from_ptr(group) }.to_bytes()))
+}

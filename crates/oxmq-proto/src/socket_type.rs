@@ -25,6 +25,9 @@ pub enum SocketType {
     Scatter = 17,
     Peer = 19,
     Channel = 20,
+    // Draft RADIO/DISH (groups; also over udp://).
+    Radio = 14,
+    Dish = 15,
 }
 
 impl SocketType {
@@ -49,14 +52,18 @@ impl SocketType {
     }
 
     /// The draft socket types of libzmq 4.3.5 that oxmq has (draft API),
-    /// thread-safe like libzmq's: CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL.
-    pub const DRAFT: [SocketType; 6] = [
+    /// thread-safe like libzmq's: CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL,
+    /// RADIO/DISH.
+    pub const DRAFT: [SocketType; 8] = [
         SocketType::Server,
         SocketType::Client,
         SocketType::Gather,
         SocketType::Scatter,
         SocketType::Peer,
         SocketType::Channel,
+        // Draft RADIO/DISH.
+        SocketType::Radio,
+        SocketType::Dish,
     ];
 
     fn from_raw_draft(v: i32) -> Option<SocketType> {
@@ -67,6 +74,11 @@ impl SocketType {
     /// threads at once (and have no `ZMQ_FD`).
     pub fn is_thread_safe(self) -> bool {
         Self::DRAFT.contains(&self)
+    }
+
+    /// Draft RADIO/DISH: one of the two.
+    pub fn is_radio_dish(self) -> bool {
+        matches!(self, SocketType::Radio | SocketType::Dish)
     }
 
     pub fn as_raw(self) -> i32 {
@@ -94,6 +106,8 @@ impl SocketType {
             SocketType::Scatter => "SCATTER",
             SocketType::Peer => "PEER",
             SocketType::Channel => "CHANNEL",
+            SocketType::Radio => "RADIO",
+            SocketType::Dish => "DISH",
         }
     }
 
@@ -125,6 +139,8 @@ impl SocketType {
             Scatter => peer == Gather,
             Peer => peer == Peer,
             Channel => peer == Channel,
+            Radio => peer == Dish,
+            Dish => peer == Radio,
         }
     }
 

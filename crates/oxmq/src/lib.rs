@@ -38,6 +38,8 @@ pub use ctx::{ctxopt, Context};
 pub use error::{errno, Error, Result};
 pub use monitor::monitor_event;
 pub use msg::{Msg, INLINE_CAPACITY};
+// Draft RADIO/DISH.
+pub use msg::GROUP_MAX_LENGTH;
 pub use options::{opt, POLLERR, POLLIN, POLLOUT};
 pub use oxmq_proto::SocketType;
 pub use poll::{poll, PollItem};

@@ -28,8 +28,36 @@ pub(crate) const FLAGS_UNCOUNTED: u8 = FLAG_ROUTING_ID | FLAG_PEER_PROPERTIES;
 
 #[derive(Clone)]
 enum Body {
-    Inline { len: u8, buf: [u8; INLINE_CAPACITY] },
+    Inline {
+        len: u8,
+        buf: [u8; INLINE_CAPACITY],
+    },
     Shared(Bytes),
+    /// Draft RADIO/DISH: a body with its group. Boxed, so that the group
+    /// costs nothing to messages without one.
+    Grouped(Box<Grouped>),
+}
+
+/// Longest group libzmq 4.3.5 accepts (`ZMQ_GROUP_MAX_LENGTH`).
+pub const GROUP_MAX_LENGTH: usize = 255;
+
+#[derive(Clone)]
+struct Grouped {
+    /// The group and a NUL, so C callers can have it as a string.
+    group: Box<[u8]>,
+    /// Never `Grouped` itself.
+    body: Body,
+}
+
+impl Body {
+    #[inline]
+    fn slice(&self) -> &[u8] {
+        match self {
+            Body::Inline { len, buf } => &buf[..*len as usize],
+            Body::Shared(b) => b,
+            Body::Grouped(g) => g.body.slice(),
+        }
+    }
 }
 
 /// One frame. Cheap to move; cheap to clone when large.
@@ -108,6 +136,7 @@ impl Msg {
         match &self.body {
             Body::Inline { len, buf } => &buf[..*len as usize],
             Body::Shared(b) => b,
+            Body::Grouped(g) => g.body.slice(),
         }
     }
 
@@ -117,6 +146,7 @@ impl Msg {
         match &self.body {
             Body::Inline { len, .. } => *len as usize,
             Body::Shared(b) => b.len(),
+            Body::Grouped(g) => g.body.slice().len(),
         }
     }
 
@@ -154,6 +184,7 @@ impl Msg {
         match self.body {
             Body::Inline { len, buf } => Bytes::copy_from_slice(&buf[..len as usize]),
             Body::Shared(b) => b,
+            Body::Grouped(g) => Msg { body: g.body, flags: 0, routing_id: 0 }.into_bytes(),
         }
     }
 
@@ -167,12 +198,60 @@ impl Msg {
         matches!(self.body, Body::Inline { .. })
     }
 
+    /// Draft RADIO/DISH: the message's group (empty when it has none, as
+    /// libzmq's `zmq_msg_group` gives "").
+    pub fn group(&self) -> &[u8] {
+        let g = self.group_with_nul();
+        &g[..g.len() - 1]
+    }
+
+    /// The group followed by a NUL (`zmq_msg_group`'s string).
+    pub fn group_with_nul(&self) -> &[u8] {
+        match &self.body {
+            Body::Grouped(g) => &g.group,
+            _ => b"\0",
+        }
+    }
+
+    /// Draft RADIO/DISH: set the group a RADIO sends this message to. Longer
+    /// than [`GROUP_MAX_LENGTH`]: EINVAL, as `zmq_msg_set_group`. An empty
+    /// group is libzmq's "no group".
+    pub fn set_group(&mut self, group: &[u8]) -> Result<(), crate::error::Error> {
+        if group.len() > GROUP_MAX_LENGTH {
+            return Err(crate::error::Error::Invalid("group longer than ZMQ_GROUP_MAX_LENGTH"));
+        }
+        let body = std::mem::replace(&mut self.body, Body::Shared(Bytes::new()));
+        let body = match body {
+            Body::Grouped(g) => g.body,
+            b => b,
+        };
+        self.body = if group.is_empty() {
+            body
+        } else {
+            let mut g = Vec::with_capacity(group.len() + 1);
+            g.extend_from_slice(group);
+            g.push(0);
+            Body::Grouped(Box::new(Grouped { group: g.into(), body }))
+        };
+        Ok(())
+    }
+
+    /// Builder form of [`Msg::set_group`].
+    pub fn with_group(mut self, group: &[u8]) -> Result<Msg, crate::error::Error> {
+        self.set_group(group)?;
+        Ok(self)
+    }
+
     /// The shared buffer behind a large body, if any (lets writers avoid copying).
     #[inline]
     pub(crate) fn shared(&self) -> Option<&Bytes> {
         match &self.body {
             Body::Shared(b) => Some(b),
             Body::Inline { .. } => None,
+            Body::Grouped(g) => match &g.body {
+                Body::Shared(b) => Some(b),
+                _ => None,
+            },
         }
     }
 
@@ -311,6 +390,24 @@ mod tests {
         assert_eq!(c.len(), 1000);
         drop(c);
         assert_eq!(released.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn group_is_kept_apart_from_the_body() {
+        let mut m = Msg::from("body");
+        assert_eq!(m.group(), b"");
+        m.set_group(b"TV").unwrap();
+        assert_eq!((m.group(), m.as_slice(), m.len()), (&b"TV"[..], &b"body"[..], 4));
+        assert_eq!(m.group_with_nul(), b"TV\0");
+        m.set_group(&[b'g'; GROUP_MAX_LENGTH]).unwrap();
+        assert_eq!(m.group().len(), GROUP_MAX_LENGTH);
+        assert!(m.set_group(&[b'g'; GROUP_MAX_LENGTH + 1]).is_err());
+        assert_eq!(m.group().len(), GROUP_MAX_LENGTH, "a refused group leaves the old one");
+        let big = Msg::from_slice(&[1; 100]).with_group(b"g").unwrap();
+        assert!(big.shared().is_some());
+        assert_eq!(big.clone().into_bytes().len(), 100);
+        m.set_group(b"").unwrap();
+        assert_eq!((m.group(), m.as_slice()), (&b""[..], &b"body"[..]));
     }
 
     #[test]

@@ -83,6 +83,8 @@ const ROUTER: i32 = 6;
 const XPUB: i32 = 9;
 const XSUB: i32 = 10;
 const STREAM: i32 = 11;
+// Draft RADIO/DISH.
+const RADIO: i32 = 14;
 
 // PUB is an XPUB in libzmq and REP a ROUTER: they take their bases' options.
 const XPUB_TYPES: Types = Types::Only(&[PUB, XPUB]);
@@ -186,7 +188,8 @@ pub static OPTIONS: &[OptionSpec] = &[
     ),
     int(opt::HANDSHAKE_IVL, "HANDSHAKE_IVL"),
     string(opt::SOCKS_PROXY, "SOCKS_PROXY", false),
-    set_only(opt::XPUB_NODROP, "XPUB_NODROP", XPUB_TYPES),
+    // Draft RADIO takes XPUB_NODROP too (libzmq's radio_t::xsetsockopt).
+    set_only(opt::XPUB_NODROP, "XPUB_NODROP", Types::Only(&[PUB, XPUB, RADIO])),
     set_only(opt::XPUB_MANUAL, "XPUB_MANUAL", XPUB_TYPES),
     OptionSpec {
         empty_ok: true,

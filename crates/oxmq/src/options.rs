@@ -259,6 +259,10 @@ impl Options {
         if matches!(kind, SocketType::Sub | SocketType::XSub) {
             o.linger = Some(Duration::ZERO);
         }
+        // Draft DISH sets LINGER 0 too (libzmq's dish_t, for its joins).
+        if kind == SocketType::Dish {
+            o.linger = Some(Duration::ZERO);
+        }
         o
     }
 

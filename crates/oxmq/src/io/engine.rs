@@ -637,6 +637,12 @@ impl Engine {
             Command::Subscribe(topic) if self.is_pub => self.push_subscription(topic, FLAG_SUBSCRIBE),
             Command::Cancel(topic) if self.is_pub => self.push_subscription(topic, FLAG_CANCEL),
             Command::Error { .. } => return Err(Fault::PeerError),
+            // Draft RADIO/DISH: a DISH's JOIN/LEAVE reach the RADIO as subscriptions.
+            Command::Unknown { name, data } if self.cfg.socket_type == SocketType::Radio => match &name[..] {
+                b"JOIN" => self.push_subscription(data, FLAG_SUBSCRIBE),
+                b"LEAVE" => self.push_subscription(data, FLAG_CANCEL),
+                _ => {}
+            },
             _ => {}
         }
         Ok(())
@@ -719,7 +725,10 @@ impl Engine {
                 }
                 if msg.is_subscribe() || msg.is_cancel() {
                     let sub = msg.is_subscribe();
-                    if self.peer_minor >= 1 {
+                    if self.cfg.socket_type == SocketType::Dish {
+                        let name: &[u8] = if sub { b"\x04JOIN" } else { b"\x05LEAVE" };
+                        codec.encode(false, true, &[name, body], &mut self.tx_buf);
+                    } else if self.peer_minor >= 1 {
                         let name: &[u8] = if sub { b"\x09SUBSCRIBE" } else { b"\x06CANCEL" };
                         codec.encode(false, true, &[name, body], &mut self.tx_buf);
                     } else {
@@ -734,8 +743,14 @@ impl Engine {
             }
             if msg.is_subscribe() || msg.is_cancel() {
                 let sub = msg.is_subscribe();
-                if self.peer_minor >= 1 {
-                    let name: &[u8] = if sub { b"SUBSCRIBE" } else { b"CANCEL" };
+                // Draft DISH: JOIN/LEAVE are command frames for every ZMTP 3.x peer (libzmq dish.cpp).
+                if self.peer_minor >= 1 || self.cfg.socket_type == SocketType::Dish {
+                    let name: &[u8] = match (sub, self.cfg.socket_type == SocketType::Dish) {
+                        (true, false) => b"SUBSCRIBE",
+                        (false, false) => b"CANCEL",
+                        (true, true) => b"JOIN",
+                        (false, true) => b"LEAVE",
+                    };
                     encode_frame_header(&mut self.tx_buf, false, true, 1 + name.len() + body.len());
                     self.tx_buf.push(name.len() as u8);
                     self.tx_buf.extend_from_slice(name);

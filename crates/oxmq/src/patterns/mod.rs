@@ -28,6 +28,8 @@ mod lb;
 mod pair;
 mod pipeline;
 mod pubsub;
+// Draft RADIO/DISH.
+mod radio_dish;
 mod reqrep;
 mod stream;
 mod trie;
@@ -71,6 +73,15 @@ pub(crate) trait Pattern: Send {
     /// PEER: the routing id given to the pipe attached last (`zmq_connect_peer`).
     fn last_peer_routing_id(&self) -> u32 {
         0
+    }
+
+    /// Draft RADIO/DISH: `zmq_join` (ENOTSUP on every type but DISH).
+    fn join(&mut self, _group: &[u8], _pipes: &mut Pipes) -> Result<(), Error> {
+        Err(Error::NotSupported)
+    }
+    /// Draft RADIO/DISH: `zmq_leave`.
+    fn leave(&mut self, _group: &[u8], _pipes: &mut Pipes) -> Result<(), Error> {
+        Err(Error::NotSupported)
     }
 }
 
@@ -137,5 +148,7 @@ pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Patter
         SocketType::Scatter => Box::<draft::Scatter>::default(),
         SocketType::Gather => Box::<draft::Gather>::default(),
         SocketType::Channel => Box::<draft::Channel>::default(),
+        SocketType::Radio => Box::new(radio_dish::Radio::new()),
+        SocketType::Dish => Box::new(radio_dish::Dish::new()),
     }
 }

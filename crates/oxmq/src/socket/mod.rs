@@ -151,6 +151,19 @@ impl Socket {
         self.kind
     }
 
+    /// Draft DISH: receive the messages of `group` (libzmq `zmq_join`).
+    /// EINVAL when already joined or longer than 255 bytes; ENOTSUP on
+    /// other socket types.
+    pub fn join(&self, group: &[u8]) -> Result<()> {
+        self.core()?.join_leave(group, true)
+    }
+
+    /// Draft DISH: stop receiving `group` (libzmq `zmq_leave`). EINVAL when
+    /// not joined.
+    pub fn leave(&self, group: &[u8]) -> Result<()> {
+        self.core()?.join_leave(group, false)
+    }
+
     /// Accept connections on `endpoint` (`tcp://`, `ipc://`, `inproc://`).
     pub fn bind(&self, endpoint: &str) -> Result<()> {
         self.core()?.bind(endpoint)
@@ -361,6 +374,16 @@ impl Drop for Socket {
 }
 
 impl Core {
+    /// Draft RADIO/DISH.
+    fn join_leave(&mut self, group: &[u8], join: bool) -> Result<()> {
+        self.check_term()?;
+        self.process_commands()?;
+        let r =
+            if join { self.pattern.join(group, &mut self.pipes) } else { self.pattern.leave(group, &mut self.pipes) };
+        self.reap();
+        r
+    }
+
     #[inline]
     fn check_term(&self) -> Result<()> {
         if self.ctx.is_terminated() {
@@ -620,6 +643,9 @@ impl Core {
 
     fn bind(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
+        if let Some(addr) = endpoint.strip_prefix("udp://") {
+            return self.udp_endpoint(endpoint, addr, true);
+        }
         let parsed = parse_endpoint(endpoint)?;
         let id = self.new_endpoint_id();
         let mut listener_fd = None;
@@ -655,6 +681,9 @@ impl Core {
 
     fn connect(&mut self, endpoint: &str) -> Result<()> {
         self.check_term()?;
+        if let Some(addr) = endpoint.strip_prefix("udp://") {
+            return self.udp_endpoint(endpoint, addr, false);
+        }
         let parsed = parse_endpoint(endpoint)?;
         let id = self.new_endpoint_id();
         match &parsed {
@@ -726,6 +755,44 @@ impl Core {
             p.out.set_hwm(out);
             p.inn.set_hwm(inn);
         }
+    }
+
+    /// Draft RADIO/DISH: a `udp://` endpoint. As in libzmq, only a DISH binds
+    /// and only a RADIO connects (ENOCOMPATPROTO otherwise); the pipe is
+    /// served by its own thread (see `transport::udp`).
+    fn udp_endpoint(&mut self, endpoint: &str, addr: &str, bind: bool) -> Result<()> {
+        use crate::transport::udp;
+        let expected = if bind { SocketType::Dish } else { SocketType::Radio };
+        if self.kind != expected {
+            return Err(Error::NoCompatProtocol);
+        }
+        let parsed = udp::parse(addr, bind, self.options.ipv6)?;
+        let id = self.new_endpoint_id();
+        let (mut socket_side, engine_side) = self.pipe_pair(id);
+        socket_side.all_groups = true;
+        let resolved = if bind {
+            let (sock, port) = udp::open_receiver(&parsed)?;
+            udp::spawn_receiver(sock, engine_side)?;
+            match addr.rsplit_once(':') {
+                Some((host, _)) => format!("udp://{host}:{port}"),
+                None => endpoint.to_string(),
+            }
+        } else {
+            let sock = udp::open_sender(&parsed, &self.options)?;
+            udp::spawn_sender(sock, engine_side)?;
+            endpoint.to_string()
+        };
+        self.attach(socket_side);
+        self.last_endpoint = resolved.clone();
+        self.endpoints.push(EndpointRecord {
+            id,
+            kind: if bind { EndpointKind::Bound } else { EndpointKind::Connected },
+            given: endpoint.to_string(),
+            resolved,
+            inproc_name: None,
+            listener_fd: None,
+        });
+        Ok(())
     }
 
     /// A pipe pair between this socket and an I/O-thread engine.

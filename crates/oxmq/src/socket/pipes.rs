@@ -42,6 +42,9 @@ pub(crate) struct SocketPipe {
     /// was made. libzmq adds them to this side's SNDHWM and RCVHWM when
     /// either changes later.
     pub(crate) hwm_boost: Option<(usize, usize)>,
+    /// Draft RADIO/DISH: a udp:// pipe, which takes every group (libzmq's
+    /// `subscribe_to_all`): it cannot carry joins.
+    pub(crate) all_groups: bool,
     /// A frame taken off `inn` by `check_read` and not yet handed out.
     head: Option<Msg>,
 }
@@ -57,6 +60,7 @@ impl SocketPipe {
             endpoint,
             key,
             hwm_boost: None,
+            all_groups: false,
             head: None,
         }
     }

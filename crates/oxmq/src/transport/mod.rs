@@ -8,3 +8,5 @@ pub(crate) mod tcp;
 pub(crate) mod filter;
 // SOCKS_PROXY: a SOCKS5 client for tcp connects.
 pub(crate) mod socks;
+// Draft RADIO/DISH.
+pub(crate) mod udp;

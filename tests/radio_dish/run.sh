@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Draft RADIO/DISH through the C API, and interop with real libzmq:
+#  - tests/capi/radio_dish (oxmq): groups, libzmq's errors, tcp/ipc/inproc/udp;
+#  - Debian's libzmq 4.3.4 RADIO (created by number; it exports no draft
+#    functions, so its messages have no group) -> oxmq DISH over udp. Over
+#    tcp/ipc that build aborts in its own handshake (its socket-type name
+#    table stops at STREAM), so udp is the only transport it can serve;
+#  - libzmq 4.3.5 built with drafts (npm `zeromq` 6, installed here at test
+#    time under target/) both ways over tcp, ipc, udp and udp multicast on lo.
+# A peer that cannot be installed is skipped with the reason; never a failure.
+set -u
+cd "$(dirname "$0")/../.."
+BIN=${CAPI_BIN:-target/capi-tests}
+NPM_DIR=${RADIO_NPM_DIR:-target/radio-dish-npm}
+LIMIT=40
+TMP=$(mktemp -d /tmp/oxmq-radio.XXXXXX)
+trap 'rm -rf "$TMP"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null' EXIT
+passes=0
+failures=0
+
+report() { # name status log
+    if [ "$2" -eq 0 ]; then
+        passes=$((passes + 1))
+        echo "PASS $1  -- $(tail -1 "$3")"
+    else
+        failures=$((failures + 1))
+        echo "FAIL $1"
+        tail -15 "$3" | sed 's/^/    /'
+    fi
+}
+
+# A streaming RADIO in the background, a DISH in the foreground that must
+# receive; the RADIO is stopped when the DISH is done.
+pair() { # name radio-command... -- dish-command...
+    local name=$1 radio=() dish=()
+    shift
+    while [ "$1" != "--" ]; do radio+=("$1"); shift; done
+    shift
+    dish=("$@")
+    timeout -k 5 "$LIMIT" "${radio[@]}" > "$TMP/radio.log" 2>&1 &
+    spid=$!
+    timeout -k 5 "$LIMIT" "${dish[@]}" > "$TMP/dish.log" 2>&1
+    local rc=$?
+    kill "$spid" 2>/dev/null
+    wait "$spid" 2>/dev/null
+    spid=
+    cat "$TMP/radio.log" "$TMP/dish.log" > "$TMP/log"
+    report "$name" $rc "$TMP/log"
+}
+
+port() {
+    python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+echo "== draft RADIO/DISH: C API on oxmq"
+timeout -k 5 "$LIMIT" "$BIN/radio_dish" self > "$TMP/log" 2>&1
+report "radio_dish self (groups, errors, tcp/ipc/inproc/udp)" $? "$TMP/log"
+timeout -k 5 "$LIMIT" "$BIN/radio_dish.libzmq" self > "$TMP/log" 2>&1
+report "radio_dish self on Debian libzmq" $? "$TMP/log"
+
+echo "== draft RADIO/DISH: every option on RADIO/DISH, oxmq vs Debian libzmq"
+sys_lib=$(ldconfig -p | awk '$1 == "libzmq.so.5" && !f {print $NF; f = 1}')
+if [ -z "${OPTDUMP:-}" ] || [ -z "$sys_lib" ]; then
+    echo "SKIP: no optdump or no system libzmq.so.5"
+else
+    "$OPTDUMP" "${CAPI_LIB:-target/release/capi/libzmq.so.5}" > "$TMP/ox.txt" 2> /dev/null
+    "$OPTDUMP" "$sys_lib" > "$TMP/deb.txt" 2> /dev/null
+    # Debian's build has GSSAPI (62-65, 90-91) and VMCI (116); oxmq answers as a build without them.
+    python3 tests/options/compare.py "$TMP/ox.txt" "$TMP/deb.txt" --types 14-15 --build-differs 62,63,64,65,90,91,116 \
+        --name "Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null), types 14-15" > "$TMP/log" 2>&1
+    report "options on RADIO/DISH" $? "$TMP/log"
+fi
+
+echo "== draft RADIO/DISH: Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null) RADIO (by number, no groups) -> oxmq DISH"
+ep="udp://127.0.0.1:$(port)"
+pair "udp: Debian libzmq RADIO -> oxmq DISH" "$BIN/radio_dish.libzmq" radio "$ep" -- "$BIN/radio_dish" dish "$ep" ""
+
+echo "== draft RADIO/DISH: libzmq 4.3.5 with drafts (npm zeromq 6) <-> oxmq"
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+    echo "SKIP: node/npm not installed here"
+elif ! { [ -d "$NPM_DIR/node_modules/zeromq" ] ||
+    timeout 300 npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$NPM_DIR" zeromq@6 > "$TMP/npm.log" 2>&1; }; then
+    echo "SKIP: npm install zeromq@6 failed here: $(tail -1 "$TMP/npm.log")"
+elif ! NODE_PATH="$NPM_DIR/node_modules" node -e 'process.exit(require("zeromq").capability.draft ? 0 : 1)' 2> /dev/null; then
+    echo "SKIP: npm's zeromq does not load here, or was built without draft sockets"
+else
+    node_peer() { NODE_PATH="$NPM_DIR/node_modules" node tests/radio_dish/peer.js "$@"; }
+    export -f node_peer
+    export NPM_DIR
+    for t in tcp ipc udp mcast; do
+        case $t in
+            tcp) ep="tcp://127.0.0.1:$(port)" ;;
+            ipc) ep="ipc://$TMP/radio-dish.ipc" ;;
+            udp) ep="udp://127.0.0.1:$(port)" ;;
+            mcast) ep="udp://127.0.0.1;239.193.9.$((RANDOM % 200 + 1)):$(port)" ;;
+        esac
+        pair "$t: libzmq RADIO -> oxmq DISH" bash -c 'node_peer radio "$0" G' "$ep" -- "$BIN/radio_dish" dish "$ep" G
+        [ "$t" = ipc ] && rm -f "$TMP/radio-dish.ipc"
+        pair "$t: oxmq RADIO -> libzmq DISH" "$BIN/radio_dish" radio "$ep" -- bash -c 'node_peer dish "$0" G' "$ep"
+        [ "$t" = ipc ] && rm -f "$TMP/radio-dish.ipc"
+    done
+fi
+
+echo "== radio-dish: $passes passed, $failures failed"
+[ "$failures" -eq 0 ]
