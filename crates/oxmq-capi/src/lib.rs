@@ -46,6 +46,9 @@ mod proxy;
 mod socket;
 mod util;
 mod z85;
+// Draft options through the C ABI (s3-draftopts).
+#[cfg(test)]
+mod draft_tests;
 
 pub use message::zmq_msg_t;
 pub use poller::zmq_poller_event_t;

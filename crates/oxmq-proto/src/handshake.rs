@@ -30,6 +30,9 @@ pub struct HandshakeConfig {
     /// Fresh entropy for this connection, from a CSPRNG: CURVE draws its
     /// short-term keys, cookie key and random nonces from it. Never reuse it.
     pub entropy: [u8; 32],
+    /// `ZMQ_METADATA` (draft): application properties (`X-` names) sent
+    /// after the basic ones in READY / INITIATE.
+    pub metadata: Vec<(String, Vec<u8>)>,
 }
 
 impl HandshakeConfig {
@@ -43,6 +46,7 @@ impl HandshakeConfig {
             zap_domain: Vec::new(),
             zap_enforce_domain: false,
             entropy: [0; 32],
+            metadata: Vec::new(),
         }
     }
 }

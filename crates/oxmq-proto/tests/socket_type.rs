@@ -71,6 +71,8 @@ fn draft_types_names_numbers_and_compatibility() {
         (Scatter, 17, "SCATTER"),
         (Peer, 19, "PEER"),
         (Channel, 20, "CHANNEL"),
+        (Radio, 14, "RADIO"),
+        (Dish, 15, "DISH"),
     ];
     for (t, n, name) in expect {
         assert_eq!(t.as_raw(), n);
@@ -80,10 +82,10 @@ fn draft_types_names_numbers_and_compatibility() {
         assert!(t.is_thread_safe());
         assert!(!t.sends_identity());
     }
-    for missing in [14, 15, 18, 21] {
+    for missing in [18, 21] {
         assert_eq!(SocketType::from_raw(missing), None, "{missing}: not an oxmq type here");
     }
-    let pairs = [(Server, Client), (Gather, Scatter), (Peer, Peer), (Channel, Channel)];
+    let pairs = [(Server, Client), (Gather, Scatter), (Peer, Peer), (Channel, Channel), (Radio, Dish)];
     let all: Vec<SocketType> = SocketType::ALL.into_iter().chain(SocketType::DRAFT).collect();
     for a in &all {
         for b in &all {

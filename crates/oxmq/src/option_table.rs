@@ -116,8 +116,8 @@ const fn string(num: i32, name: &'static str, empty_ok: bool) -> OptionSpec {
 
 /// Every socket option oxmq answers. An option not here is EINVAL both ways,
 /// as in a libzmq built without it (GSSAPI, VMCI, TIPC, TCP_ACCEPT_FILTER,
-/// and the options of libzmq's draft API: METADATA, ROUTER_NOTIFY, HELLO_MSG,
-/// DISCONNECT_MSG, HICCUP_MSG, IN/OUT_BATCH_SIZE, PRIORITY, BUSY_POLL, WSS_*).
+/// and the options of libzmq's draft API: IN/OUT_BATCH_SIZE, PRIORITY,
+/// BUSY_POLL, WSS_*).
 pub static OPTIONS: &[OptionSpec] = &[
     spec(opt::AFFINITY, "AFFINITY", Kind::Int64, GetSize::Exact, true, Types::All),
     spec(opt::ROUTING_ID, "ROUTING_ID", Kind::Bytes, GetSize::AtLeast, true, Types::All),
@@ -218,6 +218,17 @@ pub static OPTIONS: &[OptionSpec] = &[
     read_only(opt::TOPICS_COUNT, "TOPICS_COUNT", TOPIC_TYPES),
     // Accept filters (s3-options): set-only, as in libzmq.
     spec(opt::TCP_ACCEPT_FILTER, "TCP_ACCEPT_FILTER", Kind::Bytes, GetSize::None, true, Types::All),
+    // Draft options (s3-draftopts), as a libzmq built with ZMQ_BUILD_DRAFT_API
+    // answers them. ROUTER_NOTIFY reads on every type (options_t) but only
+    // ROUTER and REP set it (checked in `Socket::set_option`).
+    int(opt::ROUTER_NOTIFY, "ROUTER_NOTIFY"),
+    spec(opt::METADATA, "METADATA", Kind::Bytes, GetSize::None, true, Types::All),
+    OptionSpec { empty_ok: true, ..spec(opt::HELLO_MSG, "HELLO_MSG", Kind::Bytes, GetSize::None, true, Types::All) },
+    OptionSpec {
+        empty_ok: true,
+        ..spec(opt::DISCONNECT_MSG, "DISCONNECT_MSG", Kind::Bytes, GetSize::None, true, Types::All)
+    },
+    OptionSpec { empty_ok: true, ..spec(opt::HICCUP_MSG, "HICCUP_MSG", Kind::Bytes, GetSize::None, true, Types::All) },
 ];
 
 /// CURVE keys, which the C ABI gives as 32 raw bytes or Z85 text depending

@@ -95,6 +95,19 @@ pub mod opt {
     pub const ZAP_ENFORCE_DOMAIN: i32 = 93;
     // Accept filters (s3-options).
     pub const TCP_ACCEPT_FILTER: i32 = 38;
+    // libzmq's draft API options (s3-draftopts).
+    pub const METADATA: i32 = 95;
+    pub const ROUTER_NOTIFY: i32 = 97;
+    pub const HELLO_MSG: i32 = 110;
+    pub const DISCONNECT_MSG: i32 = 111;
+    pub const HICCUP_MSG: i32 = 114;
+}
+
+/// `ZMQ_ROUTER_NOTIFY` bits.
+#[allow(missing_docs)]
+pub mod notify {
+    pub const CONNECT: i32 = 1;
+    pub const DISCONNECT: i32 = 2;
 }
 
 /// `ZMQ_MECHANISM` values.
@@ -170,6 +183,15 @@ pub struct Options {
     pub(crate) security: Security,
     /// TCP_ACCEPT_FILTER: (network, prefix bits) a tcp listener accepts (empty = anyone).
     pub(crate) tcp_accept_filters: Vec<(std::net::IpAddr, u8)>,
+    // Draft options (s3-draftopts); they act on connect and disconnect only.
+    /// ROUTER_NOTIFY bits (`notify::*`).
+    pub(crate) router_notify: i32,
+    /// HELLO_MSG / DISCONNECT_MSG / HICCUP_MSG; empty = none.
+    pub(crate) hello_msg: Vec<u8>,
+    pub(crate) disconnect_msg: Vec<u8>,
+    pub(crate) hiccup_msg: Vec<u8>,
+    /// METADATA: `X-` properties added to the handshake, first value of a name kept.
+    pub(crate) app_metadata: Vec<(String, Vec<u8>)>,
 }
 
 /// The security options, as libzmq keeps them: one current mechanism and
@@ -245,6 +267,11 @@ impl Default for Options {
             ipc_filter_gids: Vec::new(),
             security: Security::default(),
             tcp_accept_filters: Vec::new(),
+            router_notify: 0,
+            hello_msg: Vec::new(),
+            disconnect_msg: Vec::new(),
+            hiccup_msg: Vec::new(),
+            app_metadata: Vec::new(),
         }
     }
 }
@@ -273,6 +300,25 @@ impl Options {
     pub(crate) fn conflates_sending(&self, kind: oxmq_proto::SocketType) -> bool {
         use oxmq_proto::SocketType;
         self.conflate && matches!(kind, SocketType::Dealer | SocketType::Push | SocketType::Pub)
+    }
+
+    // Draft options (s3-draftopts): which types act on them, as libzmq's
+    // can_send_hello_msg / can_recv_disconnect_msg / can_recv_hiccup_msg.
+
+    /// HELLO_MSG goes to each new peer.
+    pub(crate) fn sends_hello(&self, kind: oxmq_proto::SocketType) -> bool {
+        use oxmq_proto::SocketType as T;
+        !self.hello_msg.is_empty() && matches!(kind, T::Router | T::Dealer | T::Client | T::Server | T::Peer)
+    }
+    /// DISCONNECT_MSG arrives when a peer goes.
+    pub(crate) fn receives_disconnect_msg(&self, kind: oxmq_proto::SocketType) -> bool {
+        use oxmq_proto::SocketType as T;
+        !self.disconnect_msg.is_empty() && matches!(kind, T::Router | T::Server | T::Peer)
+    }
+    /// HICCUP_MSG arrives when a connection this socket made dropped.
+    pub(crate) fn receives_hiccup_msg(&self, kind: oxmq_proto::SocketType) -> bool {
+        use oxmq_proto::SocketType as T;
+        !self.hiccup_msg.is_empty() && matches!(kind, T::Dealer | T::Client | T::Peer)
     }
 
     /// Send HWM as a pipe limit (0 = unlimited).

@@ -86,6 +86,10 @@ pub(crate) fn basic_properties(config: &HandshakeConfig) -> Metadata {
     if config.socket_type.sends_identity() {
         m.insert("Identity", &config.identity);
     }
+    for (name, value) in &config.metadata {
+        // The socket checked them; one the wire cannot carry is left out.
+        let _ = m.try_insert(name, value);
+    }
     m
 }
 

@@ -214,6 +214,7 @@ impl Engine {
             zap_domain: opts.zap_domain.clone(),
             zap_enforce_domain: opts.zap_enforce_domain,
             entropy: crate::security::fresh_entropy(),
+            metadata: opts.app_metadata.clone(),
         });
         hs.set_max_msg_size(opts.maxmsgsize);
         let is_pub = matches!(cfg.socket_type, SocketType::Pub | SocketType::XPub);
@@ -281,6 +282,25 @@ impl Engine {
         self.pipe = Some(pipe);
         self.out_skip = skip_partial;
         self.out_mid = skip_partial;
+        self.send_hello();
+    }
+
+    /// HELLO_MSG (draft): the first message every new peer receives, ahead
+    /// of anything queued (see `Options::sends_hello`).
+    fn send_hello(&mut self) {
+        let o = &self.cfg.options;
+        if !o.sends_hello(self.cfg.socket_type) {
+            return;
+        }
+        let start = self.tx_buf.len();
+        match &mut self.codec {
+            Some(codec) => codec.encode(false, false, &[&o.hello_msg], &mut self.tx_buf),
+            None => {
+                encode_frame_header(&mut self.tx_buf, false, false, o.hello_msg.len());
+                self.tx_buf.extend_from_slice(&o.hello_msg);
+            }
+        }
+        self.note_buf(start);
     }
 
     /// Take the pipe back after the connection closed. The bool says whether

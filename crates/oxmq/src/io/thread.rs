@@ -11,6 +11,7 @@ use crate::io::stream::Stream;
 use crate::io::{EnginePipe, SocketLink};
 use crate::monitor::{monitor_event as ev, Monitor};
 use crate::msg::{Msg, FLAG_PEER_PROPERTIES, FLAG_ROUTING_ID};
+use crate::options::notify;
 use crate::pipe::{pipe, pipe_conflate, Wake, WakeSlot};
 use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
@@ -255,6 +256,26 @@ fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo, stream: &
     if link.cfg.socket_type == SocketType::Router {
         let id = peer.identity.clone().unwrap_or_default();
         ep.inn.write(Msg::from_bytes(id).with_flags(FLAG_ROUTING_ID));
+        // ROUTER_NOTIFY (draft): the ROUTER reads [routing id][empty].
+        if link.cfg.options.router_notify & notify::CONNECT != 0 {
+            ep.inn.write(Msg::new());
+        }
+    }
+    ep.inn.flush();
+}
+
+/// A connection that completed its handshake ended: what the socket reads
+/// from that peer last (draft options, libzmq's order). ROUTER_NOTIFY's
+/// empty message, and DISCONNECT_MSG as if the peer had sent it (see
+/// `Options::receives_disconnect_msg`). They bypass the HWM like libzmq's,
+/// which writes them from the session.
+fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe) {
+    let o = &cfg.options;
+    if cfg.socket_type == SocketType::Router && o.router_notify & notify::DISCONNECT != 0 {
+        ep.inn.write(Msg::new());
+    }
+    if o.receives_disconnect_msg(cfg.socket_type) {
+        ep.inn.write(Msg::from_vec(o.disconnect_msg.clone()));
     }
     ep.inn.flush();
 }
@@ -775,6 +796,11 @@ fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
             Step::Again => return Outcome::Again,
             Step::Closed(fault) => {
                 c.link.report_closed(c.engine.stream.fd(), c.engine.is_handshaking(), &fault);
+                if c.attached {
+                    if let Some((mut p, _)) = c.engine.take_pipe() {
+                        push_farewell(&c.link.cfg, &mut p);
+                    }
+                }
                 return Outcome::Remove;
             }
             Step::Handshaken(peer) => {
@@ -940,7 +966,17 @@ impl Session {
             // Keep the LINGER deadline the engine started counting.
             self.linger = engine.linger();
         }
-        if let Some((p, mid)) = engine.take_pipe() {
+        if let Some((mut p, mid)) = engine.take_pipe() {
+            if established {
+                push_farewell(&self.link.cfg, &mut p);
+                // HICCUP_MSG (draft): the socket hears that its connection
+                // dropped, as if the peer said so.
+                let o = &self.link.cfg.options;
+                if self.queued && o.receives_hiccup_msg(self.link.cfg.socket_type) {
+                    p.inn.write(Msg::from_vec(o.hiccup_msg.clone()));
+                    p.inn.flush();
+                }
+            }
             if self.queued {
                 self.pipe = Some(p);
                 self.skip_partial = mid;

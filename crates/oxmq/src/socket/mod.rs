@@ -822,6 +822,11 @@ impl Core {
             routing_id: self.options.routing_id.clone(),
             endpoint,
             conflate_out: self.options.conflates_sending(self.kind),
+            hello: if self.options.sends_hello(self.kind) && !self.router_raw {
+                self.options.hello_msg.clone()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -876,6 +881,10 @@ impl Core {
         let null_clears = null_ok && matches!(option, opt::PLAIN_USERNAME | opt::PLAIN_PASSWORD | opt::ZAP_DOMAIN);
         if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok && !null_clears {
             return Err(Error::Invalid("this option needs a non-empty value"));
+        }
+        // libzmq's router_t takes it (REP is one); other types only read it.
+        if option == opt::ROUTER_NOTIFY && !matches!(self.kind, SocketType::Router | SocketType::Rep) {
+            return Err(Error::Invalid("ROUTER_NOTIFY is a ROUTER option"));
         }
         if option == opt::ROUTER_RAW && self.kind == SocketType::Router && !self.router_raw {
             // libzmq: turning it on makes later connections raw; off is a no-op.

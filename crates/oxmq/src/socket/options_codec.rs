@@ -136,6 +136,16 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
                 crate::transport::filter::parse_tcp_filter(value, o.ipv6)
                     .ok_or(Error::Invalid("TCP_ACCEPT_FILTER takes a numeric address[/bits]"))?,
             ),
+            // Draft options (s3-draftopts). An empty value clears the message.
+            opt::HELLO_MSG => o.hello_msg = value.to_vec(),
+            opt::DISCONNECT_MSG => o.disconnect_msg = value.to_vec(),
+            opt::HICCUP_MSG => o.hiccup_msg = value.to_vec(),
+            opt::METADATA => {
+                let (name, val) = parse_metadata(value)?;
+                if !o.app_metadata.iter().any(|(n, _)| *n == name) {
+                    o.app_metadata.push((name, val));
+                }
+            }
             _ => return Ok(false),
         }
         return Ok(true);
@@ -192,6 +202,12 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
         opt::MULTICAST_LOOP => o.multicast_loop = v != 0,
         opt::LOOPBACK_FASTPATH => o.loopback_fastpath = v != 0,
         opt::RECONNECT_STOP => o.reconnect_stop = v as i32,
+        opt::ROUTER_NOTIFY => {
+            if !(0..=3).contains(&v) {
+                return Err(Error::Invalid("ROUTER_NOTIFY takes NOTIFY_CONNECT | NOTIFY_DISCONNECT bits"));
+            }
+            o.router_notify = v as i32
+        }
         opt::IPC_FILTER_PID => o.ipc_filter_pids.push(v as i32),
         opt::IPC_FILTER_UID => o.ipc_filter_uids.push(v as i32),
         opt::IPC_FILTER_GID => o.ipc_filter_gids.push(v as i32),
@@ -251,6 +267,7 @@ pub(crate) fn get_generic(o: &Options, option: i32) -> Option<OptionValue> {
         opt::MULTICAST_LOOP => Int(o.multicast_loop as i64),
         opt::LOOPBACK_FASTPATH => Int(o.loopback_fastpath as i64),
         opt::RECONNECT_STOP => Int(o.reconnect_stop as i64),
+        opt::ROUTER_NOTIFY => Int(o.router_notify as i64),
         opt::SOCKS_PROXY => Bytes(o.socks_proxy.clone()),
         opt::SOCKS_USERNAME => Bytes(o.socks_username.clone()),
         opt::SOCKS_PASSWORD => Bytes(o.socks_password.clone()),
@@ -271,6 +288,25 @@ pub(crate) fn get_generic(o: &Options, option: i32) -> Option<OptionValue> {
         opt::BINDTODEVICE => Bytes(o.bindtodevice.clone()),
         _ => return None,
     })
+}
+
+/// ZMQ_METADATA's `X-Name:value`, checked as libzmq checks it: a name that
+/// starts with `X-` and fits a property name (255 bytes), a non-empty value,
+/// and not a 4-byte value (libzmq takes that for an int and refuses it).
+fn parse_metadata(value: &[u8]) -> Result<(String, Vec<u8>)> {
+    let bad = Error::Invalid("METADATA takes \"X-Name:value\"");
+    if value.is_empty() || value.len() == 4 {
+        return Err(bad);
+    }
+    let pos = value.iter().position(|&b| b == b':').ok_or(Error::Invalid("METADATA takes \"X-Name:value\""))?;
+    if pos == 0 || pos == value.len() - 1 {
+        return Err(bad);
+    }
+    let name = std::str::from_utf8(&value[..pos]).map_err(|_| Error::Invalid("METADATA name must be text"))?;
+    if !name.starts_with("X-") || name.len() > 255 {
+        return Err(bad);
+    }
+    Ok((name.to_string(), value[pos + 1..].to_vec()))
 }
 
 /// An option's value as read back.

@@ -27,6 +27,9 @@ pub(crate) struct InprocPeer {
     /// Send-side CONFLATE: as in libzmq, the connecting side's option alone
     /// decides, for the pipe it sends on.
     pub(crate) conflate_out: bool,
+    /// HELLO_MSG (draft), empty unless this type sends one (ROUTER, DEALER):
+    /// the peer reads it first after the routing id, as over tcp.
+    pub(crate) hello: Vec<u8>,
 }
 
 struct Pending {
@@ -55,6 +58,12 @@ fn routing_id_frame(id: &[u8]) -> Msg {
     Msg::from_slice(id).with_flags(FLAG_ROUTING_ID)
 }
 
+fn write_hello(w: &mut PipeWriter, hello: &[u8]) {
+    if !hello.is_empty() {
+        w.write(Msg::from_slice(hello));
+    }
+}
+
 /// Make the pipes between `a` and `b`; returns (a's side, b's side).
 /// `b` may be a binder not known yet, in which case its HWMs are libzmq's defaults.
 fn join(
@@ -62,6 +71,7 @@ fn join(
     b_rcvhwm: usize,
     b_sndhwm: usize,
     b_routing_id: Option<&[u8]>,
+    b_hello: &[u8],
     b_endpoint: EndpointId,
 ) -> (SocketPipe, SocketPipe) {
     let key = new_pipe_key();
@@ -78,9 +88,11 @@ fn join(
     // Each side learns the other's routing id from the head of its inbound pipe,
     // as it would from a ZMTP handshake.
     a_to_b.write(routing_id_frame(&a.routing_id));
+    write_hello(&mut a_to_b, &a.hello);
     a_to_b.flush();
     if let Some(id) = b_routing_id {
         b_to_a.write(routing_id_frame(id));
+        write_hello(&mut b_to_a, b_hello);
         b_to_a.flush();
     }
     let mut a_side = SocketPipe::new(a_to_b, a_from_b, a.endpoint, key);
@@ -94,12 +106,13 @@ fn join(
 pub(crate) fn connect(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<SocketPipe> {
     let mut st = ctx.lock();
     if let Some(binder) = st.inproc.bound.get(name) {
-        let (mine, theirs) = join(&me, binder.rcvhwm, binder.sndhwm, Some(&binder.routing_id), binder.endpoint);
+        let (mine, theirs) =
+            join(&me, binder.rcvhwm, binder.sndhwm, Some(&binder.routing_id), &binder.hello, binder.endpoint);
         binder.mailbox.send(SocketCommand::Attach(theirs));
         return Ok(mine);
     }
     let defaults = crate::options::Options::default();
-    let (mine, theirs) = join(&me, defaults.rcvhwm_limit(), defaults.sndhwm_limit(), None, 0);
+    let (mine, theirs) = join(&me, defaults.rcvhwm_limit(), defaults.sndhwm_limit(), None, &[], 0);
     st.inproc.pending.entry(name.to_string()).or_default().push(Pending { connector: me, binder_side: theirs });
     Ok(mine)
 }
@@ -120,6 +133,7 @@ pub(crate) fn bind(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Vec<Soc
     for Pending { connector, mut binder_side } in waiting {
         // The binder's routing id was unknown when the connector made the pipes.
         binder_side.out.write(routing_id_frame(&me.routing_id));
+        write_hello(&mut binder_side.out, &me.hello);
         binder_side.out.flush();
         binder_side.endpoint = me.endpoint;
         if connector.conflate_out {
