@@ -405,6 +405,15 @@ ZMQ_EXPORT const char *zmq_msg_gets(const zmq_msg_t *msg_, const char *property_
 #define ZMQ_PROTOCOL_ERROR_ZAP_INVALID_METADATA 0x20000005
 #define ZMQ_PROTOCOL_ERROR_WS_UNSPECIFIED 0x30000000
 
+/* ws:// and wss:// socket options (libzmq's draft API; set-only). */
+#ifdef ZMQ_BUILD_DRAFT_API
+#define ZMQ_WSS_KEY_PEM 103
+#define ZMQ_WSS_CERT_PEM 104
+#define ZMQ_WSS_TRUST_PEM 105
+#define ZMQ_WSS_HOSTNAME 106
+#define ZMQ_WSS_TRUST_SYSTEM 107
+#endif
+
 ZMQ_EXPORT void *zmq_socket(void *, int type_);
 ZMQ_EXPORT int zmq_close(void *s_);
 ZMQ_EXPORT int zmq_setsockopt(void *s_, int option_, const void *optval_, size_t optvallen_);

@@ -16,6 +16,7 @@ pub mod handshake;
 pub mod heartbeat;
 pub(crate) mod mechanism;
 pub mod socket_type;
+pub mod ws;
 pub mod zap;
 
 #[doc(hidden)]

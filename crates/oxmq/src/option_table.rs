@@ -115,9 +115,9 @@ const fn string(num: i32, name: &'static str, empty_ok: bool) -> OptionSpec {
 }
 
 /// Every socket option oxmq answers. An option not here is EINVAL both ways,
-/// as in a libzmq built without it (GSSAPI, VMCI, TIPC, TCP_ACCEPT_FILTER,
+/// as in a libzmq built without it (GSSAPI, VMCI, TIPC,
 /// and the options of libzmq's draft API: IN/OUT_BATCH_SIZE, PRIORITY,
-/// BUSY_POLL, WSS_*).
+/// BUSY_POLL).
 pub static OPTIONS: &[OptionSpec] = &[
     spec(opt::AFFINITY, "AFFINITY", Kind::Int64, GetSize::Exact, true, Types::All),
     spec(opt::ROUTING_ID, "ROUTING_ID", Kind::Bytes, GetSize::AtLeast, true, Types::All),
@@ -229,7 +229,18 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..spec(opt::DISCONNECT_MSG, "DISCONNECT_MSG", Kind::Bytes, GetSize::None, true, Types::All)
     },
     OptionSpec { empty_ok: true, ..spec(opt::HICCUP_MSG, "HICCUP_MSG", Kind::Bytes, GetSize::None, true, Types::All) },
+    // ws:// and wss:// (libzmq draft options; set-only there too).
+    wss_pem(opt::WSS_KEY_PEM, "WSS_KEY_PEM"),
+    wss_pem(opt::WSS_CERT_PEM, "WSS_CERT_PEM"),
+    wss_pem(opt::WSS_TRUST_PEM, "WSS_TRUST_PEM"),
+    wss_pem(opt::WSS_HOSTNAME, "WSS_HOSTNAME"),
+    set_only(opt::WSS_TRUST_SYSTEM, "WSS_TRUST_SYSTEM", Types::All),
 ];
+
+/// A set-only byte-string WSS_* option (any length, empty included).
+const fn wss_pem(num: i32, name: &'static str) -> OptionSpec {
+    OptionSpec { empty_ok: true, ..spec(num, name, Kind::Bytes, GetSize::None, true, Types::All) }
+}
 
 /// CURVE keys, which the C ABI gives as 32 raw bytes or Z85 text depending
 /// on the caller's buffer; it sizes them itself.

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use oxmq_proto::{CurveConfig, MechanismConfig, PlainConfig};
+use zeroize::Zeroizing;
 
 /// libzmq option numbers (`zmq.h`), used by the generic get/set API, the C ABI and Python.
 #[allow(missing_docs)]
@@ -95,6 +96,12 @@ pub mod opt {
     pub const ZAP_ENFORCE_DOMAIN: i32 = 93;
     // Accept filters (s3-options).
     pub const TCP_ACCEPT_FILTER: i32 = 38;
+    // ws:// and wss:// (libzmq draft options, set-only).
+    pub const WSS_KEY_PEM: i32 = 103;
+    pub const WSS_CERT_PEM: i32 = 104;
+    pub const WSS_TRUST_PEM: i32 = 105;
+    pub const WSS_HOSTNAME: i32 = 106;
+    pub const WSS_TRUST_SYSTEM: i32 = 107;
     // libzmq's draft API options (s3-draftopts).
     pub const METADATA: i32 = 95;
     pub const ROUTER_NOTIFY: i32 = 97;
@@ -192,6 +199,19 @@ pub struct Options {
     pub(crate) hiccup_msg: Vec<u8>,
     /// METADATA: `X-` properties added to the handshake, first value of a name kept.
     pub(crate) app_metadata: Vec<(String, Vec<u8>)>,
+    /// wss:// certificates and names (ZMQ_WSS_*).
+    pub(crate) wss: Wss,
+}
+
+/// ZMQ_WSS_* as libzmq keeps them: PEM text and a host name, stored as
+/// given and checked when a wss:// endpoint is bound or connected.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Wss {
+    pub(crate) key_pem: Zeroizing<Vec<u8>>,
+    pub(crate) cert_pem: Vec<u8>,
+    pub(crate) trust_pem: Vec<u8>,
+    pub(crate) hostname: Vec<u8>,
+    pub(crate) trust_system: bool,
 }
 
 /// The security options, as libzmq keeps them: one current mechanism and
@@ -272,6 +292,7 @@ impl Default for Options {
             disconnect_msg: Vec::new(),
             hiccup_msg: Vec::new(),
             app_metadata: Vec::new(),
+            wss: Wss::default(),
         }
     }
 }

@@ -104,9 +104,10 @@ pub(crate) fn fresh_entropy() -> [u8; 32] {
     seed
 }
 
-/// Whether a libzmq capability is built in (`zmq_has`): ipc and curve.
+/// Whether a libzmq capability is built in (`zmq_has`): ipc and curve,
+/// and ws/wss (ZWS 2.0).
 pub fn has(capability: &str) -> bool {
-    matches!(capability, "ipc" | "curve")
+    matches!(capability, "ipc" | "curve") || matches!(capability, "ws" | "wss")
 }
 
 #[cfg(test)]

@@ -124,7 +124,7 @@ impl BigFrame {
 
     /// One read of (at most) the rest of the body. Returns the bytes read
     /// and how many were asked for.
-    fn read(&mut self, stream: &Stream) -> io::Result<(usize, usize)> {
+    fn read(&mut self, stream: &mut Stream) -> io::Result<(usize, usize)> {
         let missing = self.len - self.body.len();
         if self.body.len() == self.body.capacity() {
             self.body.reserve_exact(missing.min(self.body.len().max(PRERESERVE_MAX)));
@@ -379,7 +379,7 @@ impl Engine {
             return Err(Fault::Linger);
         }
         if let Some(p) = &self.pipe {
-            if p.out.is_terminated() && self.segs.is_empty() {
+            if p.out.is_terminated() && self.segs.is_empty() && !self.stream.has_pending() {
                 // The socket is gone and everything it sent is on the wire.
                 return Err(Fault::Linger);
             }
@@ -462,9 +462,9 @@ impl Engine {
     ) -> Result<Option<PeerInfo>, HandshakeError> {
         if let Some(req) = hs.take_zap_request() {
             // libzmq sends the peer's IP address (no port); ipc peers have none.
-            let address = match stream {
-                Stream::Tcp(t) => t.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default(),
-                Stream::Unix(_) => String::new(),
+            let address = match stream.tcp() {
+                Some(t) => t.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default(),
+                None => String::new(),
             };
             match ZapClient::ask(ctx, &req, address.as_bytes(), waker.clone()) {
                 Some(client) => *zap = Some(client),
@@ -522,7 +522,7 @@ impl Engine {
                 }
             }
             let res = match &mut self.big {
-                Some(big) => big.read(&self.stream),
+                Some(big) => big.read(&mut self.stream),
                 None => {
                     // Small frames only: at most RX_CHUNK is missing.
                     if self.rx.capacity() - self.rx.len() < RX_CHUNK {
@@ -809,6 +809,14 @@ impl Engine {
                     self.pull();
                 }
                 if self.segs.is_empty() {
+                    if self.writable && self.stream.has_pending() {
+                        // ws: translated output the socket did not take yet.
+                        match self.stream.flush_pending() {
+                            Ok(done) => self.writable = done,
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.writable = false,
+                            Err(e) => return Err(Fault::Io(e)),
+                        }
+                    }
                     return Ok(false);
                 }
             }

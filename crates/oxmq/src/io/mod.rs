@@ -16,6 +16,8 @@ mod stream;
 #[cfg(test)]
 mod tests;
 mod thread;
+mod tls;
+mod ws;
 mod zap;
 
 use crate::ctx::CtxInner;
@@ -92,6 +94,14 @@ impl IoThread {
             Endpoint::Tcp(addr) => tcp::bind(addr, &link.options).map(|(l, s)| (ListenSock::Tcp(l), s, None)),
             Endpoint::Ipc(addr) => ipc::bind(addr, &link.options).map(|(l, s, c)| (ListenSock::Unix(l), s, c)),
             Endpoint::Inproc(_) => return Err(Error::Invalid("inproc endpoints do not use an I/O thread")),
+            // ws/wss: a tcp listener whose connections get a WebSocket stage.
+            Endpoint::Ws(w) => ws::WsListen::new(w, &link.options, link.socket_type).and_then(|wl| {
+                let (l, s) = tcp::bind(&w.tcp, &link.options)?;
+                // libzmq names a ws listener without its path.
+                let scheme = if w.tls { "wss://" } else { "ws://" };
+                let s = format!("{scheme}{}", s.strip_prefix("tcp://").unwrap_or(&s));
+                Ok((ListenSock::Ws(l, Arc::new(wl)), s, None))
+            }),
         };
         let (sock, resolved, cleanup) = match res {
             Ok(r) => r,
@@ -114,6 +124,10 @@ impl IoThread {
             return Err(Error::Invalid("inproc endpoints do not use an I/O thread"));
         }
         endpoint.check_connectable()?;
+        if let Endpoint::Ws(w) = endpoint {
+            // Refuse unusable WSS_* options now, not at each reconnect.
+            ws::WsConnect::new(w, &link.options, link.socket_type)?;
+        }
         // An IPv6 address without ZMQ_IPV6 is accepted here and never
         // resolves, so the connecter keeps retrying: libzmq defers tcp
         // resolution to the connect attempt in the same way.

@@ -3,6 +3,7 @@
 //! that never raise SIGPIPE (we may live inside a C or Python process that
 //! did not ignore it).
 
+use crate::io::ws::WsStream;
 use bytes::BytesMut;
 use mio::{Interest, Registry, Token};
 use std::io::{self, IoSlice};
@@ -12,6 +13,8 @@ use std::os::fd::{AsRawFd, RawFd};
 pub(crate) enum Stream {
     Tcp(mio::net::TcpStream),
     Unix(mio::net::UnixStream),
+    /// ws:// and wss:// (ZWS 2.0): tcp behind a WebSocket translating stage.
+    Ws(Box<WsStream>),
 }
 
 impl Stream {
@@ -19,6 +22,33 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Ws(w) => w.fd(),
+        }
+    }
+
+    /// The tcp socket under a tcp or ws stream (for peer addresses).
+    pub(crate) fn tcp(&self) -> Option<&mio::net::TcpStream> {
+        match self {
+            Stream::Tcp(t) => Some(t),
+            Stream::Ws(w) => Some(&w.tcp),
+            Stream::Unix(_) => None,
+        }
+    }
+
+    /// Output accepted by `writev` but not yet on the wire (ws only).
+    #[inline]
+    pub(crate) fn has_pending(&self) -> bool {
+        match self {
+            Stream::Ws(w) => w.has_pending(),
+            _ => false,
+        }
+    }
+
+    /// Writes what `has_pending` reports. `Ok(true)`: nothing is left.
+    pub(crate) fn flush_pending(&mut self) -> io::Result<bool> {
+        match self {
+            Stream::Ws(w) => w.flush_pending(),
+            _ => Ok(true),
         }
     }
 
@@ -27,6 +57,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => registry.register(s, token, interest),
             Stream::Unix(s) => registry.register(s, token, interest),
+            Stream::Ws(w) => registry.register(&mut w.tcp, token, interest),
         }
     }
 
@@ -34,11 +65,12 @@ impl Stream {
         let _ = match self {
             Stream::Tcp(s) => registry.deregister(s),
             Stream::Unix(s) => registry.deregister(s),
+            Stream::Ws(w) => registry.deregister(&mut w.tcp),
         };
     }
 
     /// Reads into `buf`'s spare capacity (the caller reserves). `Ok(0)` is EOF.
-    pub(crate) fn read_into(&self, buf: &mut BytesMut) -> io::Result<usize> {
+    pub(crate) fn read_into(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
         let n = self.read_uninit(buf.spare_capacity_mut())?;
         // SAFETY: the kernel initialised the first `n` spare bytes.
         unsafe { buf.set_len(buf.len() + n) };
@@ -47,7 +79,7 @@ impl Stream {
 
     /// Reads at most `limit` bytes into `buf`'s spare capacity (the caller
     /// reserves), so a read can stop exactly at a frame's end. `Ok(0)` is EOF.
-    pub(crate) fn read_into_vec(&self, buf: &mut Vec<u8>, limit: usize) -> io::Result<usize> {
+    pub(crate) fn read_into_vec(&mut self, buf: &mut Vec<u8>, limit: usize) -> io::Result<usize> {
         let spare = buf.spare_capacity_mut();
         let take = limit.min(spare.len());
         let n = self.read_uninit(&mut spare[..take])?;
@@ -57,9 +89,12 @@ impl Stream {
     }
 
     /// One `recv` into `spare`; returns how many leading bytes it initialised.
-    fn read_uninit(&self, spare: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+    fn read_uninit(&mut self, spare: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
         if spare.is_empty() {
             return Err(io::Error::from_raw_os_error(libc::ENOBUFS));
+        }
+        if let Stream::Ws(w) = self {
+            return w.read(spare);
         }
         loop {
             // SAFETY: `spare` is writable memory of `spare.len()` bytes; the
@@ -76,7 +111,10 @@ impl Stream {
     }
 
     /// One `sendmsg` of all `bufs` (MSG_NOSIGNAL).
-    pub(crate) fn writev(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    pub(crate) fn writev(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        if let Stream::Ws(w) = self {
+            return w.writev(bufs);
+        }
         // SAFETY: a zeroed msghdr is a valid "no address, no control" header.
         let mut hdr: libc::msghdr = unsafe { std::mem::zeroed() };
         // IoSlice is ABI-compatible with iovec on Unix (documented guarantee).

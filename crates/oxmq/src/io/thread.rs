@@ -8,6 +8,7 @@
 
 use crate::io::engine::{Engine, EngineConfig, Fault, Step};
 use crate::io::stream::Stream;
+use crate::io::ws::{WsConnect, WsListen};
 use crate::io::{EnginePipe, SocketLink};
 use crate::monitor::{monitor_event as ev, Monitor};
 use crate::msg::{Msg, FLAG_PEER_PROPERTIES, FLAG_ROUTING_ID};
@@ -50,6 +51,8 @@ pub(super) enum Cmd {
 pub(super) enum ListenSock {
     Tcp(mio::net::TcpListener),
     Unix(mio::net::UnixListener),
+    /// ws:// and wss://: tcp, each connection wrapped in a WebSocket stage.
+    Ws(mio::net::TcpListener, Arc<WsListen>),
 }
 
 impl ListenSock {
@@ -57,6 +60,7 @@ impl ListenSock {
         match self {
             ListenSock::Tcp(l) => l.as_raw_fd(),
             ListenSock::Unix(l) => l.as_raw_fd(),
+            ListenSock::Ws(l, _) => l.as_raw_fd(),
         }
     }
 }
@@ -195,6 +199,10 @@ impl Link {
                 }
                 Fault::Handshake(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
                 Fault::Protocol(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
+                // ws: a bad upgrade or frame, as libzmq's ws engine reports it.
+                Fault::Io(e) if e.get_ref().is_some_and(|i| i.is::<oxmq_proto::ws::WsError>()) => {
+                    self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, 0x3000_0000)
+                }
                 Fault::Io(e) => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, e.raw_os_error().unwrap_or(0) as u32),
                 Fault::PeerClosed => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::EPIPE as u32),
                 Fault::HandshakeTimeout => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::ETIMEDOUT as u32),
@@ -245,7 +253,7 @@ fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo, stream: &
     for (name, value) in peer.zap_properties.iter() {
         props.insert(name, value);
     }
-    if let Stream::Tcp(t) = stream {
+    if let Some(t) = stream.tcp() {
         if let Ok(addr) = t.peer_addr() {
             props.insert("Peer-Address", addr.ip().to_string().as_bytes());
         }
@@ -317,6 +325,8 @@ enum SState {
 
 /// A connect-side session: connects, and reconnects after failures.
 struct Session {
+    /// ws:// and wss://: what turns each connected tcp socket into a ws stream.
+    ws: Option<Arc<WsConnect>>,
     link: Link,
     endpoint: Endpoint,
     /// The socket's queue, kept across reconnects (IMMEDIATE off), while
@@ -540,6 +550,7 @@ impl Poller {
                 let res = match &mut sock {
                     ListenSock::Tcp(l) => reg.register(l, Token(idx), Interest::READABLE),
                     ListenSock::Unix(l) => reg.register(l, Token(idx), Interest::READABLE),
+                    ListenSock::Ws(l, _) => reg.register(l, Token(idx), Interest::READABLE),
                 };
                 if res.is_err() {
                     self.free.push(idx);
@@ -562,7 +573,13 @@ impl Poller {
                     p.out.reader_wake().set(w.clone());
                     p.inn.writer_wake().set(w);
                 }
+                let ws = match &endpoint {
+                    // Validated by `IoThread::connect`.
+                    Endpoint::Ws(w) => WsConnect::new(w, &link.options, link.socket_type).ok().map(Arc::new),
+                    _ => None,
+                };
                 let session = Session {
+                    ws,
                     link: link.into(),
                     endpoint,
                     pipe,
@@ -733,6 +750,7 @@ fn deregister_obj(registry: &Registry, obj: Obj) {
             let _ = match &mut l.sock {
                 ListenSock::Tcp(s) => registry.deregister(s),
                 ListenSock::Unix(s) => registry.deregister(s),
+                ListenSock::Ws(s, _) => registry.deregister(s),
             };
         }
         Obj::Conn(mut c) => c.engine.stream.deregister(registry),
@@ -758,6 +776,10 @@ fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<Arc<str>>)>
             ListenSock::Unix(s) => {
                 s.accept().map(|(s, _)| (filter::ipc_peer_allowed(opts, s.as_raw_fd()), Stream::Unix(s)))
             }
+            ListenSock::Ws(s, ws) => s.accept().and_then(|(s, peer)| {
+                tcp::tune_stream(&s, opts);
+                Ok((filter::tcp_peer_allowed(opts, &peer), ws.wrap(s)?))
+            }),
         };
         match res {
             Ok((false, s)) => {
@@ -894,6 +916,9 @@ impl Session {
                 .map(Stream::Tcp),
             Endpoint::Ipc(a) => ipc::start_connect(a).map(Stream::Unix),
             Endpoint::Inproc(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+            Endpoint::Ws(w) => tcp::resolve(&w.tcp, opts.ipv6, false)
+                .and_then(|sa| tcp::start_connect(sa, None, opts))
+                .map(Stream::Tcp),
         };
         let deadline = opts.connect_timeout.filter(|d| !d.is_zero()).map(|d| now + d);
         match res {
@@ -1081,6 +1106,7 @@ fn run_session(
                     match &stream {
                         Stream::Tcp(t) => tcp::finish_connect(t),
                         Stream::Unix(u) => ipc::finish_connect(u),
+                        Stream::Ws(_) => Ok(true),
                     }
                 } else {
                     Ok(false)
@@ -1109,6 +1135,17 @@ fn run_session(
                             tcp::tune_stream(t, &s.link.cfg.options);
                         }
                         s.link.emit(ev::CONNECTED, stream.fd() as u32);
+                        let stream = match &s.ws {
+                            Some(ws) => match ws.wrap(stream) {
+                                Ok(w) => w,
+                                Err(_) => {
+                                    // Unreachable in practice: the TLS config was checked at connect.
+                                    s.state = SState::Waiting(s.retry_at(now, jitter));
+                                    return Outcome::Keep;
+                                }
+                            },
+                            None => stream,
+                        };
                         let mut engine = Engine::new(stream, s.link.cfg.clone(), now, s.waker.clone());
                         engine.set_ready(true, true);
                         s.state = SState::Active(Box::new(engine));

@@ -146,6 +146,11 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
                     o.app_metadata.push((name, val));
                 }
             }
+            // ws:// and wss://: stored as given, checked at bind/connect (as libzmq).
+            opt::WSS_KEY_PEM => o.wss.key_pem = Zeroizing::new(value.to_vec()),
+            opt::WSS_CERT_PEM => o.wss.cert_pem = value.to_vec(),
+            opt::WSS_TRUST_PEM => o.wss.trust_pem = value.to_vec(),
+            opt::WSS_HOSTNAME => o.wss.hostname = value.to_vec(),
             _ => return Ok(false),
         }
         return Ok(true);
@@ -186,6 +191,7 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
         opt::SNDBUF => o.sndbuf = ms_or_minus1(v)? as i32,
         opt::RCVBUF => o.rcvbuf = ms_or_minus1(v)? as i32,
         opt::BACKLOG => o.backlog = nonneg(v)?,
+        opt::WSS_TRUST_SYSTEM => o.wss.trust_system = bool_of(v)?,
         opt::IPV6 => o.ipv6 = bool_of(v)?,
         opt::IPV4ONLY => o.ipv6 = !bool_of(v)?,
         opt::TOS => o.tos = nonneg(v)?,

@@ -49,6 +49,19 @@ pub(crate) enum Endpoint {
     Tcp(TcpAddr),
     Ipc(IpcAddr),
     Inproc(String),
+    /// ws:// and wss:// (ZWS 2.0).
+    Ws(WsAddr),
+}
+
+/// A parsed `ws://host:port/path` or `wss://...`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WsAddr {
+    pub(crate) tls: bool,
+    pub(crate) tcp: TcpAddr,
+    /// The host as written, for the `Host` header and the TLS server name.
+    pub(crate) host: String,
+    /// The request path (`/` when none is given).
+    pub(crate) path: String,
 }
 
 /// Transports libzmq knows but oxmq does not provide.
@@ -67,6 +80,7 @@ pub(crate) fn parse_endpoint(s: &str) -> Result<Endpoint, Error> {
             }
             Ok(Endpoint::Inproc(addr.to_string()))
         }
+        "ws" | "wss" => Ok(Endpoint::Ws(parse_ws(addr, proto == "wss")?)),
         "" => Err(Error::Invalid("endpoint has an empty transport")),
         p if UNSUPPORTED_KNOWN.contains(&p) => Err(Error::ProtocolNotSupported),
         _ => Err(Error::ProtocolNotSupported),
@@ -141,6 +155,22 @@ fn parse_source(src: &str) -> Result<TcpAddr, Error> {
 /// not fit with their NUL (ENAMETOOLONG).
 const SUN_PATH_LEN: usize = 108;
 
+/// `host:port` then an optional path. libzmq cuts the path at the last `/`,
+/// so only one-segment paths work there; here the path starts at the first
+/// `/` after the port, which gives the same result for those.
+fn parse_ws(addr: &str, tls: bool) -> Result<WsAddr, Error> {
+    let (hostport, path) = match addr.find('/') {
+        Some(i) => (&addr[..i], &addr[i..]),
+        None => (addr, "/"),
+    };
+    if path.bytes().any(|b| b <= b' ' || b == 0x7F) {
+        return Err(Error::Invalid("ws path must be printable with no spaces"));
+    }
+    let tcp = parse_tcp(hostport)?;
+    let host = hostport[..hostport.rfind(':').unwrap_or(hostport.len())].to_string();
+    Ok(WsAddr { tls, tcp, host, path: path.to_string() })
+}
+
 fn parse_ipc(addr: &str) -> Result<IpcAddr, Error> {
     if addr.is_empty() {
         return Err(Error::Invalid("ipc endpoint needs a path"));
@@ -180,6 +210,7 @@ impl Endpoint {
                 Ok(())
             }
             Endpoint::Ipc(IpcAddr::Wildcard) => Err(Error::Invalid("cannot connect to ipc://*")),
+            Endpoint::Ws(w) => Endpoint::Tcp(w.tcp.clone()).check_connectable(),
             _ => Ok(()),
         }
     }
@@ -209,6 +240,13 @@ impl fmt::Display for Endpoint {
             }
             Endpoint::Ipc(IpcAddr::Wildcard) => f.write_str("ipc://*"),
             Endpoint::Inproc(n) => write!(f, "inproc://{n}"),
+            Endpoint::Ws(w) => {
+                let scheme = if w.tls { "wss" } else { "ws" };
+                match w.tcp.port {
+                    Some(p) => write!(f, "{scheme}://{}:{p}{}", w.tcp.host, w.path),
+                    None => write!(f, "{scheme}://{}:*{}", w.tcp.host, w.path),
+                }
+            }
         }
     }
 }
@@ -302,6 +340,22 @@ mod tests {
         assert!(matches!(parse_endpoint("tcp:/127.0.0.1:5555"), Err(Error::Invalid(_))));
         assert!(matches!(parse_endpoint(""), Err(Error::Invalid(_))));
         assert!(matches!(parse_endpoint("://x"), Err(Error::Invalid(_))));
+    }
+
+    #[test]
+    fn parses_ws_endpoints() {
+        let Endpoint::Ws(w) = parse_endpoint("ws://127.0.0.1:5555/zeromq").unwrap() else { panic!() };
+        assert_eq!((w.tls, w.host.as_str(), w.path.as_str()), (false, "127.0.0.1", "/zeromq"));
+        assert_eq!(w.tcp, TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: Some(5555), source: None });
+        let Endpoint::Ws(w) = parse_endpoint("wss://example.com:443").unwrap() else { panic!() };
+        assert_eq!((w.tls, w.host.as_str(), w.path.as_str()), (true, "example.com", "/"));
+        let Endpoint::Ws(w) = parse_endpoint("ws://*:*/p").unwrap() else { panic!() };
+        assert_eq!(w.tcp, TcpAddr { host: TcpHost::Any, port: None, source: None });
+        assert!(parse_endpoint("ws://*:*/p").unwrap().check_connectable().is_err());
+        for bad in ["ws://", "ws://host/p", "ws://host:x/p", "ws://h:1/a b", "wss://:80/"] {
+            assert!(matches!(parse_endpoint(bad), Err(Error::Invalid(_))), "{bad}");
+        }
+        assert_eq!(parse_endpoint("ws://[::1]:80/x").unwrap().to_string(), "ws://[::1]:80/x");
     }
 
     #[test]
