@@ -201,7 +201,14 @@ fn put_by_table(spec: &option_table::OptionSpec, value: OptionValue, out: &mut [
     if spec.get == GetSize::Exact && *len != need {
         return Err(EINVAL);
     }
-    put_option(out, len, &bytes, nul)
+    let cap = out.len();
+    put_option(out, len, &bytes, nul)?;
+    // libzmq's do_getsockopt zeroes the rest of a larger buffer: a caller
+    // reading RCVMORE into an int64 sees 0 or 1, not stale high bytes.
+    if let Some(rest) = out.get_mut((*len).min(cap)..) {
+        rest.fill(0);
+    }
+    Ok(())
 }
 
 /// Send `len` bytes (copied: small ones inline, no allocation).

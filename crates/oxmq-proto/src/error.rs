@@ -142,8 +142,9 @@ impl std::error::Error for ProtocolError {}
 pub enum HandshakeError {
     /// Malformed bytes or a ZMTP violation.
     Protocol(ProtocolError),
-    /// The peer speaks ZMTP/1.0 (no 3.x signature) or ZMTP/2.0. libzmq would
-    /// downgrade; oxmq does not.
+    /// The peer speaks ZMTP/1.0 (no 3.x signature, or revision 0), which
+    /// libzmq would downgrade to and oxmq does not; or ZMTP/2.0 while a
+    /// security mechanism or ZAP domain is set (libzmq refuses those too).
     UnsupportedVersion { major: u8 },
     /// The peer's greeting names another mechanism (or the same name with
     /// different padding; libzmq compares all 20 octets). Names are shown

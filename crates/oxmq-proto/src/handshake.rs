@@ -94,7 +94,8 @@ impl fmt::Debug for CurveConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PeerInfo {
     /// Negotiated version: `(3, 0)` or `(3, 1)`. Peers announcing anything
-    /// newer than 3.0 are spoken to as 3.1.
+    /// newer than 3.0 are spoken to as 3.1. `(2, 0)`: a ZMTP/2.0 peer (no
+    /// commands; subscriptions as messages, as with 3.0).
     pub version: (u8, u8),
     pub socket_type: SocketType,
     /// The `Identity` property, if present and non-empty.
@@ -110,6 +111,11 @@ pub struct PeerInfo {
 
 enum State {
     Greeting,
+    /// ZMTP/2.0 (RFC 15): the peer's greeting is signature, revision 1 and
+    /// its socket type; its identity frame (2.0 framing) comes next.
+    Zmtp20 {
+        peer_type: u8,
+    },
     Mechanism(Box<dyn Mechanism>),
     Done(Option<CurveCodec>),
     Failed(HandshakeError),
@@ -150,7 +156,21 @@ pub struct Handshake {
     greeting_read: usize,
     negotiated: Option<(u8, u8)>,
     decoder: FrameDecoder,
+    /// How much of our greeting has been queued. libzmq sends it in three
+    /// steps (signature; major version once the peer's signature is in;
+    /// the rest once its revision is), so that a ZMTP/2.0 peer never sees
+    /// 3.x octets and is answered with a 2.0 greeting instead.
+    sent: usize,
 }
+
+/// Our greeting up to and including the major version octet.
+const MAJOR_END: usize = 11;
+/// The signature: octet 0 to octet 9.
+const SIGNATURE_END: usize = 10;
+/// A ZMTP/2.0 greeting: signature, revision, socket type.
+const V2_GREETING_LEN: usize = 12;
+/// ZMTP/2.0's revision octet (RFC 15); libzmq calls it ZMTP_2_0.
+const REVISION_2_0: u8 = 1;
 
 /// Wipes the caller's entropy once the mechanism has consumed it.
 fn take_entropy(config: &mut HandshakeConfig) -> [u8; 32] {
@@ -163,12 +183,19 @@ impl Handshake {
         Handshake {
             config,
             state: State::Greeting,
-            out: ours.encode().to_vec(),
+            out: ours.encode()[..SIGNATURE_END].to_vec(),
             peer_greeting: [0; GREETING_LEN],
             greeting_read: 0,
             negotiated: None,
             decoder: FrameDecoder::new(None),
+            sent: SIGNATURE_END,
         }
+    }
+
+    /// libzmq speaks ZMTP/2.0 only without security: a 2.0 peer has no
+    /// mechanism, and with ZAP asked for (a domain) the peer is refused.
+    fn accepts_zmtp20(&self) -> bool {
+        matches!(self.config.mechanism, MechanismConfig::Null) && self.config.zap_domain.is_empty()
     }
 
     fn our_greeting(config: &HandshakeConfig) -> Greeting {
@@ -285,6 +312,9 @@ impl Handshake {
                 return Ok(None);
             }
         }
+        if let State::Zmtp20 { peer_type } = self.state {
+            return self.read_zmtp20_identity(peer_type, buf);
+        }
         let State::Mechanism(mech) = &mut self.state else {
             unreachable!("greeting done implies a mechanism");
         };
@@ -310,20 +340,64 @@ impl Handshake {
         Ok(None)
     }
 
-    /// Returns true once the whole greeting is in and accepted.
+    /// Returns true once the whole greeting is in and accepted (for a
+    /// ZMTP/2.0 peer: its 12 octets, the state then being `Zmtp20`).
     fn read_greeting(&mut self, buf: &mut BytesMut) -> Result<bool, HandshakeError> {
-        let n = (GREETING_LEN - self.greeting_read).min(buf.len());
-        self.peer_greeting[self.greeting_read..self.greeting_read + n].copy_from_slice(&buf[..n]);
-        buf.advance(n);
-        self.greeting_read += n;
         let map_version = |e| match e {
             // libzmq treats a peer without the 3.x signature as ZMTP/1.0.
             ProtocolError::BadSignature => HandshakeError::UnsupportedVersion { major: 1 },
             e => HandshakeError::from(e),
         };
-        greeting::check_prefix(&self.peer_greeting[..self.greeting_read]).map_err(map_version)?;
-        if self.greeting_read < GREETING_LEN {
-            return Ok(false);
+        loop {
+            // Never read past the revision octet before knowing the version:
+            // a 2.0 greeting is 12 octets and its identity frame follows.
+            let want = if self.greeting_read < MAJOR_END {
+                MAJOR_END
+            } else if self.peer_greeting[SIGNATURE_END] == REVISION_2_0 {
+                V2_GREETING_LEN
+            } else {
+                GREETING_LEN
+            };
+            let n = (want - self.greeting_read).min(buf.len());
+            self.peer_greeting[self.greeting_read..self.greeting_read + n].copy_from_slice(&buf[..n]);
+            buf.advance(n);
+            self.greeting_read += n;
+            let got = &self.peer_greeting[..self.greeting_read];
+            let rev = got.get(SIGNATURE_END).copied();
+            match rev {
+                Some(REVISION_2_0) if self.accepts_zmtp20() => {}
+                _ => greeting::check_prefix(got).map_err(map_version)?,
+            }
+            if got.len() >= SIGNATURE_END && self.sent == SIGNATURE_END {
+                // The peer is versioned: tell it our major version.
+                self.out.push(3);
+                self.sent = MAJOR_END;
+            }
+            let Some(rev) = rev else { return Ok(false) };
+            if self.sent == MAJOR_END {
+                if rev == REVISION_2_0 {
+                    // Downgrade: the 2.0 greeting's socket type, then our
+                    // identity as a 2.0 frame (flags 0, as libzmq sends it).
+                    self.out.push(self.config.socket_type.as_raw() as u8);
+                    let id = if self.config.socket_type.sends_identity() { &self.config.identity[..] } else { &[] };
+                    crate::frame::encode_frame(&mut self.out, false, false, id);
+                } else {
+                    let ours = Self::our_greeting(&self.config).encode();
+                    self.out.extend_from_slice(&ours[MAJOR_END..]);
+                }
+                self.sent = GREETING_LEN;
+            }
+            if self.greeting_read < want {
+                return Ok(false);
+            }
+            if want == V2_GREETING_LEN {
+                self.negotiated = Some((2, 0));
+                self.state = State::Zmtp20 { peer_type: self.peer_greeting[V2_GREETING_LEN - 1] };
+                return Ok(true);
+            }
+            if want == GREETING_LEN {
+                break;
+            }
         }
         let theirs = Greeting::decode(&self.peer_greeting).map_err(map_version)?;
         let ours = Self::our_greeting(&self.config);
@@ -342,6 +416,27 @@ impl Handshake {
         mech.poll_transmit(&mut self.out);
         self.state = State::Mechanism(mech);
         Ok(true)
+    }
+
+    /// ZMTP/2.0: the peer's first frame is its identity. Like libzmq, the
+    /// socket types are not checked against each other and no metadata
+    /// exists; a peer sending garbage fails the frame decoder.
+    fn read_zmtp20_identity(&mut self, peer_type: u8, buf: &mut BytesMut) -> Result<Option<PeerInfo>, HandshakeError> {
+        let Some(frame) = self.decoder.decode(buf)? else { return Ok(None) };
+        if frame.command || frame.more {
+            return Err(ProtocolError::UnexpectedMessage.into());
+        }
+        // An unknown type octet is kept as our own type's peer: nothing
+        // downstream may depend on it for a 2.0 peer.
+        let socket_type = SocketType::from_raw(i32::from(peer_type)).unwrap_or(self.config.socket_type);
+        Ok(Some(PeerInfo {
+            version: (2, 0),
+            socket_type,
+            identity: (!frame.body.is_empty()).then_some(frame.body),
+            metadata: Metadata::default(),
+            user_id: None,
+            zap_properties: Metadata::default(),
+        }))
     }
 }
 

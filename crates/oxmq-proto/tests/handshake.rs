@@ -92,14 +92,25 @@ fn feed(hs: &mut Handshake, bytes: &[u8]) -> (Result<Option<PeerInfo>, Handshake
 }
 
 #[test]
-fn sends_whole_greeting_immediately() {
+fn sends_greeting_in_libzmqs_three_steps() {
     let mut hs = Handshake::new(config(SocketType::Dealer, b""));
+    let ours = greeting(3, 1, b"NULL");
     let mut out = Vec::new();
     hs.poll_transmit(&mut out);
-    assert_eq!(out, greeting(3, 1, b"NULL"));
+    assert_eq!(out, ours[..10], "the signature alone until the peer shows its own");
     out.clear();
     hs.poll_transmit(&mut out);
-    assert!(out.is_empty(), "nothing more until the peer's greeting");
+    assert!(out.is_empty(), "nothing more until the peer's signature");
+    assert_eq!(feed(&mut hs, &ours[..9]).0, Ok(None));
+    hs.poll_transmit(&mut out);
+    assert!(out.is_empty());
+    assert_eq!(feed(&mut hs, &ours[9..10]).0, Ok(None));
+    hs.poll_transmit(&mut out);
+    assert_eq!(out, [3], "then the major version");
+    out.clear();
+    assert_eq!(feed(&mut hs, &ours[10..11]).0, Ok(None));
+    hs.poll_transmit(&mut out);
+    assert_eq!(out, ours[11..], "then, to a 3.x peer, the rest");
     assert_eq!(hs.peer_minor_version(), None);
 }
 
@@ -160,7 +171,9 @@ fn our_ready_is_exactly_libzmq_dealer_ready() {
     let (r, _) = feed(&mut hs, &greeting(3, 1, b"NULL"));
     assert_eq!(r, Ok(None));
     hs.poll_transmit(&mut out);
-    let mut expected = vec![0x04, 41];
+    // The rest of our greeting (from the major version on), then READY.
+    let mut expected = greeting(3, 1, b"NULL")[10..].to_vec();
+    expected.extend_from_slice(&[0x04, 41]);
     expected.extend_from_slice(b"\x05READY\x0BSocket-Type\x00\x00\x00\x06DEALER\x08Identity\x00\x00\x00\x00");
     assert_eq!(out, expected);
 }
@@ -250,13 +263,82 @@ fn bad_signature_octet_9_is_refused_after_10_octets() {
     assert_eq!(r, Err(HandshakeError::UnsupportedVersion { major: 1 }));
 }
 
+/// A ZMTP/2.0 peer as libzmq 3.x speaks it (RFC 15): signature, revision
+/// 01, socket type, then its identity as a 2.0 frame.
+fn zmtp20_greeting(socket_type: u8, identity: &[u8]) -> Vec<u8> {
+    let mut g = vec![0xFF, 0, 0, 0, 0, 0, 0, 0, 1 + identity.len() as u8, 0x7F, 0x01, socket_type];
+    g.extend_from_slice(&[0x00, identity.len() as u8]);
+    g.extend_from_slice(identity);
+    g
+}
+
 #[test]
-fn zmtp_20_peer_is_refused_after_11_octets() {
-    // RFC 15: signature, revision 01, socket type, then an identity frame;
-    // it never sends 64 octets, so refusal must not wait for them.
+fn zmtp_20_peer_is_answered_in_2_0() {
+    let mut hs = Handshake::new(config(SocketType::Dealer, b"me"));
+    let mut out = Vec::new();
+    let mut input = zmtp20_greeting(6 /* ROUTER */, b"peer-id");
+    // Traffic after the identity frame stays in the buffer.
+    input.extend_from_slice(&[0x00, 0x02, b'h', b'i']);
+    let (r, rest) = feed(&mut hs, &input);
+    let peer = r.unwrap().expect("complete after the identity frame");
+    assert_eq!(peer.version, (2, 0));
+    assert_eq!(peer.socket_type, SocketType::Router);
+    assert_eq!(peer.identity.as_deref(), Some(&b"peer-id"[..]));
+    assert_eq!(&rest[..], &[0x00, 0x02, b'h', b'i']);
+    assert_eq!(hs.peer_minor_version(), Some(0));
+    hs.poll_transmit(&mut out);
+    // Our signature, major 3, then a 2.0 greeting's socket type and our
+    // identity frame: never a 3.x octet after the major version.
+    let mut expected = greeting(3, 1, b"NULL")[..11].to_vec();
+    expected.extend_from_slice(&[5 /* DEALER */, 0x00, 2, b'm', b'e']);
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn zmtp_20_peer_byte_by_byte() {
+    let mut hs = Handshake::new(config(SocketType::Pull, b"ignored"));
+    let input = zmtp20_greeting(8 /* PUSH */, b"");
+    let mut buf = BytesMut::new();
+    for (i, b) in input.iter().enumerate() {
+        buf.extend_from_slice(&[*b]);
+        let r = hs.handle_input(&mut buf).unwrap();
+        assert_eq!(r.is_some(), i == input.len() - 1, "octet {i}");
+    }
+    let mut out = Vec::new();
+    hs.poll_transmit(&mut out);
+    // PULL sends no identity: an empty frame.
+    assert_eq!(&out[10..], &[3, 7, 0x00, 0x00]);
+}
+
+#[test]
+fn zmtp_20_identity_must_be_a_plain_frame() {
     let mut hs = Handshake::new(config(SocketType::Dealer, b""));
+    let mut input = zmtp20_greeting(5, b"");
+    input[12] = 0x04; // command flag: garbage from a 2.0 peer
+    assert!(matches!(feed(&mut hs, &input).0, Err(HandshakeError::Protocol(_))));
+    let mut hs = Handshake::new(config(SocketType::Dealer, b""));
+    let mut input = zmtp20_greeting(5, b"");
+    input[12] = 0xF0; // reserved flag bits
+    assert!(matches!(feed(&mut hs, &input).0, Err(HandshakeError::Protocol(_))));
+}
+
+#[test]
+fn zmtp_20_peer_is_refused_with_security_after_11_octets() {
+    // libzmq speaks 2.0 only when no mechanism or ZAP is asked for; a 2.0
+    // peer never sends 64 octets, so refusal must not wait for them.
+    let mut cfg = config(SocketType::Dealer, b"");
+    cfg.zap_domain = b"global".to_vec();
+    let mut hs = Handshake::new(cfg);
     let (r, _) = feed(&mut hs, &[0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 0x01]);
     assert_eq!(r, Err(HandshakeError::UnsupportedVersion { major: 2 }));
+}
+
+#[test]
+fn zmtp_10_versioned_peer_is_refused() {
+    // Revision 0 (a versioned ZMTP/1.0 greeting): not spoken by oxmq.
+    let mut hs = Handshake::new(config(SocketType::Dealer, b""));
+    let (r, _) = feed(&mut hs, &[0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 0x00]);
+    assert_eq!(r, Err(HandshakeError::UnsupportedVersion { major: 1 }));
 }
 
 #[test]

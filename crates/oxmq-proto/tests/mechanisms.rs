@@ -139,15 +139,28 @@ fn frames(bytes: &[u8]) -> Vec<Bytes> {
     out
 }
 
+/// Our greeting goes out in libzmq's steps: feed the peer's signature and
+/// major version (octets 0-10 of any 3.x greeting) to get all 64 octets.
+const PEER_SIGNATURE_AND_MAJOR: [u8; 11] = [0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 3];
+
+fn whole_greeting(hs: &mut Handshake) -> Vec<u8> {
+    let mut buf = BytesMut::from(&PEER_SIGNATURE_AND_MAJOR[..]);
+    assert_eq!(hs.handle_input(&mut buf), Ok(None));
+    let mut out = Vec::new();
+    hs.poll_transmit(&mut out);
+    assert_eq!(out.len(), 64);
+    out
+}
+
 #[test]
 fn plain_client_hello_is_rfc24_layout() {
     let mut hs = Handshake::new(plain_client("admin", "secret"));
-    let mut out = Vec::new();
-    hs.poll_transmit(&mut out);
+    let out = whole_greeting(&mut hs);
     assert_eq!(&out[12..17], b"PLAIN");
     assert_eq!(out[32], 0, "client greeting says as-server 0");
-    let mut buf = BytesMut::from(&out[..64]);
-    buf[32] = 1; // the peer's greeting: a PLAIN server
+    let mut out = out;
+    out[32] = 1; // the peer's greeting: a PLAIN server
+    let mut buf = BytesMut::from(&out[11..64]);
     hs.handle_input(&mut buf).unwrap();
     out.clear();
     hs.poll_transmit(&mut out);
@@ -157,8 +170,7 @@ fn plain_client_hello_is_rfc24_layout() {
 #[test]
 fn plain_server_greeting_says_as_server() {
     let mut hs = Handshake::new(plain_server());
-    let mut out = Vec::new();
-    hs.poll_transmit(&mut out);
+    let out = whole_greeting(&mut hs);
     assert_eq!(out[32], 1);
 }
 
@@ -225,13 +237,11 @@ fn curve_handshake_sizes_follow_rfc26() {
     let c = keys(8);
     let mut client = Handshake::new(curve_client(&c, s.public));
     let mut server = Handshake::new(curve_server(&s));
-    let mut to_s = Vec::new();
-    let mut to_c = Vec::new();
-    client.poll_transmit(&mut to_s);
-    server.poll_transmit(&mut to_c);
+    let to_s = whole_greeting(&mut client);
+    let to_c = whole_greeting(&mut server);
     assert_eq!(to_c[32], 1, "CURVE_SERVER greeting");
     // Client: greeting then HELLO.
-    let mut buf = BytesMut::from(&to_c[..]);
+    let mut buf = BytesMut::from(&to_c[11..]);
     client.handle_input(&mut buf).unwrap();
     let mut out = Vec::new();
     client.poll_transmit(&mut out);
@@ -242,7 +252,7 @@ fn curve_handshake_sizes_follow_rfc26() {
     assert!(hello[0][8..80].iter().all(|&b| b == 0), "72 octets of anti-amplification padding");
     assert_eq!(&hello[0][112..120], &1u64.to_be_bytes(), "first short nonce is 1, big-endian");
     // Server: WELCOME of 168 octets.
-    let mut sbuf = BytesMut::from(&to_s[..]);
+    let mut sbuf = BytesMut::from(&to_s[11..]);
     sbuf.extend_from_slice(&out);
     server.handle_input(&mut sbuf).unwrap();
     let mut out = Vec::new();

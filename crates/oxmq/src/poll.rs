@@ -73,38 +73,37 @@ fn from_os_events(os: libc::c_short) -> i16 {
 
 /// Wait until at least one item is ready or `timeout_ms` passes (-1: forever,
 /// 0: just check). Returns how many items are ready; see [`PollItem::revents`].
+///
+/// Like libzmq's `zmq_poll`, each pass calls `poll(2)` first (the first pass
+/// with a zero timeout) and reads the sockets' readiness after it. So a raw
+/// item holding a socket's own `ZMQ_FD` sees that descriptor as it was
+/// before this call drained it (CZMQ's zpoller and binding event loops rely
+/// on that), and a wake-up racing with the readiness check re-arms the
+/// descriptor for the next pass, so none is lost.
 pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
-    let deadline = if timeout_ms < 0 { None } else { Some(Instant::now() + Duration::from_millis(timeout_ms as u64)) };
     let mut fds: Vec<libc::pollfd> = Vec::with_capacity(items.len());
+    for item in items.iter() {
+        fds.push(match item.socket {
+            Some(s) => libc::pollfd { fd: s.readiness_fd()?, events: libc::POLLIN, revents: 0 },
+            None => libc::pollfd { fd: item.fd, events: to_os_events(item.events), revents: 0 },
+        });
+    }
+    let mut deadline: Option<Instant> = None;
+    let mut first = true;
     loop {
-        let mut ready = 0;
-        fds.clear();
-        for item in items.iter_mut() {
-            item.revents = 0;
-            match item.socket {
-                Some(s) => {
-                    let ev = s.poll_events()?;
-                    item.revents = ev & item.events;
-                    fds.push(libc::pollfd { fd: s.readiness_fd()?, events: libc::POLLIN, revents: 0 });
-                }
-                None => fds.push(libc::pollfd { fd: item.fd, events: to_os_events(item.events), revents: 0 }),
-            }
-            if item.revents != 0 {
-                ready += 1;
-            }
-        }
-        let wait_ms: libc::c_int = if ready > 0 {
+        let wait_ms: libc::c_int = if first || timeout_ms == 0 {
             0
+        } else if timeout_ms < 0 {
+            -1
         } else {
-            match deadline {
-                None => -1,
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    left.as_millis().min(i32::MAX as u128) as libc::c_int
-                        + (left.subsec_nanos() % 1_000_000 != 0) as libc::c_int
-                }
-            }
+            let d = deadline.unwrap_or_else(Instant::now);
+            let left = d.saturating_duration_since(Instant::now());
+            left.as_millis().min(i32::MAX as u128) as libc::c_int
+                + (!left.subsec_nanos().is_multiple_of(1_000_000)) as libc::c_int
         };
+        if !first && timeout_ms > 0 && wait_ms == 0 {
+            return Ok(0);
+        }
         // SAFETY: `fds` is a valid, initialised array of `fds.len()` pollfd structs
         // that lives across the call.
         let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
@@ -115,24 +114,23 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             }
             return Err(Error::Io(e));
         }
-        let mut woke_socket = false;
-        for (item, pfd) in items.iter_mut().zip(fds.iter()) {
-            if item.socket.is_none() {
-                let ev = from_os_events(pfd.revents) & (item.events | POLLERR);
-                if ev != 0 && item.revents == 0 {
-                    ready += 1;
-                }
-                item.revents |= ev;
-            } else if pfd.revents != 0 {
-                woke_socket = true;
+        let mut ready = 0;
+        for (item, pfd) in items.iter_mut().zip(fds.iter_mut()) {
+            item.revents = match item.socket {
+                Some(s) => s.poll_events()? & item.events,
+                None => from_os_events(pfd.revents) & (item.events | POLLERR),
+            };
+            pfd.revents = 0;
+            if item.revents != 0 {
+                ready += 1;
             }
         }
-        if ready > 0 {
+        if ready > 0 || timeout_ms == 0 {
             return Ok(ready);
         }
-        if !woke_socket && deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(0);
+        if first && timeout_ms > 0 {
+            deadline = Some(Instant::now() + Duration::from_millis(timeout_ms as u64));
         }
-        // A socket's descriptor fired, or poll(2) woke early: look again.
+        first = false;
     }
 }

@@ -130,13 +130,32 @@ fn bad_signature() {
 }
 
 #[test]
-fn zmtp2_greeting_refused() {
+fn zmtp2_peer_is_answered_in_2_0_and_dropped_for_garbage() {
     let _g = guard();
     let v = victim();
     let mut p = RawPeer::connect(&v.ep);
-    let _ = p.write(&greeting_v2(8)); // PUSH
-    assert_closed(&mut p, "a ZMTP 2.0 greeting");
+    let _ = p.write(&greeting_v2(8)); // PUSH, empty identity
+                                      // libzmq 4.3's answer: signature, major 3, then a 2.0 greeting's socket
+                                      // type (PULL) and an empty identity frame; no 3.x octet.
+    let answer = p.read_exact(14).unwrap();
+    assert_eq!((answer[0], answer[9]), (0xFF, 0x7F));
+    assert_eq!(&answer[10..], &[3, 7, 0x00, 0x00]);
+    p.write(&frame(0x01, b"from")).unwrap();
+    p.write(&frame(0x00, b"2.0")).unwrap();
+    assert_eq!(recv_parts(&v.pull), vec![b"from".to_vec(), b"2.0".to_vec()]);
+    // Garbage (reserved flag bits) drops this peer only.
+    let _ = p.write(&[0xF0, 0x01, b'x']);
+    assert_closed(&mut p, "garbage from a ZMTP 2.0 peer");
     v.check_still_works();
+}
+
+#[test]
+fn zmtp2_greeting_refused_with_security() {
+    let _g = guard();
+    let v = victim_with(|s| s.set_option_bytes(opt::ZAP_DOMAIN, b"global").unwrap());
+    let mut p = RawPeer::connect(&v.ep);
+    let _ = p.write(&greeting_v2(8)); // PUSH
+    assert_closed(&mut p, "a ZMTP 2.0 greeting while ZAP is asked for");
 }
 
 #[test]

@@ -22,6 +22,7 @@ from oxmq.constants import (
     EFAULT,
     EINVAL,
     ENOTSUP,
+    LAST_ENDPOINT,
 
     RCVHWM,
     SNDHWM,
@@ -283,6 +284,12 @@ class Socket(_oxmq.Socket):
         except ZMQError as e:
             _explain(e, addr)
             raise
+        # Unbind what the bind resolved to (pyzmq does the same): libzmq
+        # does not find a wildcard form such as tcp://127.0.0.1:* again.
+        try:
+            addr = self.get(LAST_ENDPOINT).decode("utf8")
+        except (ZMQError, UnicodeDecodeError):
+            pass
         return _SocketContext(self, "bind", addr)
 
     def connect(self, addr: Union[str, bytes]) -> _SocketContext:

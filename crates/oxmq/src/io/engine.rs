@@ -425,12 +425,15 @@ impl Engine {
                     self.phase = Phase::Active;
                     self.hs_deadline = None;
                     let o = &self.cfg.options;
-                    self.heartbeat = Some(Heartbeat::new(
-                        o.heartbeat_ivl,
-                        o.heartbeat_ttl,
-                        o.heartbeat_timeout.filter(|d| !d.is_zero()),
-                        now,
-                    ));
+                    // ZMTP/2.0 has no commands, so no PINGs (issue 13: older peers).
+                    self.heartbeat = (peer.version.0 >= 3).then(|| {
+                        Heartbeat::new(
+                            o.heartbeat_ivl,
+                            o.heartbeat_ttl,
+                            o.heartbeat_timeout.filter(|d| !d.is_zero()),
+                            now,
+                        )
+                    });
                     return Ok(Step::Handshaken(Box::new(peer)));
                 }
                 Ok(None) => {}

@@ -128,13 +128,9 @@ impl IoThread {
             // Refuse unusable WSS_* options now, not at each reconnect.
             ws::WsConnect::new(w, &link.options, link.socket_type)?;
         }
-        if let Endpoint::Tcp(a) = endpoint {
-            if let crate::transport::endpoint::TcpHost::Ip(ip) = a.host {
-                if ip.is_ipv6() && !link.options.ipv6 {
-                    return Err(Error::Invalid("IPv6 addresses need the IPV6 socket option"));
-                }
-            }
-        }
+        // An IPv6 address without ZMQ_IPV6 is accepted here and never
+        // resolves, so the connecter keeps retrying: libzmq defers tcp
+        // resolution to the connect attempt in the same way.
         self.shared.command(Cmd::Connect { endpoint: endpoint.clone(), link, pipe });
         Ok(())
     }

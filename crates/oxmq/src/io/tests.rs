@@ -8,7 +8,8 @@ use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
 use crate::pipe::{pipe, WakeSlot};
 use crate::socket::mailbox::{Inbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, SocketPipe};
-use crate::transport::endpoint::parse_endpoint;
+use crate::transport::endpoint::{parse_endpoint, Endpoint};
+use crate::transport::tcp;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::Ordering;
@@ -645,9 +646,19 @@ fn ipv6_bind_and_connect() {
     send_msg(&mut cp, &[b"v6"]);
     assert_eq!(recv_msg(&mut sp).as_slice(), b"v6");
 
-    // Without the option, IPv6 literals are refused.
+    // Without the option, libzmq accepts an IPv6 literal at connect and
+    // never resolves it (tcp resolution is deferred to the attempt).
     let plain = FakeSocket::new(SocketType::Push, Options::default());
-    assert!(plain.io.connect(&parse_endpoint(&ep).unwrap(), plain.link.clone(), None).is_err());
+    assert!(plain.io.connect(&parse_endpoint(&ep).unwrap(), plain.link.clone(), None).is_ok());
+    assert!(tcp::resolve(
+        match &parse_endpoint(&ep).unwrap() {
+            Endpoint::Tcp(a) => a,
+            _ => unreachable!(),
+        },
+        false,
+        false
+    )
+    .is_err());
 
     // `*` with IPV6 is dual-stack and reported as [::].
     let wild = server.io.bind(&parse_endpoint("tcp://*:*").unwrap(), "tcp://*:*", server.link.clone()).unwrap().0;

@@ -909,16 +909,16 @@ impl Session {
             Endpoint::Tcp(_) if !opts.socks_proxy.is_empty() => socks::proxy_addr(&opts.socks_proxy)
                 .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
                 .and_then(|pa| tcp::resolve(&pa, opts.ipv6, false))
-                .and_then(|sa| tcp::start_connect(sa, opts))
+                .and_then(|sa| tcp::start_connect(sa, None, opts))
                 .map(Stream::Tcp),
-            Endpoint::Tcp(a) => {
-                tcp::resolve(a, opts.ipv6, false).and_then(|sa| tcp::start_connect(sa, opts)).map(Stream::Tcp)
-            }
+            Endpoint::Tcp(a) => tcp::resolve(a, opts.ipv6, false)
+                .and_then(|sa| tcp::start_connect(sa, a.source.as_deref(), opts))
+                .map(Stream::Tcp),
             Endpoint::Ipc(a) => ipc::start_connect(a).map(Stream::Unix),
             Endpoint::Inproc(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
-            Endpoint::Ws(w) => {
-                tcp::resolve(&w.tcp, opts.ipv6, false).and_then(|sa| tcp::start_connect(sa, opts)).map(Stream::Tcp)
-            }
+            Endpoint::Ws(w) => tcp::resolve(&w.tcp, opts.ipv6, false)
+                .and_then(|sa| tcp::start_connect(sa, None, opts))
+                .map(Stream::Tcp),
         };
         let deadline = opts.connect_timeout.filter(|d| !d.is_zero()).map(|d| now + d);
         match res {

@@ -664,6 +664,9 @@ impl Core {
                 (resolved, None)
             }
         };
+        if inproc_name.is_none() {
+            self.signal_io_endpoint();
+        }
         self.last_endpoint = resolved.clone();
         self.endpoints.push(EndpointRecord {
             id,
@@ -711,6 +714,7 @@ impl Core {
                     }
                     return Err(e);
                 }
+                self.signal_io_endpoint();
             }
         }
         self.last_endpoint = endpoint.to_string();
@@ -723,6 +727,34 @@ impl Core {
             listener_fd: None,
         });
         Ok(())
+    }
+
+    /// libzmq's socket gets a command from its I/O thread for each tcp/ipc
+    /// bind and connect, so its `ZMQ_FD` is readable straight after them
+    /// and stays so until the socket next looks at its state. Programs
+    /// that wait on the descriptor before touching the socket rely on that:
+    /// the look (EVENTS, recv) is what arms the wake-up for the first
+    /// message on a fresh pipe. Only the descriptor is signalled; no
+    /// command is queued, so sends and receives stay on their fast path.
+    fn signal_io_endpoint(&self) {
+        self.mailbox.signaler().signal();
+    }
+
+    /// libzmq applies a changed SNDHWM/RCVHWM to the pipes that already
+    /// exist. On inproc it adds the RCVHWMs both sides had when the pipe was
+    /// made: to SNDHWM the peer's, and (through the peer's end) to RCVHWM
+    /// our own, so both directions follow libzmq's numbers.
+    fn update_pipe_hwms(&mut self) {
+        let (snd, rcv) = (self.options.sndhwm_limit(), self.options.rcvhwm_limit());
+        for id in self.pipes.ids() {
+            let p = self.pipes.get_mut(id);
+            let (out, inn) = match p.hwm_boost {
+                Some((peer_rcv, own_rcv)) => (inproc::combined_hwm(snd, peer_rcv), inproc::combined_hwm(rcv, own_rcv)),
+                None => (snd, rcv),
+            };
+            p.out.set_hwm(out);
+            p.inn.set_hwm(inn);
+        }
     }
 
     /// Draft RADIO/DISH: a `udp://` endpoint. As in libzmq, only a DISH binds
@@ -804,7 +836,8 @@ impl Core {
             .endpoints
             .iter()
             .position(|e| {
-                matches!(e.kind, EndpointKind::Bound) == bound && (e.given == endpoint || e.resolved == endpoint)
+                matches!(e.kind, EndpointKind::Bound) == bound
+                    && (e.resolved == endpoint || e.given == endpoint && !(bound && is_wildcard(endpoint)))
             })
             .ok_or(Error::NoSuchEndpoint)?;
         let rec = self.endpoints.remove(pos);
@@ -869,6 +902,9 @@ impl Core {
             if option == opt::LINGER {
                 self.linger_ms.store(decode_int(option, value)?, Ordering::Relaxed);
             }
+            if option == opt::SNDHWM || option == opt::RCVHWM {
+                self.update_pipe_hwms();
+            }
             return Ok(());
         }
         Err(Error::Invalid("unknown or read-only option"))
@@ -930,4 +966,15 @@ impl Core {
         }
         self.ctx.socket_closed(self.id);
     }
+}
+
+/// A bind endpoint with an ephemeral port or path (`tcp://host:*`,
+/// `ipc://*`): libzmq keys binds by what they resolved to, so unbinding the
+/// wildcard form finds nothing (ENOENT).
+fn is_wildcard(endpoint: &str) -> bool {
+    matches!(
+        parse_endpoint(endpoint),
+        Ok(Endpoint::Tcp(crate::transport::endpoint::TcpAddr { port: None, .. }))
+            | Ok(Endpoint::Ipc(crate::transport::endpoint::IpcAddr::Wildcard))
+    )
 }

@@ -38,6 +38,10 @@ pub(crate) struct SocketPipe {
     pub(crate) connect_routing_id: Option<Bytes>,
     pub(crate) endpoint: EndpointId,
     pub(crate) key: u64,
+    /// inproc only: (the peer's RCVHWM, this socket's RCVHWM) when the pipe
+    /// was made. libzmq adds them to this side's SNDHWM and RCVHWM when
+    /// either changes later.
+    pub(crate) hwm_boost: Option<(usize, usize)>,
     /// Draft RADIO/DISH: a udp:// pipe, which takes every group (libzmq's
     /// `subscribe_to_all`): it cannot carry joins.
     pub(crate) all_groups: bool,
@@ -55,6 +59,7 @@ impl SocketPipe {
             connect_routing_id: None,
             endpoint,
             key,
+            hwm_boost: None,
             all_groups: false,
             head: None,
         }

@@ -27,6 +27,9 @@ pub(crate) struct TcpAddr {
     pub(crate) host: TcpHost,
     /// `None` for `*` or `0` (an ephemeral port; bind only).
     pub(crate) port: Option<u16>,
+    /// libzmq's `tcp://src[:port];dst:port` connect form: the local address
+    /// the connection is bound to before it connects.
+    pub(crate) source: Option<Box<TcpAddr>>,
 }
 
 /// A parsed `ipc://...`.
@@ -88,8 +91,13 @@ fn parse_tcp(addr: &str) -> Result<TcpAddr, Error> {
     if addr.is_empty() {
         return Err(Error::Invalid("tcp endpoint needs host:port"));
     }
-    if addr.contains(';') {
-        return Err(Error::Invalid("tcp source addresses (src;dst) are not supported"));
+    if let Some((src, dst)) = addr.split_once(';') {
+        let mut dst = parse_tcp(dst)?;
+        if dst.source.is_some() {
+            return Err(Error::Invalid("tcp endpoint has more than one source address"));
+        }
+        dst.source = Some(Box::new(parse_source(src)?));
+        return Ok(dst);
     }
     let Some(colon) = addr.rfind(':') else {
         return Err(Error::Invalid("tcp endpoint needs a port (host:port)"));
@@ -127,8 +135,25 @@ fn parse_tcp(addr: &str) -> Result<TcpAddr, Error> {
         }
         TcpHost::Name(host.to_string())
     };
-    Ok(TcpAddr { host, port })
+    Ok(TcpAddr { host, port, source: None })
 }
+
+/// The source part of `src;dst`, whose port is optional (libzmq).
+fn parse_source(src: &str) -> Result<TcpAddr, Error> {
+    let has_port = src.rfind(':').is_some_and(|i| {
+        let host = &src[..i];
+        !host.is_empty() && if host.starts_with('[') { host.ends_with(']') } else { !host.contains(':') }
+    });
+    if has_port {
+        parse_tcp(src)
+    } else {
+        parse_tcp(&format!("{src}:0"))
+    }
+}
+
+/// `sockaddr_un`'s `sun_path` size on Linux; libzmq refuses paths that do
+/// not fit with their NUL (ENAMETOOLONG).
+const SUN_PATH_LEN: usize = 108;
 
 /// `host:port` then an optional path. libzmq cuts the path at the last `/`,
 /// so only one-segment paths work there; here the path starts at the first
@@ -152,6 +177,9 @@ fn parse_ipc(addr: &str) -> Result<IpcAddr, Error> {
     }
     if addr == "*" {
         return Ok(IpcAddr::Wildcard);
+    }
+    if addr.len() >= SUN_PATH_LEN {
+        return Err(Error::Io(std::io::Error::from_raw_os_error(libc::ENAMETOOLONG)));
     }
     if let Some(name) = addr.strip_prefix('@') {
         if name.is_empty() {
@@ -229,7 +257,7 @@ mod tests {
     use std::net::Ipv4Addr;
 
     fn tcp(host: TcpHost, port: Option<u16>) -> Endpoint {
-        Endpoint::Tcp(TcpAddr { host, port })
+        Endpoint::Tcp(TcpAddr { host, port, source: None })
     }
 
     #[test]
@@ -263,10 +291,32 @@ mod tests {
             "tcp://[::1:5555",
             "tcp://[zz]:5555",
             "tcp://bad host:5555",
-            "tcp://a;b:5555",
+            "tcp://;127.0.0.1:5555",
+            "tcp://a;b;c:5555",
         ] {
             assert!(matches!(parse_endpoint(bad), Err(Error::Invalid(_))), "{bad}");
         }
+    }
+
+    #[test]
+    fn parses_source_addresses() {
+        let Endpoint::Tcp(a) = parse_endpoint("tcp://127.0.0.1:0;127.0.0.1:5555").unwrap() else { panic!() };
+        assert_eq!(a.port, Some(5555));
+        let src = a.source.unwrap();
+        assert_eq!((src.host, src.port), (TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), None));
+        let Endpoint::Tcp(a) = parse_endpoint("tcp://10.0.0.1;localhost:5555").unwrap() else { panic!() };
+        assert_eq!(a.source.unwrap().host, TcpHost::Ip(Ipv4Addr::new(10, 0, 0, 1).into()));
+        let Endpoint::Tcp(a) = parse_endpoint("tcp://[::1]:7;[::1]:5555").unwrap() else { panic!() };
+        assert_eq!(a.source.unwrap().port, Some(7));
+    }
+
+    #[test]
+    fn overlong_ipc_path_is_enametoolong() {
+        let long = format!("ipc:///tmp/{}", "x".repeat(200));
+        assert_eq!(parse_endpoint(&long).unwrap_err().errno(), libc::ENAMETOOLONG);
+        let fits = format!("ipc:///{}", "x".repeat(106));
+        assert!(parse_endpoint(&fits).is_ok());
+        assert_eq!(parse_endpoint(&format!("ipc:///{}", "x".repeat(107))).unwrap_err().errno(), libc::ENAMETOOLONG);
     }
 
     #[test]
@@ -296,11 +346,11 @@ mod tests {
     fn parses_ws_endpoints() {
         let Endpoint::Ws(w) = parse_endpoint("ws://127.0.0.1:5555/zeromq").unwrap() else { panic!() };
         assert_eq!((w.tls, w.host.as_str(), w.path.as_str()), (false, "127.0.0.1", "/zeromq"));
-        assert_eq!(w.tcp, TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: Some(5555) });
+        assert_eq!(w.tcp, TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: Some(5555), source: None });
         let Endpoint::Ws(w) = parse_endpoint("wss://example.com:443").unwrap() else { panic!() };
         assert_eq!((w.tls, w.host.as_str(), w.path.as_str()), (true, "example.com", "/"));
         let Endpoint::Ws(w) = parse_endpoint("ws://*:*/p").unwrap() else { panic!() };
-        assert_eq!(w.tcp, TcpAddr { host: TcpHost::Any, port: None });
+        assert_eq!(w.tcp, TcpAddr { host: TcpHost::Any, port: None, source: None });
         assert!(parse_endpoint("ws://*:*/p").unwrap().check_connectable().is_err());
         for bad in ["ws://", "ws://host/p", "ws://host:x/p", "ws://h:1/a b", "wss://:80/"] {
             assert!(matches!(parse_endpoint(bad), Err(Error::Invalid(_))), "{bad}");

@@ -46,7 +46,7 @@ pub(crate) struct InprocRegistry {
 }
 
 /// libzmq adds the two sides' HWMs for inproc; 0 on either side means unlimited.
-fn combined_hwm(snd: usize, rcv: usize) -> usize {
+pub(crate) fn combined_hwm(snd: usize, rcv: usize) -> usize {
     if snd == 0 || rcv == 0 {
         0
     } else {
@@ -95,7 +95,11 @@ fn join(
         write_hello(&mut b_to_a, b_hello);
         b_to_a.flush();
     }
-    (SocketPipe::new(a_to_b, a_from_b, a.endpoint, key), SocketPipe::new(b_to_a, b_from_a, b_endpoint, key))
+    let mut a_side = SocketPipe::new(a_to_b, a_from_b, a.endpoint, key);
+    a_side.hwm_boost = Some((b_rcvhwm, a.rcvhwm));
+    let mut b_side = SocketPipe::new(b_to_a, b_from_a, b_endpoint, key);
+    b_side.hwm_boost = Some((a.rcvhwm, b_rcvhwm));
+    (a_side, b_side)
 }
 
 /// Connect to `name`; returns the connector's side to attach now.
@@ -144,6 +148,7 @@ pub(crate) fn bind(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Vec<Soc
         // (a CONFLATE pipe has none and ignores this).
         binder_side.out.set_hwm(combined_hwm(me.sndhwm, connector.rcvhwm));
         binder_side.inn.set_hwm(combined_hwm(connector.sndhwm, me.rcvhwm));
+        binder_side.hwm_boost = Some((connector.rcvhwm, me.rcvhwm));
         adopted.push(binder_side);
     }
     Ok(adopted)

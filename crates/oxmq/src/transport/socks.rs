@@ -190,7 +190,7 @@ mod tests {
     use std::net::Ipv4Addr;
 
     fn target(host: TcpHost, port: u16) -> TcpAddr {
-        TcpAddr { host, port: Some(port) }
+        TcpAddr { host, port: Some(port), source: None }
     }
 
     /// Drive a client against scripted proxy answers; returns what it sent.

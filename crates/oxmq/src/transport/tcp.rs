@@ -140,6 +140,11 @@ fn listen_on(sa: SocketAddr, opts: &Options) -> io::Result<Socket> {
 /// Creates a listening socket for `addr` in the caller's thread. Returns the
 /// listener and the resolved endpoint for `ZMQ_LAST_ENDPOINT`.
 pub(crate) fn bind(addr: &TcpAddr, opts: &Options) -> Result<(mio::net::TcpListener, String), Error> {
+    if addr.source.is_some() {
+        // libzmq takes `src;dst` as one host name when binding, which no
+        // interface has.
+        return Err(io::Error::from_raw_os_error(libc::ENODEV).into());
+    }
     if opts.use_fd >= 0 {
         let sock = adopt_listener(opts.use_fd)?;
         let local = match sock.local_addr().map(|a| a.as_socket()) {
@@ -184,9 +189,27 @@ pub(crate) fn disown(sock: Socket, errno: i32) -> Error {
 
 /// Starts a non-blocking connect. Completion is signalled by writability;
 /// then [`finish_connect`] tells success from failure.
-pub(crate) fn start_connect(sa: SocketAddr, opts: &Options) -> io::Result<mio::net::TcpStream> {
+pub(crate) fn start_connect(
+    sa: SocketAddr,
+    source: Option<&TcpAddr>,
+    opts: &Options,
+) -> io::Result<mio::net::TcpStream> {
     let sock = Socket::new(Domain::for_address(sa), Type::STREAM, Some(Protocol::TCP))?;
     pre_options(&sock, opts, sa.is_ipv6())?;
+    if let Some(src) = source {
+        // The source must be of the destination's family; a dual-stack
+        // IPv6 socket takes an IPv4 source in its mapped form.
+        let mut local = resolve(src, opts.ipv6, true)?;
+        if sa.is_ipv6() {
+            if let SocketAddr::V4(v4) = local {
+                local = SocketAddr::new(IpAddr::V6(v4.ip().to_ipv6_mapped()), v4.port());
+            }
+        }
+        if src.port.is_some() {
+            sock.set_reuse_address(true)?;
+        }
+        sock.bind(&SockAddr::from(local))?;
+    }
     sock.set_nonblocking(true)?;
     match sock.connect(&SockAddr::from(sa)) {
         Ok(()) => {}
@@ -225,28 +248,28 @@ mod tests {
 
     #[test]
     fn binds_wildcard_port_and_reports_it() {
-        let addr = TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: None };
+        let addr = TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: None, source: None };
         let (_l, ep) = bind(&addr, &Options::default()).unwrap();
         assert!(ep.starts_with("tcp://127.0.0.1:"), "{ep}");
         assert_ne!(ep, "tcp://127.0.0.1:0");
-        let any = TcpAddr { host: TcpHost::Any, port: None };
+        let any = TcpAddr { host: TcpHost::Any, port: None, source: None };
         let (_l2, ep2) = bind(&any, &Options::default()).unwrap();
         assert!(ep2.starts_with("tcp://0.0.0.0:"), "{ep2}");
     }
 
     #[test]
     fn address_in_use_is_reported() {
-        let addr = TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: None };
+        let addr = TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: None, source: None };
         let (_l, ep) = bind(&addr, &Options::default()).unwrap();
         let port: u16 = ep.rsplit(':').next().unwrap().parse().unwrap();
-        let again = TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: Some(port) };
+        let again = TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: Some(port), source: None };
         let err = bind(&again, &Options::default()).unwrap_err();
         assert_eq!(err.errno(), libc::EADDRINUSE);
     }
 
     #[test]
     fn ipv6_literal_needs_the_option() {
-        let addr = TcpAddr { host: TcpHost::Ip(Ipv6Addr::LOCALHOST.into()), port: None };
+        let addr = TcpAddr { host: TcpHost::Ip(Ipv6Addr::LOCALHOST.into()), port: None, source: None };
         assert!(bind(&addr, &Options::default()).is_err());
     }
 }

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""A ZMTP/2.0 peer (RFC 15) as libzmq 3.x speaks it, on raw TCP, against a
+libzmq.so.5 loaded with ctypes (issue 13: older peers).
+
+    zmtp20_peer.py LIBRARY     one "name: answer" line per probe
+
+mk/compat.mk runs it on oxmq's libzmq.so.5 and on pyzmq's bundled libzmq
+4.3.5: the two outputs must be equal. Each probe drives one library socket
+and plays the other side byte by byte: greeting (signature, revision 01,
+socket type), identity frame, then 2.0 frames (flags: MORE 1, LONG 2).
+"""
+import ctypes
+import socket
+import sys
+
+PUB, SUB, ROUTER, PULL, PUSH = 1, 2, 6, 7, 8
+RCVTIMEO, SNDTIMEO, LINGER, LAST_ENDPOINT, RCVMORE, MAXMSGSIZE = 27, 28, 17, 32, 13, 22
+
+lib = ctypes.CDLL(sys.argv[1])
+lib.zmq_ctx_new.restype = ctypes.c_void_p
+lib.zmq_socket.restype = ctypes.c_void_p
+lib.zmq_socket.argtypes = [ctypes.c_void_p, ctypes.c_int]
+for name in ("zmq_bind", "zmq_close", "zmq_ctx_term", "zmq_send", "zmq_recv", "zmq_setsockopt", "zmq_getsockopt"):
+    getattr(lib, name).argtypes = None
+lib.zmq_bind.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib.zmq_close.argtypes = [ctypes.c_void_p]
+lib.zmq_ctx_term.argtypes = [ctypes.c_void_p]
+lib.zmq_send.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
+lib.zmq_recv.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
+lib.zmq_setsockopt.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+lib.zmq_getsockopt.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+
+ctx = lib.zmq_ctx_new()
+
+
+def setint(s, opt, v):
+    x = ctypes.c_int(v)
+    lib.zmq_setsockopt(s, opt, ctypes.byref(x), 4)
+
+
+def setlong(s, opt, v):
+    x = ctypes.c_int64(v)
+    lib.zmq_setsockopt(s, opt, ctypes.byref(x), 8)
+
+
+def getint(s, opt):
+    x, n = ctypes.c_int(0), ctypes.c_size_t(4)
+    lib.zmq_getsockopt(s, opt, ctypes.byref(x), ctypes.byref(n))
+    return x.value
+
+
+def lib_socket(kind, maxmsgsize=None):
+    s = lib.zmq_socket(ctx, kind)
+    if maxmsgsize is not None:
+        # Before bind: a listener's connections take the options of then.
+        setlong(s, MAXMSGSIZE, maxmsgsize)
+    setint(s, RCVTIMEO, 3000)
+    setint(s, SNDTIMEO, 3000)
+    setint(s, LINGER, 0)
+    lib.zmq_bind(s, b"tcp://127.0.0.1:*")
+    buf, n = ctypes.create_string_buffer(256), ctypes.c_size_t(256)
+    lib.zmq_getsockopt(s, LAST_ENDPOINT, buf, ctypes.byref(n))
+    port = int(buf.value.decode().rsplit(":", 1)[1])
+    return s, port
+
+
+def recv_msg(s):
+    parts = []
+    while True:
+        buf = ctypes.create_string_buffer(4096)
+        n = lib.zmq_recv(s, buf, 4096, 0)
+        if n < 0:
+            return parts + ["<none>"]
+        parts.append(buf.raw[:n].decode("latin-1"))
+        if not getint(s, RCVMORE):
+            return parts
+
+
+def read_exact(c, n):
+    data = b""
+    while len(data) < n:
+        chunk = c.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def frame(body, more=False):
+    return bytes([1 if more else 0, len(body)]) + body
+
+
+def peer(port, socket_type, identity=b""):
+    """Connects and does the 2.0 handshake; returns the socket and what the
+    library sent before traffic (its greeting and identity frame)."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=3)
+    # libzmq 3.x's signature: 0xFF, 8-octet (identity size + 1), 0x7F.
+    c.sendall(bytes([0xFF, 0, 0, 0, 0, 0, 0, 0, len(identity) + 1, 0x7F]))
+    sig = read_exact(c, 10)
+    c.sendall(bytes([0x01, socket_type]))
+    rest = read_exact(c, 2)
+    # The library's identity frame: flags, length, body.
+    head = read_exact(c, 2)
+    body = read_exact(c, head[1]) if len(head) == 2 else b""
+    c.sendall(frame(identity))
+    greeting = sig + rest
+    shown = "sig-ok" if greeting[0] == 0xFF and greeting[9] == 0x7F else greeting[:10].hex()
+    return c, f"{shown} major {greeting[10]} type {greeting[11]} identity-frame {(head + body).hex()}"
+
+
+def probe_push_to_lib_pull():
+    s, port = lib_socket(PULL)
+    c, greeting = peer(port, PUSH)
+    print("2.0 PUSH -> PULL greeting:", greeting)
+    c.sendall(frame(b"hello") + frame(b"a", more=True) + frame(b"b"))
+    print("2.0 PUSH -> PULL:", recv_msg(s), recv_msg(s))
+    c.close()
+    lib.zmq_close(s)
+
+
+def probe_lib_push_to_pull():
+    s, port = lib_socket(PUSH)
+    c, greeting = peer(port, PULL)
+    print("PUSH -> 2.0 PULL greeting:", greeting)
+    lib.zmq_send(s, b"world", 5, 0)
+    head = read_exact(c, 2)
+    print("PUSH -> 2.0 PULL frame:", (head + read_exact(c, head[1] if len(head) == 2 else 0)).hex())
+    c.close()
+    lib.zmq_close(s)
+
+
+def probe_router_identity():
+    s, port = lib_socket(ROUTER)
+    c, greeting = peer(port, 5, identity=b"old-dealer")
+    print("2.0 DEALER -> ROUTER greeting:", greeting)
+    c.sendall(frame(b"hi"))
+    print("2.0 DEALER -> ROUTER:", recv_msg(s))
+    c.close()
+    lib.zmq_close(s)
+
+
+def probe_pub_subscription():
+    s, port = lib_socket(PUB)
+    c, greeting = peer(port, SUB)
+    print("PUB -> 2.0 SUB greeting:", greeting)
+    # A 2.0 subscriber subscribes with a message: 0x01 then the topic.
+    c.sendall(frame(b"\x01ab"))
+    c.settimeout(0.05)
+    got = b""
+    for _ in range(60):
+        lib.zmq_send(s, b"xyz", 3, 0)
+        lib.zmq_send(s, b"abc", 3, 0)
+        try:
+            got += c.recv(100)
+        except socket.timeout:
+            pass
+        if got:
+            break
+    print("PUB -> 2.0 SUB first frames:", got[:5].hex())
+    c.close()
+    lib.zmq_close(s)
+
+
+def probe_garbage():
+    s, port = lib_socket(PULL, maxmsgsize=100)
+    c, _ = peer(port, PUSH)
+    c.sendall(frame(b"ok") + bytes([0x00, 200]) + b"x" * 200)
+    print("garbage: message before it:", recv_msg(s))
+    c.settimeout(3)
+    try:
+        dropped = c.recv(10) == b""
+    except (socket.timeout, ConnectionResetError):
+        dropped = False
+    print("garbage: oversized 2.0 frame drops the peer:", dropped)
+    c2, _ = peer(port, PUSH)
+    c2.sendall(frame(b"after"))
+    print("garbage: the socket still takes another 2.0 peer:", recv_msg(s))
+    c.close()
+    c2.close()
+    lib.zmq_close(s)
+
+
+for p in (probe_push_to_lib_pull, probe_lib_push_to_pull, probe_router_identity, probe_pub_subscription, probe_garbage):
+    try:
+        p()
+    except Exception as e:  # a failing probe prints, the others still run
+        print(f"{p.__name__}: {type(e).__name__} {e}")
+    sys.stdout.flush()
+lib.zmq_ctx_term(ctx)
