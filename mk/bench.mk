@@ -104,7 +104,9 @@ bench-rust-peers:
 
 bench-py312: venv
 	@mkdir -p $(BENCH_C_OUT)
-	@py=$$(command -v python3.12 || ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python3.12 2>/dev/null | tail -1 || true); \
+	@py=""; for c in $$(command -v python3.12) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python3.12 2>/dev/null); do \
+	  if $$c -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then py=$$c; break; fi; done; \
+	: "a pyenv shim exists even where pyenv has 3.12 but does not select it: each candidate is run first"; \
 	if [ -z "$$py" ]; then \
 	  echo "no python3.12 here (no pyenv; Debian bookworm has 3.11): the Python studies run on the project venv" \
 	    > $(PY312_STATUS); echo "==> $$(cat $(PY312_STATUS))"; rm -rf $(VENV312); exit 0; fi; \

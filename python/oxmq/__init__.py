@@ -40,8 +40,8 @@ from oxmq.backend import IPC_PATH_MAX_LEN
 #: The pyzmq API version this package follows (``zmq.pyzmq_version()``).
 from oxmq.sugar.version import __revision__, __version__  # noqa: E402
 
-#: Draft sockets (CLIENT/SERVER, RADIO/DISH, ...) are not built into oxmq.
-PYZMQ_DRAFT_API = False
+#: Draft sockets (CLIENT/SERVER, RADIO/DISH, ...) are built into oxmq.
+PYZMQ_DRAFT_API = True
 
 # pyzmq's names for the plain classes, as opposed to zmq.asyncio's
 SyncContext = Context

@@ -406,7 +406,7 @@ IO_THREADS_DFLT = 1
 MAX_SOCKETS_DFLT = 1023
 THREAD_PRIORITY_DFLT = -1
 THREAD_SCHED_POLICY_DFLT = -1
-DRAFT_API = False
+DRAFT_API = True  # the draft sockets and options are built in (zmq.has("draft"))
 __all__ += [
     "VERSION_MAJOR",
     "VERSION_MINOR",
