@@ -53,8 +53,12 @@ static void test_errors_and_capabilities(void)
     CHECK(zmq_strerror(123456) != NULL);
 
     CHECK(zmq_has("ipc") == 1);
-    CHECK(zmq_has("draft") == 0);
     CHECK(zmq_has("nonsense") == 0);
+#ifdef REAL_LIBZMQ /* Debian builds without the draft API; oxmq ships it */
+    CHECK(zmq_has("draft") == 0);
+#else
+    CHECK(zmq_has("draft") == 1);
+#endif
     CHECK(zmq_has("curve") == 1);
 #ifndef REAL_LIBZMQ /* Debian's libzmq has pgm */
     CHECK(zmq_has("pgm") == 0);

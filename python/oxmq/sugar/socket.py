@@ -125,14 +125,6 @@ class Socket(_oxmq.Socket):
             shadow = cast_int_addr(shadow)
         if shadow:
             return super().__new__(cls, None, 0, shadow=shadow)  # type: ignore[call-arg]
-        if socket_type == SocketType.STREAM:
-            # The core has no STREAM sockets yet. Jupyter's kernel makes one at
-            # start-up for its debugger and only uses it when debugging, so the
-            # object can be made (over an idle PAIR socket), but bind/connect
-            # raise ENOTSUP: nothing can be sent or received through it.
-            obj = super().__new__(cls, ctx, SocketType.PAIR)  # type: ignore[call-arg]
-            object.__setattr__(obj, "_unsupported_type", SocketType.STREAM)
-            return obj
         return super().__new__(cls, ctx, socket_type)  # type: ignore[call-arg]
 
     def __init__(self, ctx: Any = None, socket_type: int = 0, *, shadow: Any = 0, **kwargs: Any) -> None:
@@ -261,24 +253,18 @@ class Socket(_oxmq.Socket):
     @property
     def type(self) -> int:
         """The socket type (``zmq.SocketType``)."""
-        return self.__dict__.get("_unsupported_type") or SocketType(self._type)
+        return SocketType(self._type)
 
     @property
     def socket_type(self) -> int:
         """The socket type (``zmq.SocketType``)."""
         return self.type
 
-    def _check_supported(self) -> None:
-        kind = self.__dict__.get("_unsupported_type")
-        if kind is not None:
-            raise ZMQError(ENOTSUP, f"{kind.name} sockets are not implemented by oxmq yet")
-
     # -- endpoints ---------------------------------------------------------
 
     def bind(self, addr: Union[str, bytes]) -> _SocketContext:
         """Accept connections on ``addr``; usable as a context manager (unbinds on exit)."""
         addr = _addr(addr)
-        self._check_supported()
         try:
             self._bind(addr)
         except ZMQError as e:
@@ -295,7 +281,6 @@ class Socket(_oxmq.Socket):
     def connect(self, addr: Union[str, bytes]) -> _SocketContext:
         """Connect to ``addr``; usable as a context manager (disconnects on exit)."""
         addr = _addr(addr)
-        self._check_supported()
         try:
             self._connect(addr)
         except ZMQError as e:
