@@ -31,7 +31,7 @@ use crate::transport::endpoint::Endpoint;
 use crate::transport::{ipc, tcp};
 use oxmq_proto::SocketType;
 use std::io;
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicBool, AtomicI64};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 
@@ -47,6 +47,8 @@ pub(crate) struct SocketLink {
     pub(crate) options: Arc<Options>,
     /// The socket's current LINGER in ms (-1 infinite), read when the socket closes.
     pub(crate) linger_ms: Arc<AtomicI64>,
+    /// zmq_disconnect has been called on the socket (RECONNECT_STOP_AFTER_DISCONNECT).
+    pub(crate) disconnected: Arc<AtomicBool>,
     pub(crate) endpoint_id: EndpointId,
     /// The endpoint as monitor events name it: the resolved bind address,
     /// or the address given to connect (set by [`IoThread::bind`] for binds).

@@ -79,6 +79,7 @@ impl FakeSocket {
             mailbox: mailbox.clone(),
             options: Arc::new(opts),
             linger_ms: Arc::new(AtomicI64::new(-1)),
+            disconnected: Default::default(),
             endpoint_id: 7,
             endpoint: "tcp://test".into(),
             monitor: crate::monitor::Monitor::new(),

@@ -165,14 +165,15 @@ pub(super) fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo
 /// A connection that completed its handshake ended: what the socket reads
 /// from that peer last (draft options, libzmq's order). ROUTER_NOTIFY's
 /// empty message, and DISCONNECT_MSG as if the peer had sent it (see
-/// `Options::receives_disconnect_msg`). They bypass the HWM like libzmq's,
-/// which writes them from the session.
-pub(super) fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe) {
+/// `Options::receives_disconnect_msg`), the latter only on an accepted
+/// connection as in libzmq (a connecting socket hears HICCUP_MSG instead).
+/// They bypass the HWM like libzmq's, which writes them from the session.
+pub(super) fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe, accepted: bool) {
     let o = &cfg.options;
     if cfg.socket_type == SocketType::Router && o.router_notify & notify::DISCONNECT != 0 {
         ep.inn.write(Msg::new());
     }
-    if o.receives_disconnect_msg(cfg.socket_type) {
+    if accepted && o.receives_disconnect_msg(cfg.socket_type) {
         ep.inn.write(Msg::from_vec(o.disconnect_msg.clone()));
     }
     ep.inn.flush();

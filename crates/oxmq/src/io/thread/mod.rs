@@ -273,6 +273,7 @@ impl Poller {
                 };
                 let session = Session {
                     ws,
+                    disconnected: link.disconnected.clone(),
                     link: link.into(),
                     endpoint,
                     pipe,

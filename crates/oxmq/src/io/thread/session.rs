@@ -5,7 +5,7 @@
 use super::link::{new_pipe_pair, push_farewell, push_peer_frames, Link};
 use super::shared::TokenWaker;
 use super::Outcome;
-use crate::io::engine::{Engine, Step};
+use crate::io::engine::{Engine, Fault, Step};
 use crate::io::stream::Stream;
 use crate::io::ws::WsConnect;
 use crate::io::EnginePipe;
@@ -19,9 +19,13 @@ use crate::transport::tcp;
 use mio::{Registry, Token};
 use oxmq_proto::PeerInfo;
 use std::io;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+const RECONNECT_STOP_CONN_REFUSED: i32 = 0x1;
+const RECONNECT_STOP_HANDSHAKE_FAILED: i32 = 0x2;
+const RECONNECT_STOP_AFTER_DISCONNECT: i32 = 0x4;
 
 pub(super) enum SState {
     /// Connect (again) at this time; `None` = never (reconnect disabled).
@@ -56,6 +60,8 @@ pub(super) struct Session {
     pub(super) closing: bool,
     pub(super) linger: Option<Option<Instant>>,
     pub(super) waker: Arc<TokenWaker>,
+    /// The socket's RECONNECT_STOP_AFTER_DISCONNECT mark.
+    pub(super) disconnected: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -70,7 +76,7 @@ impl Session {
 
     /// While not connected: whether the session is finished (its socket is
     /// gone and nothing is left to deliver, or LINGER ran out).
-    pub(super) fn idle_done(&mut self, now: Instant) -> bool {
+    fn idle_done(&mut self, now: Instant) -> bool {
         let Some(p) = &self.pipe else {
             // IMMEDIATE on: nothing queues here; stop once the socket closed.
             return self.closing || self.queued;
@@ -88,19 +94,37 @@ impl Session {
         matches!(self.linger, Some(Some(d)) if now >= d)
     }
 
-    // RECONNECT_STOP (libzmq 4.3.5 acts on CONN_REFUSED only; its other
-    // bits are kept and read back).
+    // RECONNECT_STOP, bit by bit as libzmq 4.3.5 applies them.
 
     /// Whether this failed connect ends the endpoint instead of retrying.
-    pub(super) fn stops_on(&self, e: &io::Error) -> bool {
-        const RECONNECT_STOP_CONN_REFUSED: i32 = 0x1;
+    fn stops_on(&self, e: &io::Error) -> bool {
         self.link.cfg.options.reconnect_stop & RECONNECT_STOP_CONN_REFUSED != 0
             && e.raw_os_error() == Some(libc::ECONNREFUSED)
     }
 
+    /// AFTER_DISCONNECT: once the socket has disconnected any endpoint, a
+    /// refused ipc connect is not retried. Unlike the other bits the session
+    /// and its queue stay (libzmq's ipc connecter just sets no timer).
+    fn parks_on(&self, e: &io::Error) -> bool {
+        matches!(self.endpoint, Endpoint::Ipc(_))
+            && self.link.cfg.options.reconnect_stop & RECONNECT_STOP_AFTER_DISCONNECT != 0
+            && e.raw_os_error() == Some(libc::ECONNREFUSED)
+            && self.disconnected.load(Ordering::Relaxed)
+    }
+
+    /// HANDSHAKE_FAILED: whether a connection that failed before its
+    /// handshake completed ends the endpoint. libzmq turns a dropped
+    /// connection or a handshake timeout into a protocol error, which ends
+    /// its session. (Without the bit libzmq ends it on a protocol error too;
+    /// oxmq still retries then, see tests/reconnect_stop.rs.)
+    fn final_handshake_fault(&self, fault: &Fault) -> bool {
+        self.link.cfg.options.reconnect_stop & RECONNECT_STOP_HANDSHAKE_FAILED != 0
+            && !matches!(fault, Fault::HeartbeatDead | Fault::Linger)
+    }
+
     /// Give up on the endpoint: its queue goes (the socket sees the pipe
     /// end, as libzmq's session terminates it) and nothing retries.
-    pub(super) fn stop_reconnecting(&mut self) {
+    fn stop_reconnecting(&mut self) {
         if let Some(mb) = &self.link.mailbox {
             mb.send(SocketCommand::EndpointClosed { endpoint: self.link.endpoint_id });
         }
@@ -109,7 +133,7 @@ impl Session {
         self.state = SState::Waiting(None);
     }
 
-    pub(super) fn retry_at(&mut self, now: Instant, jitter: u64) -> Option<Instant> {
+    fn retry_at(&mut self, now: Instant, jitter: u64) -> Option<Instant> {
         let opts = &self.link.cfg.options;
         let base = opts.reconnect_ivl.filter(|d| !d.is_zero())?;
         let cur = self.cur_ivl.unwrap_or(base);
@@ -122,7 +146,7 @@ impl Session {
         Some(now + wait)
     }
 
-    pub(super) fn start_connect(&mut self, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
+    fn start_connect(&mut self, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
         let opts = &self.link.cfg.options;
         let res = match &self.endpoint {
             // SOCKS_PROXY: connect to the proxy instead (a bad proxy address fails like a refused connect).
@@ -166,6 +190,10 @@ impl Session {
                     self.stop_reconnecting();
                     return;
                 }
+                if self.parks_on(&e) {
+                    self.state = SState::Waiting(None);
+                    return;
+                }
                 self.state = SState::Waiting(self.retry_at(now, jitter))
             }
         }
@@ -173,7 +201,7 @@ impl Session {
 
     /// A handshake completed: hand the engine its pipe. Returns false if the
     /// connection is not wanted any more.
-    pub(super) fn on_handshake(&mut self, engine: &mut Engine, peer: &PeerInfo) -> bool {
+    fn on_handshake(&mut self, engine: &mut Engine, peer: &PeerInfo) -> bool {
         if let Some(mut p) = self.pipe.take() {
             if self.handshakes > 0 {
                 if let Some(mb) = &self.link.mailbox {
@@ -197,14 +225,16 @@ impl Session {
         true
     }
 
-    /// After a connection ended: take the queue back and plan what's next.
-    pub(super) fn on_disconnect(
+    /// After a connection ended: take the queue back and plan what's next
+    /// (`last`: the endpoint ends, see `final_handshake_fault`).
+    fn on_disconnect(
         &mut self,
         mut engine: Engine,
         registry: &Registry,
         now: Instant,
         jitter: u64,
         established: bool,
+        last: bool,
     ) -> Outcome {
         engine.stream.deregister(registry);
         if self.linger.is_none() {
@@ -213,7 +243,7 @@ impl Session {
         }
         if let Some((mut p, mid)) = engine.take_pipe() {
             if established {
-                push_farewell(&self.link.cfg, &mut p);
+                push_farewell(&self.link.cfg, &mut p, false);
                 // HICCUP_MSG (draft): the socket hears that its connection
                 // dropped, as if the peer said so.
                 let o = &self.link.cfg.options;
@@ -232,6 +262,10 @@ impl Session {
         if self.idle_done(now) {
             return Outcome::Remove;
         }
+        if last {
+            self.stop_reconnecting();
+            return Outcome::Remove;
+        }
         let at = self.retry_at(now, jitter);
         if at.is_none() && established {
             // RECONNECT_IVL -1/0: libzmq ends the endpoint after a disconnect.
@@ -247,7 +281,7 @@ impl Session {
 
 /// Advance a SOCKS5 exchange on a connected proxy stream as far as the
 /// socket allows: `Ok(true)` once the proxy has connected us.
-pub(super) fn socks_step(stream: &Stream, client: &mut Socks5) -> io::Result<bool> {
+fn socks_step(stream: &Stream, client: &mut Socks5) -> io::Result<bool> {
     use std::io::{Read, Write};
     let Stream::Tcp(t) = stream else {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
@@ -414,7 +448,8 @@ pub(super) fn run_session(
                     Step::Closed(fault) => {
                         let established = !engine.is_handshaking();
                         s.link.report_closed(engine.stream.fd(), !established, &fault);
-                        return s.on_disconnect(*engine, registry, now, jitter, established);
+                        let last = !established && s.final_handshake_fault(&fault);
+                        return s.on_disconnect(*engine, registry, now, jitter, established, last);
                     }
                 }
             }
