@@ -334,6 +334,58 @@ static void router_raw(void) {
     z_close(r);
 }
 
+/* ROUTER_RAW, an empty data frame: libzmq ends that peer's pipe, and the
+ * connection closes once the ROUTER next handles its commands (any later
+ * send, recv or poll: until then it stays open, as STREAM's does). What
+ * follows for that id is dropped, what the client sends is not delivered. */
+static void router_raw_empty(void) {
+    const char *sc = "router_raw_empty";
+    void *r = sock(ZMQ_ROUTER);
+    seti(r, ZMQ_ROUTER_RAW, 1);
+    z_bind(r, "tcp://127.0.0.1:*");
+    char ep[256];
+    size_t len = sizeof ep;
+    z_getsockopt(r, ZMQ_LAST_ENDPOINT, ep, &len);
+    int port = atoi(strrchr(ep, ':') + 1);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {.tv_sec = 1};
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(c, (struct sockaddr *)&a, sizeof a) != 0) {
+        printf("%s: tcp connect failed\n", sc);
+        return;
+    }
+    unsigned char id[256];
+    int idlen;
+    recv_id(sc, "on connect", r, id, &idlen);
+    if (idlen <= 0) return;
+    z_send(r, id, idlen, ZMQ_SNDMORE);
+    sendm(r, "one", 0);
+    char buf[64];
+    ssize_t n = read(c, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    printf("%s: client reads -> %s\n", sc, n > 0 ? buf : "nothing");
+    z_send(r, id, idlen, ZMQ_SNDMORE);
+    int rc = z_send(r, "", 0, 0);
+    printf("%s: send an empty frame -> rc=%d\n", sc, rc);
+    z_send(r, id, idlen, ZMQ_SNDMORE);
+    rc = z_send(r, "two", 3, 0);
+    printf("%s: send to that id again -> rc=%d\n", sc, rc);
+    recvp(sc, "a recv, which handles the ROUTER's commands", r, 300);
+    n = read(c, buf, sizeof buf - 1);
+    printf("%s: client reads -> %s\n", sc, n == 0 ? "end of stream" : n > 0 ? "data" : "nothing (still open)");
+    send(c, "late", 4, MSG_NOSIGNAL);
+    recvp(sc, "what the client sent after", r, 300);
+    seti(r, ZMQ_ROUTER_MANDATORY, 1);
+    rc = z_send(r, id, idlen, ZMQ_SNDMORE);
+    printf("%s: that id with ROUTER_MANDATORY -> rc=%d errno=%s\n", sc, rc < 0 ? -1 : 0,
+           rc < 0 ? ename(z_errno()) : "-");
+    if (rc >= 0) sendm(r, "three", 0);
+    close(c);
+    z_close(r);
+}
+
 /* ZMQ_USE_FD: bind adopts a listening socket the application made. */
 static void use_fd(void) {
     const char *sc = "use_fd";
@@ -528,6 +580,7 @@ int main(int argc, char **argv) {
     only_first_subscribe();
     conflate_send();
     router_raw();
+    router_raw_empty();
     use_fd();
     accept_filters();
     reconnect_stop();
