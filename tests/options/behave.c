@@ -272,6 +272,34 @@ static void conflate_send(void) {
             }
 }
 
+/* SUB with CONFLATE: its outgoing pipe conflates too, so of the
+ * subscriptions queued before the connection only the last reaches the XPUB. */
+static void conflate_sub(void) {
+    for (int tr = 0; tr < 2; tr++)
+        for (int conflate = 0; conflate <= 1; conflate++) {
+            char sc[96], ep[256];
+            snprintf(sc, sizeof sc, "conflate_sub(%s, CONFLATE=%d)", tr ? "inproc" : "tcp", conflate);
+            void *x = sock(ZMQ_XPUB);
+            if (tr) {
+                snprintf(ep, sizeof ep, "inproc://conflate-sub-%d", conflate);
+                z_bind(x, ep);
+            } else {
+                z_bind(x, "tcp://127.0.0.1:*");
+                size_t len = sizeof ep;
+                z_getsockopt(x, ZMQ_LAST_ENDPOINT, ep, &len);
+            }
+            void *s = sock(ZMQ_SUB);
+            seti(s, ZMQ_CONFLATE, conflate);
+            z_set(s, ZMQ_SUBSCRIBE, "a", 1);
+            z_set(s, ZMQ_SUBSCRIBE, "b", 1);
+            z_connect(s, ep);
+            recvp(sc, "XPUB reads", x, 1000);
+            recvp(sc, "XPUB reads", x, 300);
+            z_close(s);
+            z_close(x);
+        }
+}
+
 /* A plain TCP client talking to a ROUTER with ROUTER_RAW. Routing ids are
  * generated, so only their length prints. */
 static void recv_id(const char *sc, const char *what, void *s, unsigned char *id, int *idlen) {
@@ -579,6 +607,7 @@ int main(int argc, char **argv) {
     xpub_manual_last_value();
     only_first_subscribe();
     conflate_send();
+    conflate_sub();
     router_raw();
     router_raw_empty();
     use_fd();
