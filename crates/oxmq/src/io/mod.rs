@@ -17,6 +17,7 @@ mod stream;
 mod tests;
 mod thread;
 mod tls;
+mod tuning;
 mod ws;
 mod zap;
 
@@ -36,6 +37,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 
 use thread::{Cmd, ListenSock, Shared};
+pub(crate) use tuning::{ThreadTuning, DFLT as THREAD_DFLT};
 
 /// What an I/O thread needs to know about the socket a listener or connecter serves.
 #[derive(Clone)]
@@ -76,9 +78,14 @@ pub(crate) struct IoThread {
 }
 
 impl IoThread {
-    pub(crate) fn start(name: &str) -> io::Result<IoThread> {
+    /// Starts I/O thread number `n`, named and tuned from the context's THREAD_* options.
+    pub(crate) fn start(n: usize, tuning: ThreadTuning) -> io::Result<IoThread> {
         let (poller, shared) = thread::Poller::new()?;
-        let handle = std::thread::Builder::new().name(name.to_string()).spawn(move || poller.run())?;
+        let name = tuning.name(&format!("IO/{n}"));
+        let handle = std::thread::Builder::new().name(name).spawn(move || {
+            tuning.apply_to_current_thread();
+            poller.run()
+        })?;
         Ok(IoThread { shared, handle: Mutex::new(Some(handle)) })
     }
 
