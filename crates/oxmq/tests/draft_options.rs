@@ -410,3 +410,22 @@ fn disconnect_msg_over_tcp_is_for_accepted_connections_only() {
     drop(d);
     assert_nothing_within(&router, 300);
 }
+
+/// The thread-safe SERVER hears an inproc CLIENT leave the same way.
+#[test]
+fn disconnect_msg_over_inproc_reaches_a_server() {
+    let _g = guard();
+    let ctx = Context::new();
+    let server = sock(&ctx, SocketType::Server);
+    server.set_option_bytes(opt::DISCONNECT_MSG, b"client gone").unwrap();
+    let ep = inproc_endpoint();
+    server.bind(&ep).unwrap();
+    let client = sock(&ctx, SocketType::Client);
+    client.connect(&ep).unwrap();
+    client.send("c", 0).unwrap();
+    let m = server.recv(0).unwrap();
+    assert_eq!(m.to_vec(), b"c");
+    drop(client);
+    let gone = server.recv(0).unwrap();
+    assert_eq!((gone.to_vec(), gone.routing_id()), (b"client gone".to_vec(), m.routing_id()));
+}
