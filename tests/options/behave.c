@@ -272,6 +272,34 @@ static void conflate_send(void) {
             }
 }
 
+/* SUB with CONFLATE: its outgoing pipe conflates too, so of the
+ * subscriptions queued before the connection only the last reaches the XPUB. */
+static void conflate_sub(void) {
+    for (int tr = 0; tr < 2; tr++)
+        for (int conflate = 0; conflate <= 1; conflate++) {
+            char sc[96], ep[256];
+            snprintf(sc, sizeof sc, "conflate_sub(%s, CONFLATE=%d)", tr ? "inproc" : "tcp", conflate);
+            void *x = sock(ZMQ_XPUB);
+            if (tr) {
+                snprintf(ep, sizeof ep, "inproc://conflate-sub-%d", conflate);
+                z_bind(x, ep);
+            } else {
+                z_bind(x, "tcp://127.0.0.1:*");
+                size_t len = sizeof ep;
+                z_getsockopt(x, ZMQ_LAST_ENDPOINT, ep, &len);
+            }
+            void *s = sock(ZMQ_SUB);
+            seti(s, ZMQ_CONFLATE, conflate);
+            z_set(s, ZMQ_SUBSCRIBE, "a", 1);
+            z_set(s, ZMQ_SUBSCRIBE, "b", 1);
+            z_connect(s, ep);
+            recvp(sc, "XPUB reads", x, 1000);
+            recvp(sc, "XPUB reads", x, 300);
+            z_close(s);
+            z_close(x);
+        }
+}
+
 /* A plain TCP client talking to a ROUTER with ROUTER_RAW. Routing ids are
  * generated, so only their length prints. */
 static void recv_id(const char *sc, const char *what, void *s, unsigned char *id, int *idlen) {
@@ -331,6 +359,58 @@ static void router_raw(void) {
     close(c);
     recv_id(sc, "client closed", r, id, &idlen);
     recvp(sc, "then", r, 200);
+    z_close(r);
+}
+
+/* ROUTER_RAW, an empty data frame: libzmq ends that peer's pipe, and the
+ * connection closes once the ROUTER next handles its commands (any later
+ * send, recv or poll: until then it stays open, as STREAM's does). What
+ * follows for that id is dropped, what the client sends is not delivered. */
+static void router_raw_empty(void) {
+    const char *sc = "router_raw_empty";
+    void *r = sock(ZMQ_ROUTER);
+    seti(r, ZMQ_ROUTER_RAW, 1);
+    z_bind(r, "tcp://127.0.0.1:*");
+    char ep[256];
+    size_t len = sizeof ep;
+    z_getsockopt(r, ZMQ_LAST_ENDPOINT, ep, &len);
+    int port = atoi(strrchr(ep, ':') + 1);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {.tv_sec = 1};
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(c, (struct sockaddr *)&a, sizeof a) != 0) {
+        printf("%s: tcp connect failed\n", sc);
+        return;
+    }
+    unsigned char id[256];
+    int idlen;
+    recv_id(sc, "on connect", r, id, &idlen);
+    if (idlen <= 0) return;
+    z_send(r, id, idlen, ZMQ_SNDMORE);
+    sendm(r, "one", 0);
+    char buf[64];
+    ssize_t n = read(c, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    printf("%s: client reads -> %s\n", sc, n > 0 ? buf : "nothing");
+    z_send(r, id, idlen, ZMQ_SNDMORE);
+    int rc = z_send(r, "", 0, 0);
+    printf("%s: send an empty frame -> rc=%d\n", sc, rc);
+    z_send(r, id, idlen, ZMQ_SNDMORE);
+    rc = z_send(r, "two", 3, 0);
+    printf("%s: send to that id again -> rc=%d\n", sc, rc);
+    recvp(sc, "a recv, which handles the ROUTER's commands", r, 300);
+    n = read(c, buf, sizeof buf - 1);
+    printf("%s: client reads -> %s\n", sc, n == 0 ? "end of stream" : n > 0 ? "data" : "nothing (still open)");
+    send(c, "late", 4, MSG_NOSIGNAL);
+    recvp(sc, "what the client sent after", r, 300);
+    seti(r, ZMQ_ROUTER_MANDATORY, 1);
+    rc = z_send(r, id, idlen, ZMQ_SNDMORE);
+    printf("%s: that id with ROUTER_MANDATORY -> rc=%d errno=%s\n", sc, rc < 0 ? -1 : 0,
+           rc < 0 ? ename(z_errno()) : "-");
+    if (rc >= 0) sendm(r, "three", 0);
+    close(c);
     z_close(r);
 }
 
@@ -527,7 +607,9 @@ int main(int argc, char **argv) {
     xpub_manual_last_value();
     only_first_subscribe();
     conflate_send();
+    conflate_sub();
     router_raw();
+    router_raw_empty();
     use_fd();
     accept_filters();
     reconnect_stop();

@@ -2,7 +2,7 @@
 //! live sockets that termination waits for.
 
 use crate::error::{Error, Result};
-use crate::io::IoThread;
+use crate::io::{IoThread, ThreadTuning, THREAD_DFLT};
 use crate::options::Options;
 use crate::socket::mailbox::Mailbox;
 use crate::socket::Socket;
@@ -44,9 +44,10 @@ pub(crate) struct CtxState {
     max_sockets: i32,
     ipv6: bool,
     blocky: bool,
-    // Kept and read back as libzmq does; oxmq's I/O thread is not tuned by them.
+    // THREAD_*: read when the I/O thread starts (io::ThreadTuning), as libzmq's.
     thread_sched_policy: i32,
-    thread_name_prefix: i32,
+    thread_priority: i32,
+    thread_name_prefix: Option<i32>,
     thread_affinity: std::collections::BTreeSet<i32>,
     max_msgsz: i32,
     zero_copy_recv: bool,
@@ -78,8 +79,9 @@ impl Context {
                     max_sockets: 1023,
                     ipv6: false,
                     blocky: true,
-                    thread_sched_policy: -1,
-                    thread_name_prefix: 0,
+                    thread_sched_policy: THREAD_DFLT,
+                    thread_priority: THREAD_DFLT,
+                    thread_name_prefix: None,
                     thread_affinity: Default::default(),
                     max_msgsz: i32::MAX,
                     zero_copy_recv: true,
@@ -145,14 +147,14 @@ impl Context {
         let bad = Error::Invalid("unknown context option or bad value");
         match option {
             // Any value: libzmq keeps it as the thread name prefix.
-            ctxopt::THREAD_NAME_PREFIX => st.thread_name_prefix = value,
+            ctxopt::THREAD_NAME_PREFIX => st.thread_name_prefix = Some(value),
             _ if value < 0 => return Err(bad),
             ctxopt::IO_THREADS => st.io_threads = value,
             ctxopt::MAX_SOCKETS if value >= 1 => st.max_sockets = value,
             ctxopt::IPV6 => st.ipv6 = value != 0,
             ctxopt::BLOCKY => st.blocky = value != 0,
             ctxopt::ZERO_COPY_RECV => st.zero_copy_recv = value != 0,
-            ctxopt::THREAD_PRIORITY => {}
+            ctxopt::THREAD_PRIORITY => st.thread_priority = value,
             ctxopt::THREAD_SCHED_POLICY => st.thread_sched_policy = value,
             ctxopt::MAX_MSGSZ => st.max_msgsz = value,
             ctxopt::THREAD_AFFINITY_CPU_ADD => {
@@ -176,7 +178,7 @@ impl Context {
             ctxopt::IPV6 => st.ipv6 as i32,
             ctxopt::BLOCKY => st.blocky as i32,
             ctxopt::THREAD_SCHED_POLICY => st.thread_sched_policy,
-            ctxopt::THREAD_NAME_PREFIX => st.thread_name_prefix,
+            ctxopt::THREAD_NAME_PREFIX => st.thread_name_prefix.unwrap_or(0),
             ctxopt::MAX_MSGSZ => st.max_msgsz,
             ctxopt::MSG_T_SIZE => 64,
             ctxopt::ZERO_COPY_RECV => st.zero_copy_recv as i32,
@@ -206,11 +208,17 @@ impl CtxInner {
             return Ok(io);
         }
         // Serialise the first start so that two racing sockets share one thread.
-        let _guard = self.lock();
+        let st = self.lock();
         if let Some(io) = self.io.get() {
             return Ok(io);
         }
-        let started = IoThread::start("oxmq-io")?;
+        let tuning = ThreadTuning {
+            name_prefix: st.thread_name_prefix,
+            priority: st.thread_priority,
+            sched_policy: st.thread_sched_policy,
+            affinity: st.thread_affinity.iter().copied().collect(),
+        };
+        let started = IoThread::start(0, tuning)?;
         let _ = self.io.set(started);
         Ok(self.io.get().expect("io thread just set"))
     }

@@ -316,11 +316,13 @@ impl Options {
 
     /// Send-side CONFLATE: whether a new pipe from a socket of type `kind`
     /// to its engine keeps only the last message (libzmq's types: DEALER,
-    /// PUSH, PUB; PULL and SUB conflate what they receive, in `Socket::recv`).
+    /// PUSH, PUB, and SUB, whose subscriptions conflate too: of several
+    /// queued together only the last reaches the publisher, as in libzmq;
+    /// PULL and SUB conflate what they receive, in `Socket::recv`).
     /// Chosen when the pipe is made, so sending costs nothing extra.
     pub(crate) fn conflates_sending(&self, kind: oxmq_proto::SocketType) -> bool {
         use oxmq_proto::SocketType;
-        self.conflate && matches!(kind, SocketType::Dealer | SocketType::Push | SocketType::Pub)
+        self.conflate && matches!(kind, SocketType::Dealer | SocketType::Push | SocketType::Pub | SocketType::Sub)
     }
 
     // Draft options (s3-draftopts): which types act on them, as libzmq's

@@ -346,3 +346,86 @@ fn client_and_server_take_the_message_options_as_libzmq_does() {
     drop(server);
     assert_eq!(recv(&client), b"server gone");
 }
+
+/// DISCONNECT_MSG over inproc, as libzmq delivers it: the binder's message is
+/// set on each connecter's pipe (whichever of bind and connect came first), and
+/// the connecter leaves it as its last message when it closes or disconnects.
+#[test]
+fn disconnect_msg_over_inproc_when_the_connecter_goes() {
+    let _g = guard();
+    let ctx = Context::new();
+    for t in [Transport::InprocBindFirst, Transport::InprocConnectFirst] {
+        for by_disconnect in [false, true] {
+            let router = sock(&ctx, SocketType::Router);
+            router.set_option_bytes(opt::DISCONNECT_MSG, b"BYE").unwrap();
+            let d = sock(&ctx, SocketType::Dealer);
+            d.set_option_bytes(opt::ROUTING_ID, b"d").unwrap();
+            let ep = link(t, &router, &d);
+            send(&d, b"x");
+            assert_eq!(recv_parts(&router), vec![b"d".to_vec(), b"x".to_vec()], "{t:?}");
+            if by_disconnect {
+                d.disconnect(&ep).unwrap();
+            } else {
+                drop(d);
+            }
+            assert_eq!(recv_parts(&router), vec![b"d".to_vec(), b"BYE".to_vec()], "{t:?} {by_disconnect}");
+            assert_nothing_within(&router, 100);
+        }
+    }
+}
+
+/// Only the binder hears it over inproc (the message lives on the connecter's
+/// pipe), and a binder type that takes no DISCONNECT_MSG hears nothing.
+#[test]
+fn disconnect_msg_over_inproc_is_for_the_binder_only() {
+    let _g = guard();
+    let ctx = Context::new();
+    // The connecting ROUTER has the option; the binding DEALER goes away.
+    let dealer = sock(&ctx, SocketType::Dealer);
+    let router = sock(&ctx, SocketType::Router);
+    router.set_option_bytes(opt::DISCONNECT_MSG, b"BYE").unwrap();
+    let ep = inproc_endpoint();
+    dealer.bind(&ep).unwrap();
+    router.connect(&ep).unwrap();
+    send(&dealer, b"hi");
+    assert_eq!(recv_parts(&router).len(), 2);
+    drop(dealer);
+    assert_nothing_within(&router, 200);
+}
+
+/// Over tcp libzmq writes DISCONNECT_MSG on accepted connections only: a
+/// ROUTER that connected does not get it when its peer goes away.
+#[test]
+fn disconnect_msg_over_tcp_is_for_accepted_connections_only() {
+    let _g = guard();
+    let ctx = Context::new();
+    let d = sock(&ctx, SocketType::Dealer);
+    let ep = bind_fresh(Transport::Tcp, &d);
+    let router = sock(&ctx, SocketType::Router);
+    router.set_option_bytes(opt::DISCONNECT_MSG, b"BYE").unwrap();
+    router.set_option_int(opt::RECONNECT_IVL, -1).unwrap();
+    connect_to(&ep, &router);
+    send(&d, b"hi");
+    assert_eq!(recv_parts(&router).len(), 2);
+    drop(d);
+    assert_nothing_within(&router, 300);
+}
+
+/// The thread-safe SERVER hears an inproc CLIENT leave the same way.
+#[test]
+fn disconnect_msg_over_inproc_reaches_a_server() {
+    let _g = guard();
+    let ctx = Context::new();
+    let server = sock(&ctx, SocketType::Server);
+    server.set_option_bytes(opt::DISCONNECT_MSG, b"client gone").unwrap();
+    let ep = inproc_endpoint();
+    server.bind(&ep).unwrap();
+    let client = sock(&ctx, SocketType::Client);
+    client.connect(&ep).unwrap();
+    client.send("c", 0).unwrap();
+    let m = server.recv(0).unwrap();
+    assert_eq!(m.to_vec(), b"c");
+    drop(client);
+    let gone = server.recv(0).unwrap();
+    assert_eq!((gone.to_vec(), gone.routing_id()), (b"client gone".to_vec(), m.routing_id()));
+}

@@ -17,6 +17,7 @@ mod stream;
 mod tests;
 mod thread;
 mod tls;
+mod tuning;
 mod ws;
 mod zap;
 
@@ -31,11 +32,12 @@ use crate::transport::endpoint::Endpoint;
 use crate::transport::{ipc, tcp};
 use oxmq_proto::SocketType;
 use std::io;
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicBool, AtomicI64};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 
 use thread::{Cmd, ListenSock, Shared};
+pub(crate) use tuning::{ThreadTuning, DFLT as THREAD_DFLT};
 
 /// What an I/O thread needs to know about the socket a listener or connecter serves.
 #[derive(Clone)]
@@ -47,6 +49,8 @@ pub(crate) struct SocketLink {
     pub(crate) options: Arc<Options>,
     /// The socket's current LINGER in ms (-1 infinite), read when the socket closes.
     pub(crate) linger_ms: Arc<AtomicI64>,
+    /// zmq_disconnect has been called on the socket (RECONNECT_STOP_AFTER_DISCONNECT).
+    pub(crate) disconnected: Arc<AtomicBool>,
     pub(crate) endpoint_id: EndpointId,
     /// The endpoint as monitor events name it: the resolved bind address,
     /// or the address given to connect (set by [`IoThread::bind`] for binds).
@@ -74,9 +78,14 @@ pub(crate) struct IoThread {
 }
 
 impl IoThread {
-    pub(crate) fn start(name: &str) -> io::Result<IoThread> {
+    /// Starts I/O thread number `n`, named and tuned from the context's THREAD_* options.
+    pub(crate) fn start(n: usize, tuning: ThreadTuning) -> io::Result<IoThread> {
         let (poller, shared) = thread::Poller::new()?;
-        let handle = std::thread::Builder::new().name(name.to_string()).spawn(move || poller.run())?;
+        let name = tuning.name(&format!("IO/{n}"));
+        let handle = std::thread::Builder::new().name(name).spawn(move || {
+            tuning.apply_to_current_thread();
+            poller.run()
+        })?;
         Ok(IoThread { shared, handle: Mutex::new(Some(handle)) })
     }
 

@@ -71,7 +71,7 @@ struct FakeSocket {
 
 impl FakeSocket {
     fn new(socket_type: SocketType, opts: Options) -> FakeSocket {
-        let io = IoThread::start("oxmq-test-io").unwrap();
+        let io = IoThread::start(0, crate::io::ThreadTuning::default()).unwrap();
         let mailbox = Mailbox::new().unwrap();
         let link = SocketLink {
             socket_id: 1,
@@ -79,6 +79,7 @@ impl FakeSocket {
             mailbox: mailbox.clone(),
             options: Arc::new(opts),
             linger_ms: Arc::new(AtomicI64::new(-1)),
+            disconnected: Default::default(),
             endpoint_id: 7,
             endpoint: "tcp://test".into(),
             monitor: crate::monitor::Monitor::new(),

@@ -34,7 +34,7 @@ use peer::PeerProperties;
 use pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
 use std::collections::HashMap;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -96,6 +96,8 @@ pub(crate) struct Core {
     monitor: Arc<Monitor>,
     // ROUTER_RAW: a ROUTER whose new connections are raw, as STREAM's.
     router_raw: bool,
+    // RECONNECT_STOP_AFTER_DISCONNECT: set by the first successful disconnect.
+    disconnected: Arc<AtomicBool>,
 }
 
 impl Socket {
@@ -125,6 +127,7 @@ impl Socket {
                 commands_seen: 0,
                 monitor: Monitor::new(),
                 router_raw: false,
+                disconnected: Default::default(),
             }),
         }
     }
@@ -588,7 +591,8 @@ impl Core {
         }
     }
 
-    fn forget(&mut self, p: SocketPipe) {
+    fn forget(&mut self, mut p: SocketPipe) {
+        p.send_disconnect_msg();
         p.inn.reader_wake().clear();
         p.out.writer_wake().clear();
         self.key_to_pipe.remove(&p.key);
@@ -630,6 +634,7 @@ impl Core {
             mailbox: self.mailbox.clone(),
             options: Arc::new(self.options.clone()),
             linger_ms: self.linger_ms.clone(),
+            disconnected: self.disconnected.clone(),
             endpoint_id,
             ctx: Arc::downgrade(&self.ctx),
         }
@@ -822,6 +827,11 @@ impl Core {
             routing_id: self.options.routing_id.clone(),
             endpoint,
             conflate_out: self.options.conflates_sending(self.kind),
+            disconnect_msg: if self.options.receives_disconnect_msg(self.kind) && !self.router_raw {
+                self.options.disconnect_msg.clone()
+            } else {
+                Vec::new()
+            },
             hello: if self.options.sends_hello(self.kind) && !self.router_raw {
                 self.options.hello_msg.clone()
             } else {
@@ -841,6 +851,10 @@ impl Core {
             })
             .ok_or(Error::NoSuchEndpoint)?;
         let rec = self.endpoints.remove(pos);
+        if !bound {
+            // libzmq marks the socket on zmq_disconnect only (not unbind).
+            self.disconnected.store(true, Ordering::Relaxed);
+        }
         if let Some(name) = &rec.inproc_name {
             inproc::unbind(&self.ctx, name, self.id);
         } else if let Ok(io) = self.ctx.io() {
@@ -959,7 +973,8 @@ impl Core {
         }
         for id in self.pipes.ids() {
             self.pattern.detach(id, &mut self.pipes);
-            if let Some(p) = self.pipes.remove(id) {
+            if let Some(mut p) = self.pipes.remove(id) {
+                p.send_disconnect_msg();
                 p.inn.reader_wake().clear();
                 p.out.writer_wake().clear();
             }

@@ -5,7 +5,7 @@ use crate::pipe::{PipeReader, PipeWriter};
 use crate::socket::peer::PeerProperties;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Index of a pipe in a socket's [`Pipes`] slab. Valid from `Pattern::attach`
 /// until `Pattern::detach` returns; then it may be reused.
@@ -47,6 +47,10 @@ pub(crate) struct SocketPipe {
     pub(crate) all_groups: bool,
     /// A frame taken off `inn` by `check_read` and not yet handed out.
     head: Option<Msg>,
+    /// DISCONNECT_MSG over inproc (draft): on a connecter's pipe, the
+    /// binder's message, filled in once the binder is known. This side
+    /// writes it as its last message when it drops the pipe.
+    pub(crate) disconnect_msg: Option<Arc<OnceLock<Vec<u8>>>>,
 }
 
 impl SocketPipe {
@@ -62,6 +66,18 @@ impl SocketPipe {
             hwm_boost: None,
             all_groups: false,
             head: None,
+            disconnect_msg: None,
+        }
+    }
+
+    /// This side lets the pipe go: as libzmq's inproc pipe does, drop a
+    /// half-written message and leave the peer its DISCONNECT_MSG, if any
+    /// (past the HWM, like libzmq's).
+    pub(crate) fn send_disconnect_msg(&mut self) {
+        if let Some(m) = self.disconnect_msg.take().as_deref().and_then(OnceLock::get) {
+            self.out.rollback();
+            self.out.write(Msg::from_slice(m));
+            self.out.flush();
         }
     }
 

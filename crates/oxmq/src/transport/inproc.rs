@@ -12,7 +12,7 @@ use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use oxmq_proto::SocketType;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What one side of an inproc connection contributes.
 #[derive(Clone)]
@@ -30,12 +30,27 @@ pub(crate) struct InprocPeer {
     /// HELLO_MSG (draft), empty unless this type sends one (ROUTER, DEALER):
     /// the peer reads it first after the routing id, as over tcp.
     pub(crate) hello: Vec<u8>,
+    /// DISCONNECT_MSG (draft), empty unless this type receives one (ROUTER,
+    /// SERVER, PEER): as a binder, what each connecter leaves it on leaving.
+    pub(crate) disconnect_msg: Vec<u8>,
 }
 
 struct Pending {
     connector: InprocPeer,
     /// The binder's ends, waiting for a binder.
     binder_side: SocketPipe,
+    /// The connector's DISCONNECT_MSG slot, filled by the binder.
+    disconnect_msg: Arc<OnceLock<Vec<u8>>>,
+}
+
+/// A connecter's DISCONNECT_MSG slot (libzmq sets the binder's message on the
+/// connecter's pipe, whichever came first).
+fn disconnect_slot(binder: Option<&InprocPeer>) -> Arc<OnceLock<Vec<u8>>> {
+    let slot = Arc::new(OnceLock::new());
+    if let Some(b) = binder.filter(|b| !b.disconnect_msg.is_empty()) {
+        let _ = slot.set(b.disconnect_msg.clone());
+    }
+    slot
 }
 
 /// Names bound in one context, and connects waiting for a name.
@@ -106,14 +121,21 @@ fn join(
 pub(crate) fn connect(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<SocketPipe> {
     let mut st = ctx.lock();
     if let Some(binder) = st.inproc.bound.get(name) {
-        let (mine, theirs) =
+        let (mut mine, theirs) =
             join(&me, binder.rcvhwm, binder.sndhwm, Some(&binder.routing_id), &binder.hello, binder.endpoint);
+        mine.disconnect_msg = Some(disconnect_slot(Some(binder)));
         binder.mailbox.send(SocketCommand::Attach(theirs));
         return Ok(mine);
     }
     let defaults = crate::options::Options::default();
-    let (mine, theirs) = join(&me, defaults.rcvhwm_limit(), defaults.sndhwm_limit(), None, &[], 0);
-    st.inproc.pending.entry(name.to_string()).or_default().push(Pending { connector: me, binder_side: theirs });
+    let (mut mine, theirs) = join(&me, defaults.rcvhwm_limit(), defaults.sndhwm_limit(), None, &[], 0);
+    let slot = disconnect_slot(None);
+    mine.disconnect_msg = Some(slot.clone());
+    st.inproc.pending.entry(name.to_string()).or_default().push(Pending {
+        connector: me,
+        binder_side: theirs,
+        disconnect_msg: slot,
+    });
     Ok(mine)
 }
 
@@ -130,7 +152,10 @@ pub(crate) fn bind(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Vec<Soc
     st.inproc.bound.insert(name.to_string(), me.clone());
     drop(st);
     let mut adopted = Vec::with_capacity(waiting.len());
-    for Pending { connector, mut binder_side } in waiting {
+    for Pending { connector, mut binder_side, disconnect_msg } in waiting {
+        if !me.disconnect_msg.is_empty() {
+            let _ = disconnect_msg.set(me.disconnect_msg.clone());
+        }
         // The binder's routing id was unknown when the connector made the pipes.
         binder_side.out.write(routing_id_frame(&me.routing_id));
         write_hello(&mut binder_side.out, &me.hello);

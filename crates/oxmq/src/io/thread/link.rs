@@ -1,0 +1,180 @@
+//! What each listener, connection and session knows about its socket, and
+//! the bookkeeping around an engine's pipes: creating them, the frames the
+//! socket reads first (peer properties, routing id) and last (farewells).
+
+use super::shared::TokenWaker;
+use crate::io::engine::{EngineConfig, Fault};
+use crate::io::stream::Stream;
+use crate::io::{EnginePipe, SocketLink};
+use crate::monitor::{monitor_event as ev, Monitor};
+use crate::msg::{Msg, FLAG_PEER_PROPERTIES, FLAG_ROUTING_ID};
+use crate::options::notify;
+use crate::pipe::{pipe, pipe_conflate, Wake, WakeSlot};
+use crate::socket::mailbox::{Mailbox, SocketCommand};
+use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
+use oxmq_proto::{HandshakeError, PeerInfo, SocketType};
+use std::os::fd::RawFd;
+use std::sync::Arc;
+
+/// What a listener/session/connection knows about its socket.
+pub(super) struct Link {
+    pub(super) socket_id: u64,
+    pub(super) endpoint_id: EndpointId,
+    /// Dropped once no longer needed (after attach, or when the socket
+    /// closed), so that nothing here keeps a dead socket's mailbox alive.
+    pub(super) mailbox: Option<Arc<Mailbox>>,
+    pub(super) cfg: EngineConfig,
+    /// How monitor events name this endpoint.
+    pub(super) endpoint: Arc<str>,
+    pub(super) monitor: Arc<Monitor>,
+}
+
+impl From<SocketLink> for Link {
+    fn from(l: SocketLink) -> Link {
+        Link {
+            socket_id: l.socket_id,
+            endpoint_id: l.endpoint_id,
+            mailbox: Some(l.mailbox),
+            cfg: EngineConfig { socket_type: l.socket_type, options: l.options, linger_ms: l.linger_ms, ctx: l.ctx },
+            endpoint: l.endpoint,
+            monitor: l.monitor,
+        }
+    }
+}
+
+impl Link {
+    pub(super) fn clone_for_conn(&self) -> Link {
+        Link {
+            socket_id: self.socket_id,
+            endpoint_id: self.endpoint_id,
+            mailbox: self.mailbox.clone(),
+            cfg: self.cfg.clone(),
+            endpoint: self.endpoint.clone(),
+            monitor: self.monitor.clone(),
+        }
+    }
+
+    #[inline]
+    pub(super) fn emit(&self, event: u16, value: u32) {
+        self.monitor.emit(event, value, &self.endpoint);
+    }
+
+    /// Monitor events for a connection that ended: why the handshake failed
+    /// (if it had not finished), then DISCONNECTED, as libzmq reports them.
+    pub(super) fn report_closed(&self, fd: RawFd, handshaking: bool, fault: &Fault) {
+        const WANTED: u16 = ev::DISCONNECTED
+            | ev::HANDSHAKE_FAILED_NO_DETAIL
+            | ev::HANDSHAKE_FAILED_PROTOCOL
+            | ev::HANDSHAKE_FAILED_AUTH;
+        if matches!(fault, Fault::Linger) || !self.monitor.wants(WANTED) {
+            return; // closed by our own socket, or nobody listens
+        }
+        if handshaking {
+            match fault {
+                Fault::Handshake(HandshakeError::PeerError { reason }) => {
+                    // A ZAP-style status ("300", "400", "500") is an auth failure.
+                    if let [d @ b'3'..=b'5', b'0', b'0'] = reason.as_slice() {
+                        self.emit(ev::HANDSHAKE_FAILED_AUTH, u32::from(d - b'0') * 100);
+                    }
+                }
+                // libzmq 4.3.5 refuses a peer's socket type without an event.
+                Fault::Handshake(
+                    HandshakeError::IncompatibleSocketType { .. } | HandshakeError::UnknownSocketType { .. },
+                ) => {}
+                Fault::Handshake(HandshakeError::AuthFailed { status }) => {
+                    self.emit(ev::HANDSHAKE_FAILED_AUTH, u32::from(*status))
+                }
+                Fault::Handshake(HandshakeError::ZapUnavailable) => {
+                    self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::EFAULT as u32)
+                }
+                Fault::Handshake(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
+                Fault::Protocol(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
+                // ws: a bad upgrade or frame, as libzmq's ws engine reports it.
+                Fault::Io(e) if e.get_ref().is_some_and(|i| i.is::<oxmq_proto::ws::WsError>()) => {
+                    self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, 0x3000_0000)
+                }
+                Fault::Io(e) => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, e.raw_os_error().unwrap_or(0) as u32),
+                Fault::PeerClosed => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::EPIPE as u32),
+                Fault::HandshakeTimeout => self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::ETIMEDOUT as u32),
+                Fault::HeartbeatDead | Fault::PeerError | Fault::Linger => {}
+            }
+        }
+        self.emit(ev::DISCONNECTED, fd as u32);
+    }
+}
+
+/// Creates the pipe pair for a fresh connection, with the peer frames first
+/// (see `push_peer_frames`), and sends the socket its end. Returns the engine's end.
+pub(super) fn new_pipe_pair(
+    link: &Link,
+    mailbox: &Mailbox,
+    waker: &Arc<TokenWaker>,
+    peer: &PeerInfo,
+    stream: &Stream,
+) -> EnginePipe {
+    let opts = &link.cfg.options;
+    let w: Arc<dyn Wake> = waker.clone();
+    let (inn_w, inn_r) = pipe(opts.rcvhwm_limit(), WakeSlot::new(), WakeSlot::with(w.clone()));
+    let (out_w, out_r) = if opts.conflates_sending(link.cfg.socket_type) {
+        pipe_conflate(WakeSlot::with(w), WakeSlot::new())
+    } else {
+        pipe(opts.sndhwm_limit(), WakeSlot::with(w), WakeSlot::new())
+    };
+    let key = new_pipe_key();
+    let mut ep = EnginePipe { out: out_r, inn: inn_w, key };
+    push_peer_frames(link, &mut ep, peer, stream);
+    let mut sp = SocketPipe::new(out_w, inn_r, link.endpoint_id, key);
+    if link.cfg.socket_type == SocketType::Stream {
+        // STREAM pipes exist per connection only: the alias travels with the link.
+        sp.connect_routing_id = opts.connect_routing_id.clone().map(Into::into);
+    }
+    mailbox.send(SocketCommand::Attach(sp));
+    ep
+}
+
+/// Tell the socket who the peer is, ahead of its messages: its connection
+/// properties (READY metadata plus "Peer-Address", for `zmq_msg_gets`) and,
+/// for ROUTER, its routing id.
+pub(super) fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo, stream: &Stream) {
+    let mut props = peer.metadata.clone();
+    if let Some(user_id) = &peer.user_id {
+        props.insert("User-Id", user_id);
+    }
+    for (name, value) in peer.zap_properties.iter() {
+        props.insert(name, value);
+    }
+    if let Some(t) = stream.tcp() {
+        if let Ok(addr) = t.peer_addr() {
+            props.insert("Peer-Address", addr.ip().to_string().as_bytes());
+        }
+    }
+    let mut encoded = Vec::with_capacity(64);
+    props.encode(&mut encoded);
+    ep.inn.write(Msg::from_vec(encoded).with_flags(FLAG_PEER_PROPERTIES));
+    if link.cfg.socket_type == SocketType::Router {
+        let id = peer.identity.clone().unwrap_or_default();
+        ep.inn.write(Msg::from_bytes(id).with_flags(FLAG_ROUTING_ID));
+        // ROUTER_NOTIFY (draft): the ROUTER reads [routing id][empty].
+        if link.cfg.options.router_notify & notify::CONNECT != 0 {
+            ep.inn.write(Msg::new());
+        }
+    }
+    ep.inn.flush();
+}
+
+/// A connection that completed its handshake ended: what the socket reads
+/// from that peer last (draft options, libzmq's order). ROUTER_NOTIFY's
+/// empty message, and DISCONNECT_MSG as if the peer had sent it (see
+/// `Options::receives_disconnect_msg`), the latter only on an accepted
+/// connection as in libzmq (a connecting socket hears HICCUP_MSG instead).
+/// They bypass the HWM like libzmq's, which writes them from the session.
+pub(super) fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe, accepted: bool) {
+    let o = &cfg.options;
+    if cfg.socket_type == SocketType::Router && o.router_notify & notify::DISCONNECT != 0 {
+        ep.inn.write(Msg::new());
+    }
+    if accepted && o.receives_disconnect_msg(cfg.socket_type) {
+        ep.inn.write(Msg::from_vec(o.disconnect_msg.clone()));
+    }
+    ep.inn.flush();
+}

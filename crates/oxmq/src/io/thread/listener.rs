@@ -1,0 +1,135 @@
+//! The accept side: listeners and the connections they accept.
+
+use super::link::{new_pipe_pair, push_farewell, Link};
+use super::shared::TokenWaker;
+use super::Outcome;
+use crate::io::engine::{Engine, Step};
+use crate::io::stream::Stream;
+use crate::io::ws::WsListen;
+use crate::monitor::monitor_event as ev;
+use crate::transport::filter;
+use crate::transport::ipc::IpcCleanup;
+use crate::transport::tcp;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Connections accepted per run of a listener before yielding.
+const ACCEPT_BUDGET: usize = 64;
+
+pub(in crate::io) enum ListenSock {
+    Tcp(mio::net::TcpListener),
+    Unix(mio::net::UnixListener),
+    /// ws:// and wss://: tcp, each connection wrapped in a WebSocket stage.
+    Ws(mio::net::TcpListener, Arc<WsListen>),
+}
+
+impl ListenSock {
+    pub(in crate::io) fn fd(&self) -> RawFd {
+        match self {
+            ListenSock::Tcp(l) => l.as_raw_fd(),
+            ListenSock::Unix(l) => l.as_raw_fd(),
+            ListenSock::Ws(l, _) => l.as_raw_fd(),
+        }
+    }
+}
+
+pub(super) struct Listener {
+    pub(super) sock: ListenSock,
+    pub(super) link: Link,
+    pub(super) _cleanup: Option<IpcCleanup>,
+    /// Bound to a wildcard address: monitor events of its connections name
+    /// each connection's local address instead (as libzmq does).
+    pub(super) wildcard: bool,
+    /// accept() failed for want of resources (EMFILE...): the waiting
+    /// connections raise no new edge, so try again at this time.
+    pub(super) retry_at: Option<Instant>,
+}
+
+/// How long a listener waits before accepting again after EMFILE and friends.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+
+/// An accepted connection.
+pub(super) struct Conn {
+    pub(super) engine: Engine,
+    pub(super) link: Link,
+    pub(super) waker: Arc<TokenWaker>,
+    pub(super) attached: bool,
+}
+
+/// Accepts what is queued: each stream, with the endpoint its monitor events
+/// name if not the listener's.
+pub(super) fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<Arc<str>>)>, now: Instant) -> Outcome {
+    l.retry_at = None;
+    for _ in 0..ACCEPT_BUDGET {
+        let opts = &l.link.cfg.options;
+        let res = match &l.sock {
+            ListenSock::Tcp(s) => s.accept().map(|(s, peer)| {
+                tcp::tune_stream(&s, opts);
+                (filter::tcp_peer_allowed(opts, &peer), Stream::Tcp(s))
+            }),
+            ListenSock::Unix(s) => {
+                s.accept().map(|(s, _)| (filter::ipc_peer_allowed(opts, s.as_raw_fd()), Stream::Unix(s)))
+            }
+            ListenSock::Ws(s, ws) => s.accept().and_then(|(s, peer)| {
+                tcp::tune_stream(&s, opts);
+                Ok((filter::tcp_peer_allowed(opts, &peer), ws.wrap(s)?))
+            }),
+        };
+        match res {
+            Ok((false, s)) => {
+                // Refused by an accept filter: closed unread, as libzmq does.
+                drop(s);
+                l.link.emit(ev::ACCEPT_FAILED, 0);
+            }
+            Ok((true, s)) => {
+                let local = match &s {
+                    Stream::Tcp(t) if l.wildcard => t.local_addr().ok().map(|a| tcp::format_endpoint(&a).into()),
+                    _ => None,
+                };
+                l.link.monitor.emit(ev::ACCEPTED, s.fd() as u32, local.as_deref().unwrap_or(&l.link.endpoint));
+                accepted.push((s, local))
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Outcome::Keep,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted || e.kind() == io::ErrorKind::ConnectionAborted => {
+                l.link.emit(ev::ACCEPT_FAILED, e.raw_os_error().unwrap_or(0) as u32);
+            }
+            // EMFILE and friends: the connection stays in the backlog. Try
+            // again shortly (no edge will say when descriptors are free).
+            Err(e) => {
+                l.link.emit(ev::ACCEPT_FAILED, e.raw_os_error().unwrap_or(0) as u32);
+                l.retry_at = Some(now + ACCEPT_RETRY);
+                return Outcome::Keep;
+            }
+        }
+    }
+    Outcome::Again
+}
+
+pub(super) fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
+    loop {
+        match c.engine.run(now) {
+            Step::Idle => return Outcome::Keep,
+            Step::Again => return Outcome::Again,
+            Step::Closed(fault) => {
+                c.link.report_closed(c.engine.stream.fd(), c.engine.is_handshaking(), &fault);
+                if c.attached {
+                    if let Some((mut p, _)) = c.engine.take_pipe() {
+                        push_farewell(&c.link.cfg, &mut p, true);
+                    }
+                }
+                return Outcome::Remove;
+            }
+            Step::Handshaken(peer) => {
+                c.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
+                let Some(mb) = c.link.mailbox.take() else {
+                    return Outcome::Remove;
+                };
+                let ep = new_pipe_pair(&c.link, &mb, &c.waker, &peer, &c.engine.stream);
+                c.engine.attach(ep, false);
+                c.attached = true;
+            }
+        }
+    }
+}

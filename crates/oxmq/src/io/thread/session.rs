@@ -1,0 +1,458 @@
+//! The connect side: a session connects (through SOCKS5 if asked),
+//! reconnects with backoff after failures, keeps the socket's queue across
+//! connections (IMMEDIATE off) and applies RECONNECT_STOP.
+
+use super::link::{new_pipe_pair, push_farewell, push_peer_frames, Link};
+use super::shared::TokenWaker;
+use super::Outcome;
+use crate::io::engine::{Engine, Fault, Step};
+use crate::io::stream::Stream;
+use crate::io::ws::WsConnect;
+use crate::io::EnginePipe;
+use crate::monitor::monitor_event as ev;
+use crate::msg::Msg;
+use crate::socket::mailbox::SocketCommand;
+use crate::transport::endpoint::Endpoint;
+use crate::transport::ipc;
+use crate::transport::socks::{self, Socks5};
+use crate::transport::tcp;
+use mio::{Registry, Token};
+use oxmq_proto::PeerInfo;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const RECONNECT_STOP_CONN_REFUSED: i32 = 0x1;
+const RECONNECT_STOP_HANDSHAKE_FAILED: i32 = 0x2;
+const RECONNECT_STOP_AFTER_DISCONNECT: i32 = 0x4;
+
+pub(super) enum SState {
+    /// Connect (again) at this time; `None` = never (reconnect disabled).
+    Waiting(Option<Instant>),
+    Connecting {
+        stream: Stream,
+        deadline: Option<Instant>,
+        /// SOCKS_PROXY: once the proxy is connected, the SOCKS5 exchange in progress.
+        socks: Option<Box<Socks5>>,
+    },
+    Active(Box<Engine>),
+}
+
+/// A connect-side session: connects, and reconnects after failures.
+pub(super) struct Session {
+    /// ws:// and wss://: what turns each connected tcp socket into a ws stream.
+    pub(super) ws: Option<Arc<WsConnect>>,
+    pub(super) link: Link,
+    pub(super) endpoint: Endpoint,
+    /// The socket's queue, kept across reconnects (IMMEDIATE off), while
+    /// no engine holds it.
+    pub(super) pipe: Option<EnginePipe>,
+    /// Whether the socket gave us a queue (IMMEDIATE off).
+    pub(super) queued: bool,
+    /// The out pipe is in the middle of a message a dead connection began.
+    pub(super) skip_partial: bool,
+    pub(super) state: SState,
+    /// Current reconnect interval (grows up to RECONNECT_IVL_MAX).
+    pub(super) cur_ivl: Option<Duration>,
+    pub(super) handshakes: u64,
+    /// The socket closed (no more new connections unless data is lingering).
+    pub(super) closing: bool,
+    pub(super) linger: Option<Option<Instant>>,
+    pub(super) waker: Arc<TokenWaker>,
+    /// The socket's RECONNECT_STOP_AFTER_DISCONNECT mark.
+    pub(super) disconnected: Arc<AtomicBool>,
+}
+
+impl Session {
+    pub(super) fn deadline(&self) -> Option<Instant> {
+        let own = match &self.state {
+            SState::Waiting(at) => *at,
+            SState::Connecting { deadline, .. } => *deadline,
+            SState::Active(e) => e.deadline(),
+        };
+        [own, self.linger.flatten()].into_iter().flatten().min()
+    }
+
+    /// While not connected: whether the session is finished (its socket is
+    /// gone and nothing is left to deliver, or LINGER ran out).
+    fn idle_done(&mut self, now: Instant) -> bool {
+        let Some(p) = &self.pipe else {
+            // IMMEDIATE on: nothing queues here; stop once the socket closed.
+            return self.closing || self.queued;
+        };
+        if !p.out.is_writer_gone() {
+            return false;
+        }
+        if p.out.is_terminated() {
+            return true;
+        }
+        if self.linger.is_none() {
+            let ms = self.link.cfg.linger_ms.load(Ordering::Relaxed);
+            self.linger = Some(if ms < 0 { None } else { Some(now + Duration::from_millis(ms as u64)) });
+        }
+        matches!(self.linger, Some(Some(d)) if now >= d)
+    }
+
+    // RECONNECT_STOP, bit by bit as libzmq 4.3.5 applies them.
+
+    /// Whether this failed connect ends the endpoint instead of retrying.
+    fn stops_on(&self, e: &io::Error) -> bool {
+        self.link.cfg.options.reconnect_stop & RECONNECT_STOP_CONN_REFUSED != 0
+            && e.raw_os_error() == Some(libc::ECONNREFUSED)
+    }
+
+    /// AFTER_DISCONNECT: once the socket has disconnected any endpoint, a
+    /// refused ipc connect is not retried. Unlike the other bits the session
+    /// and its queue stay (libzmq's ipc connecter just sets no timer).
+    fn parks_on(&self, e: &io::Error) -> bool {
+        matches!(self.endpoint, Endpoint::Ipc(_))
+            && self.link.cfg.options.reconnect_stop & RECONNECT_STOP_AFTER_DISCONNECT != 0
+            && e.raw_os_error() == Some(libc::ECONNREFUSED)
+            && self.disconnected.load(Ordering::Relaxed)
+    }
+
+    /// HANDSHAKE_FAILED: whether a connection that failed before its
+    /// handshake completed ends the endpoint. libzmq turns a dropped
+    /// connection or a handshake timeout into a protocol error, which ends
+    /// its session. (Without the bit libzmq ends it on a protocol error too;
+    /// oxmq still retries then, see tests/reconnect_stop.rs.)
+    fn final_handshake_fault(&self, fault: &Fault) -> bool {
+        self.link.cfg.options.reconnect_stop & RECONNECT_STOP_HANDSHAKE_FAILED != 0
+            && !matches!(fault, Fault::HeartbeatDead | Fault::Linger)
+    }
+
+    /// Give up on the endpoint: its queue goes (the socket sees the pipe
+    /// end, as libzmq's session terminates it) and nothing retries.
+    fn stop_reconnecting(&mut self) {
+        if let Some(mb) = &self.link.mailbox {
+            mb.send(SocketCommand::EndpointClosed { endpoint: self.link.endpoint_id });
+        }
+        self.pipe = None;
+        self.closing = true;
+        self.state = SState::Waiting(None);
+    }
+
+    fn retry_at(&mut self, now: Instant, jitter: u64) -> Option<Instant> {
+        let opts = &self.link.cfg.options;
+        let base = opts.reconnect_ivl.filter(|d| !d.is_zero())?;
+        let cur = self.cur_ivl.unwrap_or(base);
+        let base_ms = base.as_millis().max(1) as u64;
+        let wait = cur + Duration::from_millis(jitter % base_ms);
+        if let Some(max) = opts.reconnect_ivl_max.filter(|m| *m > base) {
+            self.cur_ivl = Some((cur * 2).min(max));
+        }
+        self.link.emit(ev::CONNECT_RETRIED, wait.as_millis().min(u32::MAX as u128) as u32);
+        Some(now + wait)
+    }
+
+    fn start_connect(&mut self, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
+        let opts = &self.link.cfg.options;
+        let res = match &self.endpoint {
+            // SOCKS_PROXY: connect to the proxy instead (a bad proxy address fails like a refused connect).
+            Endpoint::Tcp(_) if !opts.socks_proxy.is_empty() => socks::proxy_addr(&opts.socks_proxy)
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
+                .and_then(|pa| tcp::resolve(&pa, opts.ipv6, false))
+                .and_then(|sa| tcp::start_connect(sa, None, opts))
+                .map(Stream::Tcp),
+            Endpoint::Tcp(a) => tcp::resolve(a, opts.ipv6, false)
+                .and_then(|sa| tcp::start_connect(sa, a.source.as_deref(), opts))
+                .map(Stream::Tcp),
+            Endpoint::Ipc(a) => ipc::start_connect(a).map(Stream::Unix),
+            Endpoint::Inproc(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+            Endpoint::Ws(w) => tcp::resolve(&w.tcp, opts.ipv6, false)
+                .and_then(|sa| tcp::start_connect(sa, None, opts))
+                .map(Stream::Tcp),
+        };
+        let deadline = opts.connect_timeout.filter(|d| !d.is_zero()).map(|d| now + d);
+        match res {
+            Ok(mut stream) => {
+                if stream.register(registry, Token(idx)).is_ok() {
+                    if let Stream::Tcp(_) = stream {
+                        // A non-blocking tcp connect is in progress (libzmq
+                        // reports this even when it completes quickly).
+                        self.link.emit(ev::CONNECT_DELAYED, libc::EINPROGRESS as u32);
+                    }
+                    self.state = SState::Connecting { stream, deadline, socks: None };
+                    return;
+                }
+                self.link.emit(ev::CLOSED, stream.fd() as u32);
+                drop(stream);
+                self.state = SState::Waiting(self.retry_at(now, jitter));
+            }
+            Err(e) => {
+                if let Endpoint::Ipc(_) = self.endpoint {
+                    // libzmq reports closing the socket of a refused ipc
+                    // connect; ours is already closed, its fd unknown (-1).
+                    self.link.emit(ev::CLOSED, u32::MAX);
+                }
+                if self.stops_on(&e) {
+                    self.stop_reconnecting();
+                    return;
+                }
+                if self.parks_on(&e) {
+                    self.state = SState::Waiting(None);
+                    return;
+                }
+                self.state = SState::Waiting(self.retry_at(now, jitter))
+            }
+        }
+    }
+
+    /// A handshake completed: hand the engine its pipe. Returns false if the
+    /// connection is not wanted any more.
+    fn on_handshake(&mut self, engine: &mut Engine, peer: &PeerInfo) -> bool {
+        if let Some(mut p) = self.pipe.take() {
+            if self.handshakes > 0 {
+                if let Some(mb) = &self.link.mailbox {
+                    mb.send(SocketCommand::Hiccup { key: p.key });
+                }
+            }
+            push_peer_frames(&self.link, &mut p, peer, &engine.stream);
+            engine.attach(p, self.skip_partial);
+            self.skip_partial = false;
+        } else if !self.queued {
+            let Some(mb) = self.link.mailbox.clone() else {
+                return false;
+            };
+            let ep = new_pipe_pair(&self.link, &mb, &self.waker, peer, &engine.stream);
+            engine.attach(ep, false);
+        } else {
+            return false;
+        }
+        self.handshakes += 1;
+        self.cur_ivl = None;
+        true
+    }
+
+    /// After a connection ended: take the queue back and plan what's next
+    /// (`last`: the endpoint ends, see `final_handshake_fault`).
+    fn on_disconnect(
+        &mut self,
+        mut engine: Engine,
+        registry: &Registry,
+        now: Instant,
+        jitter: u64,
+        established: bool,
+        last: bool,
+    ) -> Outcome {
+        engine.stream.deregister(registry);
+        if self.linger.is_none() {
+            // Keep the LINGER deadline the engine started counting.
+            self.linger = engine.linger();
+        }
+        if let Some((mut p, mid)) = engine.take_pipe() {
+            if established {
+                push_farewell(&self.link.cfg, &mut p, false);
+                // HICCUP_MSG (draft): the socket hears that its connection
+                // dropped, as if the peer said so.
+                let o = &self.link.cfg.options;
+                if self.queued && o.receives_hiccup_msg(self.link.cfg.socket_type) {
+                    p.inn.write(Msg::from_vec(o.hiccup_msg.clone()));
+                    p.inn.flush();
+                }
+            }
+            if self.queued {
+                self.pipe = Some(p);
+                self.skip_partial = mid;
+            }
+            // IMMEDIATE on: dropping the pipe tells the socket the peer left.
+        }
+        drop(engine);
+        if self.idle_done(now) {
+            return Outcome::Remove;
+        }
+        if last {
+            self.stop_reconnecting();
+            return Outcome::Remove;
+        }
+        let at = self.retry_at(now, jitter);
+        if at.is_none() && established {
+            // RECONNECT_IVL -1/0: libzmq ends the endpoint after a disconnect.
+            if let Some(mb) = &self.link.mailbox {
+                mb.send(SocketCommand::EndpointClosed { endpoint: self.link.endpoint_id });
+            }
+            return Outcome::Remove;
+        }
+        self.state = SState::Waiting(at);
+        Outcome::Keep
+    }
+}
+
+/// Advance a SOCKS5 exchange on a connected proxy stream as far as the
+/// socket allows: `Ok(true)` once the proxy has connected us.
+fn socks_step(stream: &Stream, client: &mut Socks5) -> io::Result<bool> {
+    use std::io::{Read, Write};
+    let Stream::Tcp(t) = stream else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    loop {
+        if client.is_done() {
+            return Ok(true);
+        }
+        while !client.pending().is_empty() {
+            match (&mut &*t).write(client.pending()) {
+                Ok(n) => client.consumed(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // Exactly what the reply still lacks: what follows belongs to ZMTP.
+        let mut buf = [0u8; 64];
+        let want = client.want().min(buf.len());
+        match (&mut &*t).read(&mut buf[..want]) {
+            Ok(0) => return Err(io::Error::from_raw_os_error(libc::ECONNRESET)),
+            Ok(n) => client.feed(&buf[..n]).map_err(|_| io::Error::from_raw_os_error(libc::ECONNREFUSED))?,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+pub(super) fn run_session(
+    s: &mut Session,
+    idx: usize,
+    registry: &Registry,
+    now: Instant,
+    mut readable: bool,
+    mut writable: bool,
+    jitter: u64,
+) -> Outcome {
+    loop {
+        match std::mem::replace(&mut s.state, SState::Waiting(None)) {
+            SState::Waiting(at) => {
+                s.state = SState::Waiting(at);
+                if s.idle_done(now) {
+                    return Outcome::Remove;
+                }
+                if s.closing && s.pipe.is_none() {
+                    return Outcome::Remove;
+                }
+                match at {
+                    Some(t) if now >= t => {
+                        s.start_connect(idx, registry, now, jitter);
+                        if s.closing && s.pipe.is_none() {
+                            return Outcome::Remove; // RECONNECT_STOP
+                        }
+                        if let SState::Connecting { .. } = s.state {
+                            // Unix sockets usually connect at once; the
+                            // writable event tells either way.
+                            return Outcome::Keep;
+                        }
+                        return Outcome::Keep;
+                    }
+                    _ => return Outcome::Keep,
+                }
+            }
+            SState::Connecting { mut stream, deadline, mut socks } => {
+                if s.idle_done(now) {
+                    stream.deregister(registry);
+                    return Outcome::Remove;
+                }
+                let timed_out = deadline.is_some_and(|d| now >= d);
+                let status = if timed_out {
+                    Err(io::Error::from_raw_os_error(libc::ETIMEDOUT))
+                } else if let Some(client) = &mut socks {
+                    socks_step(&stream, client)
+                } else if readable || writable {
+                    match &stream {
+                        Stream::Tcp(t) => tcp::finish_connect(t),
+                        Stream::Unix(u) => ipc::finish_connect(u),
+                        Stream::Ws(_) => Ok(true),
+                    }
+                } else {
+                    Ok(false)
+                };
+                let status = match (status, &s.endpoint) {
+                    // The proxy is connected: ask it for the endpoint.
+                    (Ok(true), Endpoint::Tcp(target))
+                        if socks.is_none() && !s.link.cfg.options.socks_proxy.is_empty() =>
+                    {
+                        let o = &s.link.cfg.options;
+                        match Socks5::new(target, &o.socks_username, &o.socks_password) {
+                            Some(client) => {
+                                let mut client = Box::new(client);
+                                let st = socks_step(&stream, &mut client);
+                                socks = Some(client);
+                                st
+                            }
+                            None => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+                        }
+                    }
+                    (st, _) => st,
+                };
+                match status {
+                    Ok(true) => {
+                        if let Stream::Tcp(t) = &stream {
+                            tcp::tune_stream(t, &s.link.cfg.options);
+                        }
+                        s.link.emit(ev::CONNECTED, stream.fd() as u32);
+                        let stream = match &s.ws {
+                            Some(ws) => match ws.wrap(stream) {
+                                Ok(w) => w,
+                                Err(_) => {
+                                    // Unreachable in practice: the TLS config was checked at connect.
+                                    s.state = SState::Waiting(s.retry_at(now, jitter));
+                                    return Outcome::Keep;
+                                }
+                            },
+                            None => stream,
+                        };
+                        let mut engine = Engine::new(stream, s.link.cfg.clone(), now, s.waker.clone());
+                        engine.set_ready(true, true);
+                        s.state = SState::Active(Box::new(engine));
+                        readable = false;
+                        writable = false;
+                    }
+                    Ok(false) => {
+                        s.state = SState::Connecting { stream, deadline, socks };
+                        return Outcome::Keep;
+                    }
+                    Err(e) => {
+                        stream.deregister(registry);
+                        s.link.emit(ev::CLOSED, stream.fd() as u32);
+                        drop(stream);
+                        if s.stops_on(&e) {
+                            s.stop_reconnecting();
+                            return Outcome::Remove;
+                        }
+                        s.state = SState::Waiting(s.retry_at(now, jitter));
+                        return Outcome::Keep;
+                    }
+                }
+            }
+            SState::Active(mut engine) => {
+                engine.set_ready(readable, writable);
+                readable = false;
+                writable = false;
+                match engine.run(now) {
+                    Step::Idle => {
+                        s.state = SState::Active(engine);
+                        return Outcome::Keep;
+                    }
+                    Step::Again => {
+                        s.state = SState::Active(engine);
+                        return Outcome::Again;
+                    }
+                    Step::Handshaken(peer) => {
+                        s.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
+                        if s.on_handshake(&mut engine, &peer) {
+                            s.state = SState::Active(engine);
+                            continue;
+                        }
+                        engine.stream.deregister(registry);
+                        return Outcome::Remove;
+                    }
+                    Step::Closed(fault) => {
+                        let established = !engine.is_handshaking();
+                        s.link.report_closed(engine.stream.fd(), !established, &fault);
+                        let last = !established && s.final_handshake_fault(&fault);
+                        return s.on_disconnect(*engine, registry, now, jitter, established, last);
+                    }
+                }
+            }
+        }
+    }
+}
