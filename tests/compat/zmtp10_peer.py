@@ -82,13 +82,25 @@ def lib_socket(kind, bind=True, **opts):
 def recv_msg(s):
     parts = []
     while True:
-        buf = ctypes.create_string_buffer(4096)
-        n = lib.zmq_recv(s, buf, 4096, 0)
+        buf = ctypes.create_string_buffer(RECV_MAX)
+        n = lib.zmq_recv(s, buf, RECV_MAX, 0)
         if n < 0:
             return parts + ["<none>"]
-        parts.append(buf.raw[: min(n, 4096)].decode("latin-1") if n < 40 else f"<{n} octets>")
+        parts.append(describe(buf.raw[: min(n, RECV_MAX)]) if n <= RECV_MAX else f"<{n} octets, truncated>")
         if not getint(s, RCVMORE):
             return parts
+
+
+RECV_MAX = 1 << 17
+
+
+def describe(body):
+    """Short bodies as text; long ones by length and content, so a body
+    shifted or cut by a framing error shows."""
+    if len(body) < 40:
+        return body.decode("latin-1")
+    uniform = body.count(body[:1]) == len(body)
+    return f"<{len(body)} octets of {body[:1].decode('latin-1')}>" if uniform else f"<{len(body)} octets, mixed>"
 
 
 def read_exact(c, n):
@@ -129,7 +141,7 @@ def show(f):
     if f is None:
         return "<eof>"
     head, _, body = f
-    return f"{head}|{body.decode('latin-1') if len(body) < 40 else f'<{len(body)} octets>'}"
+    return f"{head}|{describe(body)}"
 
 
 def peer(port, identity=b""):
@@ -157,8 +169,9 @@ def probe_push_to_lib_pull():
     s, port = lib_socket(PULL)
     c, ident = peer(port)
     print("1.0 PUSH -> PULL: library's identity frame:", ident)
-    c.sendall(frame(b"hello") + frame(b"a", more=True) + frame(b"b") + frame(b"L" * 300))
-    print("1.0 PUSH -> PULL:", recv_msg(s), recv_msg(s), recv_msg(s))
+    # 100000 octets: past the size where an engine may read a body apart.
+    c.sendall(frame(b"hello") + frame(b"a", more=True) + frame(b"b") + frame(b"L" * 300) + frame(b"B" * 100000))
+    print("1.0 PUSH -> PULL:", recv_msg(s), recv_msg(s), recv_msg(s), recv_msg(s))
     c.close()
 
 
@@ -168,9 +181,9 @@ def probe_lib_push_to_pull():
     print("PUSH -> 1.0 PULL: library's identity frame:", ident)
     lib.zmq_send(s, b"x", 1, SNDMORE)
     lib.zmq_send(s, b"world", 5, 0)
-    for n in (253, 254, 300):
+    for n in (253, 254, 300, 100000):
         lib.zmq_send(s, b"y" * n, n, 0)
-    print("PUSH -> 1.0 PULL frames:", [show(read_frame(c)) for _ in range(5)])
+    print("PUSH -> 1.0 PULL frames:", [show(read_frame(c)) for _ in range(6)])
     c.close()
 
 

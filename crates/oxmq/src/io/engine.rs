@@ -33,8 +33,8 @@ use crate::options::Options;
 use crate::pipe::Wake;
 use bytes::{Buf, Bytes, BytesMut};
 use oxmq_proto::{
-    encode_any_frame_header, encode_frame_header, Command, CurveCodec, Frame, FrameDecoder, FrameHeader, Handshake,
-    HandshakeConfig, HandshakeError, Heartbeat, HeartbeatAction, PeerInfo, ProtocolError, SocketType,
+    encode_any_frame_header, Command, CurveCodec, Frame, FrameDecoder, FrameHeader, Handshake, HandshakeConfig,
+    HandshakeError, Heartbeat, HeartbeatAction, PeerInfo, ProtocolError, SocketType,
 };
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -786,7 +786,7 @@ impl Engine {
                         (true, true) => b"JOIN",
                         (false, true) => b"LEAVE",
                     };
-                    encode_frame_header(&mut self.tx_buf, false, true, 1 + name.len() + body.len());
+                    encode_any_frame_header(&mut self.tx_buf, self.zmtp10, false, true, 1 + name.len() + body.len());
                     self.tx_buf.push(name.len() as u8);
                     self.tx_buf.extend_from_slice(name);
                 } else {
