@@ -402,10 +402,11 @@ impl Handshake {
             if self.sent == MAJOR_END {
                 if rev == REVISION_2_0 {
                     // Downgrade: the 2.0 greeting's socket type, then our
-                    // identity as a 2.0 frame (flags 0, as libzmq sends it).
+                    // identity as a 2.0 frame (flags 0, as libzmq sends it:
+                    // ZMQ_ROUTING_ID whatever the socket type, unlike 3.x's
+                    // Identity property).
                     self.out.push(self.config.socket_type.as_raw() as u8);
-                    let id = if self.config.socket_type.sends_identity() { &self.config.identity[..] } else { &[] };
-                    crate::frame::encode_frame(&mut self.out, false, false, id);
+                    crate::frame::encode_frame(&mut self.out, false, false, &self.config.identity);
                 } else if rev == REVISION_1_0 {
                     // The same greeting, then our identity in 1.0 framing.
                     self.out.push(self.config.socket_type.as_raw() as u8);

@@ -303,7 +303,7 @@ fn zmtp_20_peer_is_answered_in_2_0() {
 
 #[test]
 fn zmtp_20_peer_byte_by_byte() {
-    let mut hs = Handshake::new(config(SocketType::Pull, b"ignored"));
+    let mut hs = Handshake::new(config(SocketType::Pull, b""));
     let input = zmtp20_greeting(8 /* PUSH */, b"");
     let mut buf = BytesMut::new();
     for (i, b) in input.iter().enumerate() {
@@ -313,8 +313,19 @@ fn zmtp_20_peer_byte_by_byte() {
     }
     let mut out = Vec::new();
     hs.poll_transmit(&mut out);
-    // PULL sends no identity: an empty frame.
+    // No routing id: an empty frame.
     assert_eq!(&out[10..], &[3, 7, 0x00, 0x00]);
+}
+
+#[test]
+fn zmtp_20_identity_frame_carries_the_routing_id_of_any_socket_type() {
+    // libzmq 4.3.5 (checked with tests/compat/zmtp20_peer.py): a PULL with
+    // ZMQ_ROUTING_ID sends it to a 2.0 peer, though 3.x READY would not.
+    let mut hs = Handshake::new(config(SocketType::Pull, b"pull-id"));
+    let _ = feed(&mut hs, &zmtp20_greeting(8 /* PUSH */, b""));
+    let mut out = Vec::new();
+    hs.poll_transmit(&mut out);
+    assert_eq!(&out[10..], b"\x03\x07\x00\x07pull-id");
 }
 
 #[test]
