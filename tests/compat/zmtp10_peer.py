@@ -249,7 +249,7 @@ def probe_lib_sub_to_old_pub():
             sub += c.recv(100)
         except socket.timeout:
             pass
-        if len(sub) >= 4:
+        if len(sub) >= 5:
             break
     print("1.0 PUB -> SUB: what the SUB sends:", sub.hex() or "<nothing in 2 s>")
     c.sendall(frame(b"xyz") + frame(b"abc"))
