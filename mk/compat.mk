@@ -5,7 +5,9 @@
 # libzmq.so.5 must print exactly what pyzmq's bundled libzmq 4.3.5 prints
 # (and Debian's 4.3.4, when installed). Then tests/compat/zmtp20_peer.py, a
 # ZMTP/2.0 peer on raw TCP (libzmq 3.x's greeting and framing), against each
-# library: same answers required.
+# library: same answers required. Then tests/compat/zmtp10_peer.py, a ZMTP/1.0
+# peer (libzmq 2.x's unversioned identity frame and RFC 13 framing), the same
+# way; its answers are printed.
 #
 #   make compat-test
 
@@ -33,14 +35,17 @@ compat-test: capi venv $(COMPAT_OUT)/compatprobe
 	    echo "    $$(wc -l < $(COMPAT_OUT)/oxmq.txt) probes: same answers as $$ref"; \
 	  else echo "    compat: oxmq differs from $$ref (< libzmq, > oxmq)"; rc=1; fi; \
 	done; \
-	echo "==> ZMTP/2.0 byte peer (tests/compat/zmtp20_peer.py) against oxmq and the same libraries"; \
-	timeout 120 $(VENV_PY) tests/compat/zmtp20_peer.py $(CAPI_OUT)/libzmq.so.5 > $(COMPAT_OUT)/zmtp20-oxmq.txt 2>&1 || true; \
+	for v in 20 10; do \
+	echo "==> ZMTP/$${v%0}.0 byte peer (tests/compat/zmtp$${v}_peer.py) against oxmq and the same libraries"; \
+	timeout 120 $(VENV_PY) tests/compat/zmtp$${v}_peer.py $(CAPI_OUT)/libzmq.so.5 > $(COMPAT_OUT)/zmtp$$v-oxmq.txt 2>&1 || true; \
+	[ $$v = 20 ] || sed 's/^/    oxmq: /' $(COMPAT_OUT)/zmtp$$v-oxmq.txt; \
 	for ref in "$$py_lib" "$$sys_lib"; do \
 	  [ -n "$$ref" ] || continue; \
-	  timeout 120 $(VENV_PY) tests/compat/zmtp20_peer.py "$$ref" > $(COMPAT_OUT)/zmtp20-ref.txt 2>&1 || true; \
-	  if diff $(COMPAT_OUT)/zmtp20-ref.txt $(COMPAT_OUT)/zmtp20-oxmq.txt; then \
-	    echo "    $$(wc -l < $(COMPAT_OUT)/zmtp20-oxmq.txt) probes: same answers as $$ref"; \
-	  else echo "    zmtp20: oxmq differs from $$ref (< libzmq, > oxmq)"; rc=1; fi; \
+	  timeout 120 $(VENV_PY) tests/compat/zmtp$${v}_peer.py "$$ref" > $(COMPAT_OUT)/zmtp$$v-ref.txt 2>&1 || true; \
+	  if diff $(COMPAT_OUT)/zmtp$$v-ref.txt $(COMPAT_OUT)/zmtp$$v-oxmq.txt; then \
+	    echo "    $$(wc -l < $(COMPAT_OUT)/zmtp$$v-oxmq.txt) probes: same answers as $$ref"; \
+	  else echo "    zmtp$$v: oxmq differs from $$ref (< libzmq, > oxmq)"; rc=1; fi; \
+	done; \
 	done; \
 	[ -n "$$py_lib" ] || { echo "compat: pyzmq's bundled libzmq not found"; rc=1; }; \
 	exit $$rc

@@ -49,8 +49,10 @@ def getint(s, opt):
     return x.value
 
 
-def lib_socket(kind, maxmsgsize=None):
+def lib_socket(kind, maxmsgsize=None, routing_id=None):
     s = lib.zmq_socket(ctx, kind)
+    if routing_id is not None:
+        lib.zmq_setsockopt(s, 5, routing_id, len(routing_id))  # ZMQ_ROUTING_ID
     if maxmsgsize is not None:
         # Before bind: a listener's connections take the options of then.
         setlong(s, MAXMSGSIZE, maxmsgsize)
@@ -129,6 +131,15 @@ def probe_lib_push_to_pull():
     lib.zmq_close(s)
 
 
+def probe_pull_routing_id():
+    # The 2.0 identity frame carries ZMQ_ROUTING_ID whatever the socket type.
+    s, port = lib_socket(PULL, routing_id=b"pull-id")
+    c, greeting = peer(port, PUSH)
+    print("PULL(routing id) -> 2.0 PUSH greeting:", greeting)
+    c.close()
+    lib.zmq_close(s)
+
+
 def probe_router_identity():
     s, port = lib_socket(ROUTER)
     c, greeting = peer(port, 5, identity=b"old-dealer")
@@ -180,7 +191,14 @@ def probe_garbage():
     lib.zmq_close(s)
 
 
-for p in (probe_push_to_lib_pull, probe_lib_push_to_pull, probe_router_identity, probe_pub_subscription, probe_garbage):
+for p in (
+    probe_push_to_lib_pull,
+    probe_lib_push_to_pull,
+    probe_pull_routing_id,
+    probe_router_identity,
+    probe_pub_subscription,
+    probe_garbage,
+):
     try:
         p()
     except Exception as e:  # a failing probe prints, the others still run

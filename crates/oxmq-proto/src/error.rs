@@ -74,6 +74,9 @@ pub enum ProtocolError {
     KeyExchange,
     /// A CURVE short nonce did not increase (a replayed or reordered box).
     InvalidSequence,
+    /// A ZMTP/1.0 frame with size 0: the size counts the flags octet, so
+    /// every frame has at least 1 (libzmq: EPROTO).
+    EmptyZmtp10Frame,
 }
 
 impl ProtocolError {
@@ -130,6 +133,7 @@ impl fmt::Display for ProtocolError {
             ProtocolError::Cryptographic { what } => write!(f, "CURVE {what} box does not open"),
             ProtocolError::KeyExchange => f.write_str("CURVE vouch or cookie does not match this connection"),
             ProtocolError::InvalidSequence => f.write_str("CURVE nonce did not increase"),
+            ProtocolError::EmptyZmtp10Frame => f.write_str("ZMTP/1.0 frame of size 0 (no flags octet)"),
         }
     }
 }

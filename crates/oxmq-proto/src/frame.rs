@@ -1,4 +1,6 @@
-//! ZMTP 3.x framing: `flags size body`, after the greeting.
+//! ZMTP 3.x framing: `flags size body`, after the greeting; and the
+//! ZMTP/1.0 framing (RFC 13) of libzmq 2.x peers: `size flags body`, where
+//! the size counts the flags octet.
 
 use bytes::{Buf, Bytes, BytesMut};
 
@@ -31,6 +33,17 @@ pub struct Frame {
 #[derive(Clone, Debug, Default)]
 pub struct FrameDecoder {
     max_msg_size: Option<u64>,
+    /// ZMTP/1.0 framing instead of 3.x (and 2.0).
+    zmtp10: bool,
+}
+
+/// A complete, valid frame header at the front of a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameHeader {
+    pub header_len: usize,
+    pub body_len: usize,
+    pub more: bool,
+    pub command: bool,
 }
 
 /// Parsed frame header: (flags, header length, body length).
@@ -50,7 +63,18 @@ impl FrameDecoder {
     /// `max_msg_size` is `ZMQ_MAXMSGSIZE`: a frame body larger than this is
     /// an error. Like libzmq, the check is per frame, not per message.
     pub fn new(max_msg_size: Option<u64>) -> Self {
-        FrameDecoder { max_msg_size }
+        FrameDecoder { max_msg_size, zmtp10: false }
+    }
+
+    /// A decoder for ZMTP/1.0 frames (RFC 13). As libzmq's, it keeps only
+    /// the MORE bit of the flags octet (1.0 has no commands and no reserved
+    /// bits to check) and refuses a size of 0, which lacks even the flags.
+    pub fn zmtp10(max_msg_size: Option<u64>) -> Self {
+        FrameDecoder { max_msg_size, zmtp10: true }
+    }
+
+    pub fn is_zmtp10(&self) -> bool {
+        self.zmtp10
     }
 
     pub fn max_msg_size(&self) -> Option<u64> {
@@ -60,6 +84,9 @@ impl FrameDecoder {
     /// Validates a header as soon as its flags octet and size are visible,
     /// so bad sizes are refused before the body is buffered.
     fn check_header(&self, buf: &[u8]) -> Result<Option<(usize, usize, u8)>, ProtocolError> {
+        if self.zmtp10 {
+            return self.check_header_v1(buf);
+        }
         if let Some(&flags) = buf.first() {
             if flags & RESERVED_FLAGS != 0 {
                 return Err(ProtocolError::ReservedFlagBits { flags });
@@ -71,6 +98,27 @@ impl FrameDecoder {
         let Some((flags, header_len, size)) = parse_header(buf) else {
             return Ok(None);
         };
+        self.check_size(flags, header_len, size)
+    }
+
+    /// ZMTP/1.0: the size (1 octet, or 0xFF and 8 octets) comes first and
+    /// is checked before the flags octet is needed, as libzmq does.
+    fn check_header_v1(&self, buf: &[u8]) -> Result<Option<(usize, usize, u8)>, ProtocolError> {
+        let Some(&first) = buf.first() else { return Ok(None) };
+        let (size, header_len) = if first == 0xFF {
+            let Some(raw) = buf.get(1..9) else { return Ok(None) };
+            (u64::from_be_bytes(raw.try_into().expect("8 octets")), 10)
+        } else {
+            (u64::from(first), 2)
+        };
+        let body = size.checked_sub(1).ok_or(ProtocolError::EmptyZmtp10Frame)?;
+        // Validate the size now so a lying header is refused before its flags arrive.
+        self.check_size(0, header_len, body)?;
+        let Some(&flags) = buf.get(header_len - 1) else { return Ok(None) };
+        self.check_size(flags & FLAG_MORE, header_len, body)
+    }
+
+    fn check_size(&self, flags: u8, header_len: usize, size: u64) -> Result<Option<(usize, usize, u8)>, ProtocolError> {
         if size > MAX_WIRE_SIZE {
             return Err(ProtocolError::FrameTooLong { size });
         }
@@ -106,8 +154,20 @@ impl FrameDecoder {
     /// frame. `None` if the header is incomplete or invalid (decode will
     /// report the latter).
     pub fn pending_frame_len(&self, buf: &[u8]) -> Option<usize> {
+        self.pending_header(buf).map(|h| h.header_len + h.body_len)
+    }
+
+    /// The header of the frame at the front of `buf`, once complete and
+    /// valid (`None` otherwise; decode reports the invalid ones). Lets a
+    /// caller read a large body straight into its own buffer.
+    pub fn pending_header(&self, buf: &[u8]) -> Option<FrameHeader> {
         match self.check_header(buf) {
-            Ok(Some((header_len, body_len, _))) => Some(header_len + body_len),
+            Ok(Some((header_len, body_len, flags))) => Some(FrameHeader {
+                header_len,
+                body_len,
+                more: flags & FLAG_MORE != 0,
+                command: flags & FLAG_COMMAND != 0,
+            }),
             _ => None,
         }
     }
@@ -144,4 +204,38 @@ pub fn encode_frame_header(out: &mut Vec<u8>, more: bool, command: bool, len: us
 pub fn encode_frame(out: &mut Vec<u8>, more: bool, command: bool, body: &[u8]) {
     encode_frame_header(out, more, command, body.len());
     out.extend_from_slice(body);
+}
+
+/// ZMTP/1.0 header length for a body of `len` octets: 2, or 10 once the
+/// size with its flags octet reaches 255 (libzmq's v1 encoder).
+pub fn zmtp10_header_len(len: usize) -> usize {
+    if len + 1 < 255 {
+        2
+    } else {
+        10
+    }
+}
+
+/// Appends a ZMTP/1.0 frame header: size (counting the flags octet), then
+/// flags, where only MORE exists.
+pub fn encode_zmtp10_frame_header(out: &mut Vec<u8>, more: bool, len: usize) {
+    let size = len as u64 + 1;
+    if size < 255 {
+        out.push(size as u8);
+    } else {
+        out.push(0xFF);
+        out.extend_from_slice(&size.to_be_bytes());
+    }
+    out.push(u8::from(more));
+}
+
+/// Appends a frame header in either framing: `zmtp10` picks RFC 13's.
+/// A command never goes to a 1.0 peer (it has none), so `command` is
+/// ignored there.
+pub fn encode_any_frame_header(out: &mut Vec<u8>, zmtp10: bool, more: bool, command: bool, len: usize) {
+    if zmtp10 {
+        encode_zmtp10_frame_header(out, more, len);
+    } else {
+        encode_frame_header(out, more, command, len);
+    }
 }

@@ -8,10 +8,15 @@ use crate::frame::FrameDecoder;
 use crate::handshake::{Handshake, HandshakeConfig};
 use crate::socket_type::SocketType;
 
-/// Frames and commands from arbitrary bytes, fed in growing chunks.
+/// Frames and commands from arbitrary bytes, fed in growing chunks, in
+/// ZMTP 3.x framing and then in ZMTP/1.0 framing.
 pub fn decode(data: &[u8]) {
     let max = data.first().map(|&b| u64::from(b) * 16);
-    let mut dec = FrameDecoder::new(max);
+    decode_with(FrameDecoder::new(max), data);
+    decode_with(FrameDecoder::zmtp10(max), data);
+}
+
+fn decode_with(mut dec: FrameDecoder, data: &[u8]) {
     let mut buf = BytesMut::new();
     for chunk in data.chunks(7) {
         buf.extend_from_slice(chunk);

@@ -81,6 +81,15 @@ impl Greeting {
     }
 }
 
+/// Whether the octets received so far show an unversioned ZMTP/1.0 peer
+/// (RFC 13: no greeting, its identity frame first). As libzmq decides: octet
+/// 0 is not 0xFF (a short size), or it is and bit 0 of octet 9 is clear
+/// (a long size followed by flags without MORE). A versioned signature has
+/// 0x7F there.
+pub(crate) fn is_unversioned(prefix: &[u8]) -> bool {
+    prefix.first().is_some_and(|&b| b != 0xFF) || prefix.get(SIGNATURE_LEN - 1).is_some_and(|&b| b & 1 == 0)
+}
+
 /// Validates whatever part of a greeting has arrived, so that a ZMTP/1.0 or
 /// 2.0 peer is refused as soon as it shows itself instead of after a wait
 /// for 64 octets it will never send.

@@ -95,7 +95,8 @@ impl fmt::Debug for CurveConfig {
 pub struct PeerInfo {
     /// Negotiated version: `(3, 0)` or `(3, 1)`. Peers announcing anything
     /// newer than 3.0 are spoken to as 3.1. `(2, 0)`: a ZMTP/2.0 peer (no
-    /// commands; subscriptions as messages, as with 3.0).
+    /// commands; subscriptions as messages, as with 3.0). `(1, 0)`: a
+    /// ZMTP/1.0 peer, the same but its traffic is in 1.0 framing.
     pub version: (u8, u8),
     pub socket_type: SocketType,
     /// The `Identity` property, if present and non-empty.
@@ -107,6 +108,11 @@ pub struct PeerInfo {
     pub user_id: Option<Bytes>,
     /// Properties from the ZAP handler's reply.
     pub zap_properties: Metadata,
+    /// An unversioned ZMTP/1.0 peer (libzmq 2.x): it never sends its
+    /// subscriptions, a SUB of its kind filters locally, so a PUB or XPUB
+    /// must treat it as subscribed to everything (libzmq injects that
+    /// subscription).
+    pub filters_locally: bool,
 }
 
 enum State {
@@ -115,6 +121,12 @@ enum State {
     /// its socket type; its identity frame (2.0 framing) comes next.
     Zmtp20 {
         peer_type: u8,
+    },
+    /// ZMTP/1.0 (RFC 13): the peer's identity frame, in 1.0 framing, comes
+    /// next. `peer_type` is `None` for an unversioned peer (no greeting at
+    /// all: what libzmq 2.x sends), `Some` after a revision-0 greeting.
+    Zmtp10 {
+        peer_type: Option<u8>,
     },
     Mechanism(Box<dyn Mechanism>),
     Done(Option<CurveCodec>),
@@ -171,6 +183,8 @@ const SIGNATURE_END: usize = 10;
 const V2_GREETING_LEN: usize = 12;
 /// ZMTP/2.0's revision octet (RFC 15); libzmq calls it ZMTP_2_0.
 const REVISION_2_0: u8 = 1;
+/// A versioned ZMTP/1.0 greeting's revision octet (libzmq: ZMTP_1_0).
+const REVISION_1_0: u8 = 0;
 
 /// Wipes the caller's entropy once the mechanism has consumed it.
 fn take_entropy(config: &mut HandshakeConfig) -> [u8; 32] {
@@ -179,11 +193,15 @@ fn take_entropy(config: &mut HandshakeConfig) -> [u8; 32] {
 
 impl Handshake {
     pub fn new(config: HandshakeConfig) -> Handshake {
-        let ours = Self::our_greeting(&config);
+        let mut out = Self::our_greeting(&config).encode()[..SIGNATURE_END].to_vec();
+        // As libzmq: the padding is `identity length + 1`, so that the
+        // signature doubles as the header of a ZMTP/1.0 identity frame (long
+        // size, then flags 0x7F) should the peer turn out to speak 1.0.
+        out[1..9].copy_from_slice(&(config.identity.len() as u64 + 1).to_be_bytes());
         Handshake {
             config,
             state: State::Greeting,
-            out: ours.encode()[..SIGNATURE_END].to_vec(),
+            out,
             peer_greeting: [0; GREETING_LEN],
             greeting_read: 0,
             negotiated: None,
@@ -315,6 +333,9 @@ impl Handshake {
         if let State::Zmtp20 { peer_type } = self.state {
             return self.read_zmtp20_identity(peer_type, buf);
         }
+        if let State::Zmtp10 { peer_type } = self.state {
+            return self.read_zmtp10_identity(peer_type, buf);
+        }
         let State::Mechanism(mech) = &mut self.state else {
             unreachable!("greeting done implies a mechanism");
         };
@@ -353,7 +374,7 @@ impl Handshake {
             // a 2.0 greeting is 12 octets and its identity frame follows.
             let want = if self.greeting_read < MAJOR_END {
                 MAJOR_END
-            } else if self.peer_greeting[SIGNATURE_END] == REVISION_2_0 {
+            } else if self.peer_greeting[SIGNATURE_END] <= REVISION_2_0 {
                 V2_GREETING_LEN
             } else {
                 GREETING_LEN
@@ -363,9 +384,13 @@ impl Handshake {
             buf.advance(n);
             self.greeting_read += n;
             let got = &self.peer_greeting[..self.greeting_read];
+            if greeting::is_unversioned(got) && self.accepts_zmtp20() {
+                self.start_unversioned(buf);
+                return Ok(true);
+            }
             let rev = got.get(SIGNATURE_END).copied();
             match rev {
-                Some(REVISION_2_0) if self.accepts_zmtp20() => {}
+                Some(REVISION_1_0 | REVISION_2_0) if self.accepts_zmtp20() => {}
                 _ => greeting::check_prefix(got).map_err(map_version)?,
             }
             if got.len() >= SIGNATURE_END && self.sent == SIGNATURE_END {
@@ -377,10 +402,16 @@ impl Handshake {
             if self.sent == MAJOR_END {
                 if rev == REVISION_2_0 {
                     // Downgrade: the 2.0 greeting's socket type, then our
-                    // identity as a 2.0 frame (flags 0, as libzmq sends it).
+                    // identity as a 2.0 frame (flags 0, as libzmq sends it:
+                    // ZMQ_ROUTING_ID whatever the socket type, unlike 3.x's
+                    // Identity property).
                     self.out.push(self.config.socket_type.as_raw() as u8);
-                    let id = if self.config.socket_type.sends_identity() { &self.config.identity[..] } else { &[] };
-                    crate::frame::encode_frame(&mut self.out, false, false, id);
+                    crate::frame::encode_frame(&mut self.out, false, false, &self.config.identity);
+                } else if rev == REVISION_1_0 {
+                    // The same greeting, then our identity in 1.0 framing.
+                    self.out.push(self.config.socket_type.as_raw() as u8);
+                    crate::frame::encode_zmtp10_frame_header(&mut self.out, false, self.config.identity.len());
+                    self.out.extend_from_slice(&self.config.identity);
                 } else {
                     let ours = Self::our_greeting(&self.config).encode();
                     self.out.extend_from_slice(&ours[MAJOR_END..]);
@@ -391,8 +422,13 @@ impl Handshake {
                 return Ok(false);
             }
             if want == V2_GREETING_LEN {
-                self.negotiated = Some((2, 0));
-                self.state = State::Zmtp20 { peer_type: self.peer_greeting[V2_GREETING_LEN - 1] };
+                let peer_type = self.peer_greeting[V2_GREETING_LEN - 1];
+                if rev == REVISION_1_0 {
+                    self.enter_zmtp10(Some(peer_type));
+                } else {
+                    self.negotiated = Some((2, 0));
+                    self.state = State::Zmtp20 { peer_type };
+                }
                 return Ok(true);
             }
             if want == GREETING_LEN {
@@ -418,6 +454,48 @@ impl Handshake {
         Ok(true)
     }
 
+    /// An unversioned ZMTP/1.0 peer: what it sent so far is the start of
+    /// its identity frame, and our signature was the header of ours, so
+    /// only our identity's body is left to send.
+    fn start_unversioned(&mut self, buf: &mut BytesMut) {
+        let mut all = BytesMut::with_capacity(self.greeting_read + buf.len());
+        all.extend_from_slice(&self.peer_greeting[..self.greeting_read]);
+        all.extend_from_slice(buf);
+        *buf = all;
+        self.greeting_read = 0;
+        self.out.extend_from_slice(&self.config.identity);
+        self.sent = GREETING_LEN;
+        self.enter_zmtp10(None);
+    }
+
+    fn enter_zmtp10(&mut self, peer_type: Option<u8>) {
+        self.negotiated = Some((1, 0));
+        self.decoder = FrameDecoder::zmtp10(self.decoder.max_msg_size());
+        self.state = State::Zmtp10 { peer_type };
+    }
+
+    /// ZMTP/1.0: the peer's first frame is its identity. libzmq keeps only
+    /// its MORE bit and checks nothing else of it; the traffic that follows
+    /// is in 1.0 framing, which the caller's decoder must then speak
+    /// ([`FrameDecoder::zmtp10`]).
+    fn read_zmtp10_identity(
+        &mut self,
+        peer_type: Option<u8>,
+        buf: &mut BytesMut,
+    ) -> Result<Option<PeerInfo>, HandshakeError> {
+        let Some(frame) = self.decoder.decode(buf)? else { return Ok(None) };
+        let socket_type = peer_type.and_then(|t| SocketType::from_raw(i32::from(t))).unwrap_or(self.config.socket_type);
+        Ok(Some(PeerInfo {
+            version: (1, 0),
+            socket_type,
+            identity: (!frame.body.is_empty()).then_some(frame.body),
+            metadata: Metadata::default(),
+            user_id: None,
+            zap_properties: Metadata::default(),
+            filters_locally: peer_type.is_none(),
+        }))
+    }
+
     /// ZMTP/2.0: the peer's first frame is its identity. Like libzmq, the
     /// socket types are not checked against each other and no metadata
     /// exists; a peer sending garbage fails the frame decoder.
@@ -436,6 +514,7 @@ impl Handshake {
             metadata: Metadata::default(),
             user_id: None,
             zap_properties: Metadata::default(),
+            filters_locally: false,
         }))
     }
 }

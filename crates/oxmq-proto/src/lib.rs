@@ -1,7 +1,8 @@
 //! ZMTP 3.x (RFC 23 / RFC 37) as pure state machines, wire-compatible with
 //! libzmq 4.3.5: greeting, framing, commands and metadata, the handshake
 //! with its security mechanism (NULL, PLAIN, CURVE, and the ZAP exchange
-//! they ask of the caller), and heartbeat timers.
+//! they ask of the caller), and heartbeat timers. Older peers are spoken to
+//! as libzmq 4.3 does: ZMTP/2.0 (RFC 15) and ZMTP/1.0 (RFC 13) under NULL.
 //!
 //! No I/O, no threads, no clocks: callers feed bytes in, take bytes out,
 //! and pass `Instant`s to the timer logic. Each stateful type documents its
@@ -25,7 +26,8 @@ pub mod fuzzing;
 pub use command::{Command, Metadata};
 pub use error::{HandshakeError, ProtocolError, UsageError};
 pub use frame::{
-    encode_frame, encode_frame_header, frame_header_len, Frame, FrameDecoder, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
+    encode_any_frame_header, encode_frame, encode_frame_header, encode_zmtp10_frame_header, frame_header_len,
+    zmtp10_header_len, Frame, FrameDecoder, FrameHeader, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
 };
 pub use greeting::{Greeting, GREETING_LEN};
 pub use handshake::{CurveConfig, Handshake, HandshakeConfig, MechanismConfig, PeerInfo, PlainConfig};

@@ -246,7 +246,11 @@ fn mechanism_padding_must_match_too() {
 
 #[test]
 fn bad_signature_is_refused_at_first_octet() {
-    let mut hs = Handshake::new(config(SocketType::Dealer, b""));
+    // With ZAP asked for, a ZMTP/1.0 peer is refused (libzmq); without,
+    // it is spoken to (tests/zmtp10.rs).
+    let mut cfg = config(SocketType::Dealer, b"");
+    cfg.zap_domain = b"global".to_vec();
+    let mut hs = Handshake::new(cfg);
     // A ZMTP/1.0 peer opens with its identity frame: length then flags.
     let (r, _) = feed(&mut hs, &[0x01]);
     assert_eq!(r, Err(HandshakeError::UnsupportedVersion { major: 1 }));
@@ -256,7 +260,9 @@ fn bad_signature_is_refused_at_first_octet() {
 
 #[test]
 fn bad_signature_octet_9_is_refused_after_10_octets() {
-    let mut hs = Handshake::new(config(SocketType::Dealer, b""));
+    let mut cfg = config(SocketType::Dealer, b"");
+    cfg.zap_domain = b"global".to_vec();
+    let mut hs = Handshake::new(cfg);
     let (r, _) = feed(&mut hs, &[0xFF, 0, 0, 0, 0, 0, 0, 0, 1]);
     assert_eq!(r, Ok(None));
     let (r, _) = feed(&mut hs, &[0x7E]);
@@ -290,13 +296,14 @@ fn zmtp_20_peer_is_answered_in_2_0() {
     // Our signature, major 3, then a 2.0 greeting's socket type and our
     // identity frame: never a 3.x octet after the major version.
     let mut expected = greeting(3, 1, b"NULL")[..11].to_vec();
+    expected[8] = 3; // libzmq's padding: identity length + 1
     expected.extend_from_slice(&[5 /* DEALER */, 0x00, 2, b'm', b'e']);
     assert_eq!(out, expected);
 }
 
 #[test]
 fn zmtp_20_peer_byte_by_byte() {
-    let mut hs = Handshake::new(config(SocketType::Pull, b"ignored"));
+    let mut hs = Handshake::new(config(SocketType::Pull, b""));
     let input = zmtp20_greeting(8 /* PUSH */, b"");
     let mut buf = BytesMut::new();
     for (i, b) in input.iter().enumerate() {
@@ -306,8 +313,19 @@ fn zmtp_20_peer_byte_by_byte() {
     }
     let mut out = Vec::new();
     hs.poll_transmit(&mut out);
-    // PULL sends no identity: an empty frame.
+    // No routing id: an empty frame.
     assert_eq!(&out[10..], &[3, 7, 0x00, 0x00]);
+}
+
+#[test]
+fn zmtp_20_identity_frame_carries_the_routing_id_of_any_socket_type() {
+    // libzmq 4.3.5 (checked with tests/compat/zmtp20_peer.py): a PULL with
+    // ZMQ_ROUTING_ID sends it to a 2.0 peer, though 3.x READY would not.
+    let mut hs = Handshake::new(config(SocketType::Pull, b"pull-id"));
+    let _ = feed(&mut hs, &zmtp20_greeting(8 /* PUSH */, b""));
+    let mut out = Vec::new();
+    hs.poll_transmit(&mut out);
+    assert_eq!(&out[10..], b"\x03\x07\x00\x07pull-id");
 }
 
 #[test]
@@ -334,9 +352,12 @@ fn zmtp_20_peer_is_refused_with_security_after_11_octets() {
 }
 
 #[test]
-fn zmtp_10_versioned_peer_is_refused() {
-    // Revision 0 (a versioned ZMTP/1.0 greeting): not spoken by oxmq.
-    let mut hs = Handshake::new(config(SocketType::Dealer, b""));
+fn zmtp_10_versioned_peer_is_refused_with_zap() {
+    // Revision 0 (a versioned ZMTP/1.0 greeting): spoken only without
+    // security, as libzmq does.
+    let mut cfg = config(SocketType::Dealer, b"");
+    cfg.zap_domain = b"global".to_vec();
+    let mut hs = Handshake::new(cfg);
     let (r, _) = feed(&mut hs, &[0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 0x00]);
     assert_eq!(r, Err(HandshakeError::UnsupportedVersion { major: 1 }));
 }

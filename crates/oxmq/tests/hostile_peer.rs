@@ -116,16 +116,20 @@ fn oxmq_greeting_prefix_and_ready_properties() {
 fn bad_signature() {
     let _g = guard();
     let v = victim();
+    // Without 0xFF first, or with bit 0 of octet 9 clear, the bytes are a
+    // ZMTP/1.0 identity frame to libzmq 4.3 and to oxmq (an HTTP request
+    // reads as one, waiting for its body). Sizes of 0 are refused at once.
     let mut p = RawPeer::connect(&v.ep);
-    let mut junk = b"GET / HTTP/1.1\r\nHost: example\r\n\r\n".to_vec();
+    let mut junk = b"\0GET / HTTP/1.1\r\nHost: example\r\n\r\n".to_vec();
     junk.resize(64, b'x');
     let _ = p.write(&junk);
-    assert_closed(&mut p, "an HTTP request instead of a greeting");
+    assert_closed(&mut p, "a 1.0 frame of size 0 instead of a greeting");
     let mut p2 = RawPeer::connect(&v.ep);
     let mut g = greeting("NULL");
-    g[9] = 0x7E; // signature end without bit 0: unversioned
+    g[1..9].fill(0);
+    g[9] = 0x7E; // signature end without bit 0: a long 1.0 frame, of size 0
     let _ = p2.write(&g);
-    assert_closed(&mut p2, "a bad signature end octet");
+    assert_closed(&mut p2, "a bad signature end octet with size 0");
     v.check_still_works();
 }
 
@@ -158,14 +162,63 @@ fn zmtp2_greeting_refused_with_security() {
     assert_closed(&mut p, "a ZMTP 2.0 greeting while ZAP is asked for");
 }
 
+/// A ZMTP/1.0 frame (RFC 13): size counting the flags octet, flags, body.
+fn frame_v1(more: bool, body: &[u8]) -> Vec<u8> {
+    let mut out = vec![body.len() as u8 + 1, u8::from(more)];
+    out.extend_from_slice(body);
+    out
+}
+
 #[test]
-fn zmtp1_identity_refused() {
+fn zmtp1_peer_is_answered_in_1_0_and_dropped_for_garbage() {
     let _g = guard();
     let v = victim();
-    let mut p = RawPeer::connect(&v.ep);
-    let _ = p.write(&[0x01, 0x00, 0x06, 0x00, b'h', b'e', b'l', b'l', b'o']);
-    assert_closed(&mut p, "a ZMTP 1.0 identity frame");
+    for garbage in [&[0x00][..], &[0xFF; 9][..]] {
+        let mut p = RawPeer::connect(&v.ep);
+        // libzmq 2.x opens with its identity frame (empty here).
+        p.write(&frame_v1(false, b"")).unwrap();
+        // libzmq 4.3's answer: its signature, which is the header of its
+        // identity frame (size 1, flags 0x7F); PULL's identity is empty.
+        assert_eq!(p.read_exact(10).unwrap(), [0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F]);
+        p.write(&frame_v1(true, b"from")).unwrap();
+        p.write(&frame_v1(false, b"1.0")).unwrap();
+        assert_eq!(recv_parts(&v.pull), vec![b"from".to_vec(), b"1.0".to_vec()]);
+        // A size of 0, or of 2^64 - 1, drops this peer only.
+        let _ = p.write(garbage);
+        assert_closed(&mut p, "garbage from a ZMTP 1.0 peer");
+    }
     v.check_still_works();
+}
+
+#[test]
+fn zmtp1_peer_refused_with_security() {
+    let _g = guard();
+    let v = victim_with(|s| s.set_option_bytes(opt::ZAP_DOMAIN, b"global").unwrap());
+    let mut p = RawPeer::connect(&v.ep);
+    let _ = p.write(&frame_v1(false, b"old"));
+    assert_closed(&mut p, "a ZMTP 1.0 identity frame while ZAP is asked for");
+}
+
+#[test]
+fn zmtp1_subscriber_gets_everything_from_pub() {
+    // A libzmq 2.x SUB filters locally and never subscribes: libzmq's PUB
+    // sends it everything, and so must oxmq's.
+    let _g = guard();
+    let ctx = Context::new();
+    let publ = sock(&ctx, SocketType::Pub);
+    let ep = bind_fresh(Transport::Tcp, &publ);
+    let mut p = RawPeer::connect(&ep);
+    p.write(&frame_v1(false, b"")).unwrap();
+    assert_eq!(p.read_exact(10).unwrap()[9], 0x7F);
+    let mut got = None;
+    for _ in 0..100 {
+        send(&publ, b"abc");
+        if let Ok(f) = p.read_exact(5) {
+            got = Some(f);
+            break;
+        }
+    }
+    assert_eq!(got.as_deref(), Some(&frame_v1(false, b"abc")[..]));
 }
 
 #[test]
@@ -449,7 +502,9 @@ fn connecting_to_garbage_server_keeps_reconnecting() {
         assert!(Instant::now() < deadline, "oxmq stopped reconnecting after {attempts} attempts");
         let (mut s, _) = listener.accept().unwrap();
         attempts += 1;
-        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n garbage garbage garbage garbage garbage garbage");
+        // The leading 0 is a ZMTP/1.0 frame of size 0: refused, as by
+        // libzmq (without it the reply would read as a 1.0 identity frame).
+        let _ = s.write_all(b"\0HTTP/1.1 400 Bad Request\r\n\r\n garbage garbage garbage garbage garbage garbage");
         let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
         // oxmq must close it (bad signature), read until EOF.
         let mut buf = [0u8; 256];

@@ -107,7 +107,15 @@ pub(crate) fn validate_peer(
         return Err(HandshakeError::IncompatibleSocketType { ours, theirs });
     }
     let identity = metadata.get_exact("Identity").filter(|id| !id.is_empty()).map(Bytes::copy_from_slice);
-    Ok(PeerInfo { version, socket_type: theirs, identity, metadata, user_id: None, zap_properties: Metadata::new() })
+    Ok(PeerInfo {
+        version,
+        socket_type: theirs,
+        identity,
+        metadata,
+        user_id: None,
+        zap_properties: Metadata::new(),
+        filters_locally: false,
+    })
 }
 
 /// Appends one command frame (header and body).

@@ -33,8 +33,8 @@ use crate::options::Options;
 use crate::pipe::Wake;
 use bytes::{Buf, Bytes, BytesMut};
 use oxmq_proto::{
-    encode_frame_header, Command, CurveCodec, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError,
-    Heartbeat, HeartbeatAction, PeerInfo, ProtocolError, SocketType, FLAG_COMMAND, FLAG_LONG, FLAG_MORE,
+    encode_any_frame_header, Command, CurveCodec, Frame, FrameDecoder, FrameHeader, Handshake, HandshakeConfig,
+    HandshakeError, Heartbeat, HeartbeatAction, PeerInfo, ProtocolError, SocketType,
 };
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -110,8 +110,8 @@ struct BigFrame {
 impl BigFrame {
     /// Takes the frame at the front of `rx` (header complete, body of `len`
     /// bytes not yet complete), moving the body bytes already read.
-    fn start(rx: &mut BytesMut, header_len: usize, len: usize) -> BigFrame {
-        let flags = rx[0];
+    fn start(rx: &mut BytesMut, header: FrameHeader) -> BigFrame {
+        let (header_len, len) = (header.header_len, header.body_len);
         let have = &rx[header_len..];
         // The header is trusted only up to PRERESERVE_MAX; beyond that the
         // buffer grows with the bytes that actually arrive, so a lying
@@ -119,7 +119,7 @@ impl BigFrame {
         let mut body = crate::bufpool::take(len.min(PRERESERVE_MAX).max(have.len()));
         body.extend_from_slice(have);
         rx.clear();
-        BigFrame { body, len, more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0 }
+        BigFrame { body, len, more: header.more, command: header.command }
     }
 
     /// One read of (at most) the rest of the body. Returns the bytes read
@@ -201,6 +201,11 @@ pub(crate) struct Engine {
     raw: bool,
     /// STREAM: the socket sent an empty frame; close once the output is written.
     raw_close: bool,
+    /// The peer speaks ZMTP/1.0 (issue 13: older peers): RFC 13 framing both ways.
+    zmtp10: bool,
+    /// PUB/XPUB with an unversioned 1.0 peer: subscribe it to everything
+    /// once the pipe is attached, as libzmq does for a SUB that filters locally.
+    subscribe_all: bool,
 }
 
 impl Engine {
@@ -247,6 +252,8 @@ impl Engine {
             waker,
             raw,
             raw_close: false,
+            zmtp10: false,
+            subscribe_all: false,
         };
         if raw {
             e.hs_deadline = None;
@@ -282,6 +289,9 @@ impl Engine {
         self.pipe = Some(pipe);
         self.out_skip = skip_partial;
         self.out_mid = skip_partial;
+        if std::mem::take(&mut self.subscribe_all) {
+            self.push_subscription(Bytes::new(), FLAG_SUBSCRIBE);
+        }
         self.send_hello();
     }
 
@@ -296,7 +306,7 @@ impl Engine {
         match &mut self.codec {
             Some(codec) => codec.encode(false, false, &[&o.hello_msg], &mut self.tx_buf),
             None => {
-                encode_frame_header(&mut self.tx_buf, false, false, o.hello_msg.len());
+                encode_any_frame_header(&mut self.tx_buf, self.zmtp10, false, false, o.hello_msg.len());
                 self.tx_buf.extend_from_slice(&o.hello_msg);
             }
         }
@@ -352,6 +362,7 @@ impl Engine {
                 metadata: Default::default(),
                 user_id: None,
                 zap_properties: Default::default(),
+                filters_locally: false,
             })));
         }
         if let Phase::Handshake(_) = self.phase {
@@ -422,6 +433,11 @@ impl Engine {
                     self.codec = codec;
                     self.zap = None;
                     self.peer_minor = peer.version.1;
+                    if peer.version.0 == 1 {
+                        self.zmtp10 = true;
+                        self.decoder = FrameDecoder::zmtp10(self.cfg.options.maxmsgsize);
+                        self.subscribe_all = self.is_pub && peer.filters_locally;
+                    }
                     self.phase = Phase::Active;
                     self.hs_deadline = None;
                     let o = &self.cfg.options;
@@ -513,11 +529,10 @@ impl Engine {
                 return Ok(true);
             }
             if self.big.is_none() {
-                if let Some(n) = self.decoder.pending_frame_len(&self.rx) {
+                if let Some(h) = self.decoder.pending_header(&self.rx) {
                     // Valid and incomplete (decode took every complete frame).
-                    let header_len = if self.rx[0] & FLAG_LONG != 0 { 9 } else { 2 };
-                    if n - header_len >= BIG_FRAME_MIN {
-                        self.big = Some(BigFrame::start(&mut self.rx, header_len, n - header_len));
+                    if h.body_len >= BIG_FRAME_MIN {
+                        self.big = Some(BigFrame::start(&mut self.rx, h));
                     }
                 }
             }
@@ -771,18 +786,18 @@ impl Engine {
                         (true, true) => b"JOIN",
                         (false, true) => b"LEAVE",
                     };
-                    encode_frame_header(&mut self.tx_buf, false, true, 1 + name.len() + body.len());
+                    encode_any_frame_header(&mut self.tx_buf, self.zmtp10, false, true, 1 + name.len() + body.len());
                     self.tx_buf.push(name.len() as u8);
                     self.tx_buf.extend_from_slice(name);
                 } else {
-                    encode_frame_header(&mut self.tx_buf, false, false, 1 + body.len());
+                    encode_any_frame_header(&mut self.tx_buf, self.zmtp10, false, false, 1 + body.len());
                     self.tx_buf.push(u8::from(sub));
                 }
                 self.tx_buf.extend_from_slice(body);
             } else if msg.is_routing_id() {
                 continue;
             } else if body.len() >= ZERO_COPY_MIN && msg.shared().is_some() {
-                encode_frame_header(&mut self.tx_buf, msg.more(), false, body.len());
+                encode_any_frame_header(&mut self.tx_buf, self.zmtp10, msg.more(), false, body.len());
                 let end = self.tx_buf.len();
                 note_seg(&mut self.segs, start, end);
                 let big = msg.shared().cloned().unwrap_or_default();
@@ -790,7 +805,7 @@ impl Engine {
                 self.segs.push_back(Seg::Big(big));
                 continue;
             } else {
-                encode_frame_header(&mut self.tx_buf, msg.more(), false, body.len());
+                encode_any_frame_header(&mut self.tx_buf, self.zmtp10, msg.more(), false, body.len());
                 self.tx_buf.extend_from_slice(body);
             }
             total += self.tx_buf.len() - start;

@@ -308,9 +308,11 @@ fn bad_peers_lose_their_connection_and_others_are_unaffected() {
     let mut good = handshaken_peer(port, "PUSH");
     let mut p = sock.attached();
 
-    // Garbage instead of a greeting.
+    // Garbage instead of a greeting. (Without the leading 0, a size-0
+    // ZMTP/1.0 frame, it would read as a 1.0 identity frame of 70 octets,
+    // and wait for them, as in libzmq.)
     let mut g = raw_peer(port);
-    g.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    g.write_all(b"\0GET / HTTP/1.1\r\n\r\n").unwrap();
     expect_closed(&mut g);
 
     // Unknown mechanism.
