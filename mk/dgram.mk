@@ -1,0 +1,13 @@
+# Draft DGRAM over udp:// (issue 13): the C API on oxmq and on Debian's
+# libzmq (DGRAM by number), the two across processes both ways, and every
+# option on DGRAM against pyzmq's libzmq 4.3.5 and Debian's. Rust tests are
+# crates/oxmq/tests/dgram.rs; Python's (with pyzmq's libzmq 4.3.5 as the
+# peer) python/tests/test_dgram.py.
+
+.PHONY: dgram-test
+
+dgram-test: capi-progs venv $(OPTIONS_OUT)/optdump
+	@echo "==> tests/dgram/run.sh"
+	@CAPI_BIN=$(CAPI_BIN) CAPI_LIB=$(CAPI_OUT)/libzmq.so.5 OPTDUMP=$(OPTIONS_OUT)/optdump VENV_PY=$(VENV_PY) tests/dgram/run.sh
+
+TEST_STEPS += dgram-test
