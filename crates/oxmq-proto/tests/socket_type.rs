@@ -89,9 +89,7 @@ fn draft_types_names_numbers_and_compatibility() {
         .iter()
         .chain(&SocketType::DRAFT)
         .all(|t| !Dgram.is_compatible_with(*t) && !t.is_compatible_with(Dgram)));
-    for missing in [21] {
-        assert_eq!(SocketType::from_raw(missing), None, "{missing}: not an oxmq type here");
-    }
+    assert_eq!(SocketType::from_raw(21), None, "21: not a libzmq type");
     let pairs = [(Server, Client), (Gather, Scatter), (Peer, Peer), (Channel, Channel), (Radio, Dish)];
     let all: Vec<SocketType> = SocketType::ALL.into_iter().chain(SocketType::DRAFT).collect();
     for a in &all {
