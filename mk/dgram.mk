@@ -6,8 +6,9 @@
 
 .PHONY: dgram-test
 
-dgram-test: capi-progs venv $(OPTIONS_OUT)/optdump
+# (target/options spelled out: options.mk, which names it, is read after this file.)
+dgram-test: capi-progs venv target/options/optdump
 	@echo "==> tests/dgram/run.sh"
-	@CAPI_BIN=$(CAPI_BIN) CAPI_LIB=$(CAPI_OUT)/libzmq.so.5 OPTDUMP=$(OPTIONS_OUT)/optdump VENV_PY=$(VENV_PY) tests/dgram/run.sh
+	@CAPI_BIN=$(CAPI_BIN) CAPI_LIB=$(CAPI_OUT)/libzmq.so.5 OPTDUMP=target/options/optdump VENV_PY=$(VENV_PY) tests/dgram/run.sh
 
 TEST_STEPS += dgram-test
