@@ -148,3 +148,16 @@ fn recv_from_port(u: &UdpSocket) -> Option<String> {
     let mut buf = [0u8; 16];
     u.recv_from(&mut buf).ok().map(|(_, a)| a.port().to_string())
 }
+
+#[test]
+fn a_datagram_wakes_a_poller() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (d, d_addr) = bound(&ctx);
+    let (u, _) = plain_peer();
+    let mut items = [oxmq::PollItem::from_socket(&d, oxmq::POLLIN)];
+    assert_eq!(oxmq::poll(&mut items, 0).unwrap(), 0);
+    u.send_to(b"wake", &d_addr).unwrap();
+    assert_eq!(oxmq::poll(&mut items, 5000).unwrap(), 1, "no POLLIN for an arrived datagram");
+    assert_eq!(recv_parts(&d)[1], b"wake");
+}
