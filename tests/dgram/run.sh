@@ -3,6 +3,8 @@
 #  - tests/capi/dgram self on oxmq and on Debian's libzmq (which creates
 #    DGRAM by number): round trip, address frames, libzmq's errors;
 #  - oxmq <-> Debian libzmq across processes, both ways, over udp;
+#  - oxmq <-> libzmq 4.3.5 built with drafts (npm's `zeromq` 6, installed
+#    here at test time under target/, as the RADIO/DISH step does), both ways;
 #  - every option on DGRAM (type 18), oxmq vs pyzmq's libzmq 4.3.5 and
 #    vs Debian's.
 # Python's interop with pyzmq's libzmq 4.3.5 DGRAM is python/tests/test_dgram.py.
@@ -10,6 +12,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 BIN=${CAPI_BIN:-target/capi-tests}
+# npm's zeromq: the same install as the RADIO/DISH step's.
+NPM_DIR=${RADIO_NPM_DIR:-target/radio-dish-npm}
 LIMIT=40
 TMP=$(mktemp -d /tmp/oxmq-dgram.XXXXXX)
 trap 'rm -rf "$TMP"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null' EXIT
@@ -57,6 +61,21 @@ report "dgram self on Debian libzmq" $? "$TMP/log"
 echo "== draft DGRAM: oxmq <-> Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null) over udp"
 pair "libzmq echoes, oxmq asks" "$BIN/dgram.libzmq" "$BIN/dgram"
 pair "oxmq echoes, libzmq asks" "$BIN/dgram" "$BIN/dgram.libzmq"
+
+echo "== draft DGRAM: libzmq 4.3.5 with drafts (npm zeromq 6) <-> oxmq"
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+    echo "SKIP: node/npm not installed here"
+elif ! { [ -d "$NPM_DIR/node_modules/zeromq" ] ||
+    timeout 300 npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$NPM_DIR" zeromq@6 > "$TMP/npm.log" 2>&1; }; then
+    echo "SKIP: npm install zeromq@6 failed here: $(tail -1 "$TMP/npm.log")"
+elif ! NODE_PATH="$NPM_DIR/node_modules" node -e 'process.exit(require("zeromq").capability.draft ? 0 : 1)' 2> /dev/null; then
+    echo "SKIP: npm's zeromq does not load here, or was built without draft sockets"
+else
+    printf '#!/bin/sh\nNODE_PATH="%s/node_modules" exec node tests/dgram/peer.js "$@"\n' "$(cd "$NPM_DIR" && pwd)" > "$TMP/node-peer"
+    chmod +x "$TMP/node-peer"
+    pair "libzmq 4.3.5 echoes, oxmq asks" "$TMP/node-peer" "$BIN/dgram"
+    pair "oxmq echoes, libzmq 4.3.5 asks" "$BIN/dgram" "$TMP/node-peer"
+fi
 
 echo "== draft DGRAM: every option on DGRAM (type 18)"
 if [ -z "${OPTDUMP:-}" ]; then
