@@ -589,6 +589,12 @@ ZMQ_EXPORT int zmq_join(void *s, const char *group);
 ZMQ_EXPORT int zmq_leave(void *s, const char *group);
 #endif
 
+/* ------------------------------------------ draft API: DGRAM (raw udp://) */
+
+#ifdef ZMQ_BUILD_DRAFT_API
+#define ZMQ_DGRAM 18
+#endif
+
 #ifdef __cplusplus
 }
 #endif

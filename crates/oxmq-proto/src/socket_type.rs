@@ -28,6 +28,8 @@ pub enum SocketType {
     // Draft RADIO/DISH (groups; also over udp://).
     Radio = 14,
     Dish = 15,
+    // Draft DGRAM (raw datagrams over udp://; not thread-safe).
+    Dgram = 18,
 }
 
 impl SocketType {
@@ -67,8 +69,12 @@ impl SocketType {
     ];
 
     fn from_raw_draft(v: i32) -> Option<SocketType> {
-        Self::DRAFT.into_iter().find(|t| t.as_raw() == v)
+        Self::DRAFT.into_iter().chain(Self::DRAFT_UNSAFE).find(|t| t.as_raw() == v)
     }
+
+    /// Draft DGRAM: a draft type that is not thread-safe (it has a
+    /// `ZMQ_FD`, as libzmq's `dgram_t`), so it stays out of [`Self::DRAFT`].
+    pub const DRAFT_UNSAFE: [SocketType; 1] = [SocketType::Dgram];
 
     /// libzmq's `ZMQ_THREAD_SAFE`: these sockets may be used from several
     /// threads at once (and have no `ZMQ_FD`).
@@ -108,6 +114,7 @@ impl SocketType {
             SocketType::Channel => "CHANNEL",
             SocketType::Radio => "RADIO",
             SocketType::Dish => "DISH",
+            SocketType::Dgram => "DGRAM",
         }
     }
 
@@ -141,6 +148,8 @@ impl SocketType {
             Channel => peer == Channel,
             Radio => peer == Dish,
             Dish => peer == Radio,
+            // Draft DGRAM speaks no ZMTP (udp:// only).
+            Dgram => false,
         }
     }
 

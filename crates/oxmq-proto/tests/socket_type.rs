@@ -10,7 +10,7 @@ fn raw_numbers_match_libzmq() {
     }
     assert_eq!(SocketType::from_raw(11), Some(Stream), "ZMQ_STREAM (raw TCP, no ZMTP peer)");
     assert_eq!(SocketType::from_raw(12), Some(Server), "draft SERVER");
-    assert_eq!(SocketType::from_raw(18), None, "DGRAM is not an oxmq type");
+    assert_eq!(SocketType::from_raw(18), Some(Dgram), "draft DGRAM");
     assert_eq!(SocketType::from_raw(-1), None);
 }
 
@@ -82,9 +82,14 @@ fn draft_types_names_numbers_and_compatibility() {
         assert!(t.is_thread_safe());
         assert!(!t.sends_identity());
     }
-    for missing in [18, 21] {
-        assert_eq!(SocketType::from_raw(missing), None, "{missing}: not an oxmq type here");
-    }
+    // Draft DGRAM: raw udp, not thread-safe, compatible with no ZMTP peer.
+    assert!(!Dgram.is_thread_safe() && !Dgram.sends_identity());
+    assert_eq!(Dgram.wire_name(), "DGRAM");
+    assert!(SocketType::ALL
+        .iter()
+        .chain(&SocketType::DRAFT)
+        .all(|t| !Dgram.is_compatible_with(*t) && !t.is_compatible_with(Dgram)));
+    assert_eq!(SocketType::from_raw(21), None, "21: not a libzmq type");
     let pairs = [(Server, Client), (Gather, Scatter), (Peer, Peer), (Channel, Channel), (Radio, Dish)];
     let all: Vec<SocketType> = SocketType::ALL.into_iter().chain(SocketType::DRAFT).collect();
     for a in &all {

@@ -20,6 +20,8 @@ use oxmq_proto::SocketType;
 
 mod array;
 mod dealer_router;
+// Draft DGRAM.
+mod dgram;
 mod dist;
 // Draft types: CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL.
 mod draft;
@@ -150,5 +152,7 @@ pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Patter
         SocketType::Channel => Box::<draft::Channel>::default(),
         SocketType::Radio => Box::new(radio_dish::Radio::new()),
         SocketType::Dish => Box::new(radio_dish::Dish::new()),
+        // Draft DGRAM.
+        SocketType::Dgram => Box::<dgram::Dgram>::default(),
     }
 }

@@ -652,6 +652,7 @@ impl Core {
             return self.udp_endpoint(endpoint, addr, true);
         }
         let parsed = parse_endpoint(endpoint)?;
+        self.check_dgram_transport()?;
         let id = self.new_endpoint_id();
         let mut listener_fd = None;
         let (resolved, inproc_name) = match &parsed {
@@ -690,6 +691,7 @@ impl Core {
             return self.udp_endpoint(endpoint, addr, false);
         }
         let parsed = parse_endpoint(endpoint)?;
+        self.check_dgram_transport()?;
         let id = self.new_endpoint_id();
         match &parsed {
             Endpoint::Inproc(name) => {
@@ -762,13 +764,25 @@ impl Core {
         }
     }
 
+    /// Draft DGRAM: udp:// only. libzmq 4.3.5 accepts tcp, ipc and inproc
+    /// endpoints on a DGRAM and then runs them as raw STREAM-like byte
+    /// streams, which no DGRAM program can use; oxmq refuses them.
+    fn check_dgram_transport(&self) -> Result<()> {
+        if self.kind == SocketType::Dgram {
+            return Err(Error::NoCompatProtocol);
+        }
+        Ok(())
+    }
+
     /// Draft RADIO/DISH: a `udp://` endpoint. As in libzmq, only a DISH binds
     /// and only a RADIO connects (ENOCOMPATPROTO otherwise); the pipe is
     /// served by its own thread (see `transport::udp`).
     fn udp_endpoint(&mut self, endpoint: &str, addr: &str, bind: bool) -> Result<()> {
         use crate::transport::udp;
         let expected = if bind { SocketType::Dish } else { SocketType::Radio };
-        if self.kind != expected {
+        // Draft DGRAM binds udp:// (and, as in libzmq, cannot connect it).
+        let dgram = self.kind == SocketType::Dgram && bind;
+        if self.kind != expected && !dgram {
             return Err(Error::NoCompatProtocol);
         }
         let parsed = udp::parse(addr, bind, self.options.ipv6)?;
@@ -777,7 +791,11 @@ impl Core {
         socket_side.all_groups = true;
         let resolved = if bind {
             let (sock, port) = udp::open_receiver(&parsed)?;
-            udp::spawn_receiver(sock, engine_side)?;
+            if dgram {
+                crate::transport::dgram::spawn(sock, engine_side)?;
+            } else {
+                udp::spawn_receiver(sock, engine_side)?;
+            }
             match addr.rsplit_once(':') {
                 Some((host, _)) => format!("udp://{host}:{port}"),
                 None => endpoint.to_string(),

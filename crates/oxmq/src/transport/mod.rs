@@ -10,3 +10,5 @@ pub(crate) mod filter;
 pub(crate) mod socks;
 // Draft RADIO/DISH.
 pub(crate) mod udp;
+// Draft DGRAM: raw datagrams over udp://.
+pub(crate) mod dgram;

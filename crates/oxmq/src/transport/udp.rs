@@ -81,6 +81,10 @@ pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error
             .map(|a| a.ip())
             .find(|ip| ipv6 || ip.is_ipv4())
             .ok_or(Error::Invalid("udp host does not resolve"))?
+    } else if bind && !host.is_empty() {
+        // libzmq binds an interface name (allow_nic_name): its address, or
+        // ENODEV when there is no such interface.
+        nic_address(host, !ipv6).or_else(|e| if ipv6 { nic_address(host, true) } else { Err(e) })?
     } else {
         return Err(Error::Invalid("udp host must be an IP address or *"));
     };
@@ -364,5 +368,8 @@ mod tests {
         let lo = parse("lo;239.0.0.1:5555", true, false).unwrap();
         assert_eq!(lo.iface, Some("127.0.0.1".parse().unwrap()), "an interface name, as libzmq takes");
         assert_eq!(parse("nosuchif0;239.0.0.1:5555", true, false).unwrap_err().errno(), libc::ENODEV);
+        // A bind to an interface name, as libzmq's resolver allows (DGRAM, DISH).
+        assert_eq!(parse("lo:5555", true, false).unwrap().target, "127.0.0.1:5555".parse().unwrap());
+        assert_eq!(parse("nosuchif0:5555", true, false).unwrap_err().errno(), libc::ENODEV);
     }
 }

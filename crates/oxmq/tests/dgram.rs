@@ -1,0 +1,163 @@
+//! Draft DGRAM over udp:// (loopback): messages are [address][body] both
+//! ways, checked between two DGRAMs (libzmq's test_dgram round trip) and
+//! against plain UDP sockets, with libzmq 4.3.5's errors.
+
+mod common;
+
+use common::*;
+use oxmq::{errno, opt, Context, Msg, Socket, SocketType, DONTWAIT, SNDMORE};
+use std::net::UdpSocket;
+use std::time::Duration;
+
+fn bound(ctx: &Context) -> (Socket, String) {
+    let s = sock(ctx, SocketType::Dgram);
+    s.bind("udp://127.0.0.1:*").unwrap();
+    let ep = s.last_endpoint().unwrap();
+    let port = ep.rsplit(':').next().unwrap().to_string();
+    (s, format!("127.0.0.1:{port}"))
+}
+
+fn plain_peer() -> (UdpSocket, String) {
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    u.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let a = u.local_addr().unwrap().to_string();
+    (u, a)
+}
+
+/// The address frame libzmq delivers: `ip:port` and a NUL.
+fn frame(addr: &str) -> Vec<u8> {
+    let mut f = addr.as_bytes().to_vec();
+    f.push(0);
+    f
+}
+
+#[test]
+fn two_dgrams_round_trip_as_in_libzmqs_test() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (listener, listener_addr) = bound(&ctx);
+    let (sender, sender_addr) = bound(&ctx);
+    send_parts(&sender, &[listener_addr.as_bytes(), b"Is someone there ?"]);
+    let got = recv_parts(&listener);
+    assert_eq!(got, vec![frame(&sender_addr), b"Is someone there ?".to_vec()]);
+    // Replying to the address frame as received (NUL included) works.
+    send_parts(&listener, &[&got[0], b"Yes, there is !"]);
+    assert_eq!(recv_parts(&sender), vec![frame(&listener_addr), b"Yes, there is !".to_vec()]);
+}
+
+#[test]
+fn plain_udp_peers_see_bare_payloads_from_the_bound_port() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (d, d_addr) = bound(&ctx);
+    let (u, u_addr) = plain_peer();
+    u.send_to(b"hello", &d_addr).unwrap();
+    assert_eq!(recv_parts(&d), vec![frame(&u_addr), b"hello".to_vec()]);
+    send_parts(&d, &[u_addr.as_bytes(), b"reply"]);
+    let mut buf = [0u8; 100];
+    let (n, from) = u.recv_from(&mut buf).unwrap();
+    assert_eq!((&buf[..n], from.to_string()), (&b"reply"[..], d_addr.clone()));
+    // An empty datagram is a message with an empty body.
+    u.send_to(b"", &d_addr).unwrap();
+    assert_eq!(recv_parts(&d), vec![frame(&u_addr), Vec::new()]);
+}
+
+#[test]
+fn bad_addresses_and_oversized_datagrams_drop_only_themselves() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (d, d_addr) = bound(&ctx);
+    let (u, u_addr) = plain_peer();
+    // libzmq drops a message whose address does not resolve; the send succeeds.
+    for bad in [&b"nonsense"[..], b"127.0.0.1:0", b"localhost:1", b"[::1]:1"] {
+        send_parts(&d, &[bad, b"lost"]);
+    }
+    // Larger than libzmq's 8192-byte send buffer: dropped, not sent.
+    send_parts(&d, &[u_addr.as_bytes(), &vec![0; 8193]]);
+    send_parts(&d, &[u_addr.as_bytes(), b"after"]);
+    let mut buf = vec![0u8; 65536];
+    let (n, _) = u.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"after", "only the good message went out");
+    // Received: too large for libzmq's 8192-byte buffer is dropped whole.
+    u.send_to(&vec![b'A'; 9000], &d_addr).unwrap();
+    u.send_to(&vec![b'B'; 8192], &d_addr).unwrap();
+    u.send_to(b"next", &d_addr).unwrap();
+    assert_eq!(recv_parts(&d)[1], vec![b'B'; 8192]);
+    assert_eq!(recv_parts(&d)[1], b"next");
+    assert_nothing_within(&d, 50);
+}
+
+#[test]
+fn frame_counts_and_transports_fail_with_libzmqs_errors() {
+    let _g = guard();
+    let ctx = Context::new();
+    let d = sock(&ctx, SocketType::Dgram);
+    // Nothing bound: nowhere to send from (libzmq: EAGAIN without waiting).
+    assert_errno(d.send(Msg::from(&b"127.0.0.1:9"[..]), SNDMORE | DONTWAIT), errno::EAGAIN);
+    assert_errno(d.connect("udp://127.0.0.1:5556"), errno::ENOCOMPATPROTO);
+    assert_errno(d.bind("tcp://127.0.0.1:*"), errno::ENOCOMPATPROTO);
+    assert_errno(d.connect("tcp://127.0.0.1:5556"), errno::ENOCOMPATPROTO);
+    assert_errno(d.bind(&inproc_endpoint()), errno::ENOCOMPATPROTO);
+    assert_errno(d.bind("foo://x"), errno::EPROTONOSUPPORT);
+    assert_errno(d.bind("udp://nosuchif0:5556"), errno::ENODEV);
+    let (d, _) = bound(&ctx);
+    assert_errno(d.send(Msg::from(&b"lonely"[..]), 0), errno::EINVAL);
+    d.send(Msg::from(&b"127.0.0.1:9"[..]), SNDMORE).unwrap();
+    assert_errno(d.send(Msg::from(&b"body"[..]), SNDMORE), errno::EINVAL);
+    d.send(Msg::from(&b"body"[..]), 0).unwrap();
+    // Not thread-safe, as libzmq's dgram_t: it has a ZMQ_FD.
+    assert_eq!(d.get_option_int(opt::THREAD_SAFE).unwrap(), 0);
+    assert!(d.get_option_int(opt::FD).is_ok());
+    for kind in [SocketType::Pair, SocketType::Server, SocketType::Stream] {
+        assert_errno(sock(&ctx, kind).bind("udp://127.0.0.1:*"), errno::ENOCOMPATPROTO);
+    }
+}
+
+#[test]
+fn closing_and_unbinding_release_the_port() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (d, addr) = bound(&ctx);
+    let ep = d.last_endpoint().unwrap();
+    assert!(UdpSocket::bind(&addr).is_err(), "the DGRAM holds its port");
+    d.unbind(&ep).unwrap();
+    assert!(eventually(Duration::from_secs(3), || UdpSocket::bind(&addr).is_ok()), "unbind did not free the port");
+    let (d, addr) = bound(&ctx);
+    drop(d);
+    assert!(eventually(Duration::from_secs(3), || UdpSocket::bind(&addr).is_ok()), "close did not free the port");
+    // A DGRAM binds again after an unbind and sends from the new port.
+    let d = sock(&ctx, SocketType::Dgram);
+    d.bind("udp://127.0.0.1:*").unwrap();
+    let first = d.last_endpoint().unwrap();
+    d.unbind(&first).unwrap();
+    d.bind("udp://127.0.0.1:*").unwrap();
+    let port = d.last_endpoint().unwrap().rsplit(':').next().unwrap().to_string();
+    let (u, u_addr) = plain_peer();
+    assert!(
+        eventually(Duration::from_secs(3), || send_ok(&d, &u_addr) && recv_from_port(&u).as_deref() == Some(&port[..])),
+        "nothing sent from the second bind"
+    );
+}
+
+fn send_ok(d: &Socket, to: &str) -> bool {
+    d.send_multipart([Msg::from(to.as_bytes()), Msg::from(&b"x"[..])], DONTWAIT).is_ok()
+}
+
+fn recv_from_port(u: &UdpSocket) -> Option<String> {
+    u.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    let mut buf = [0u8; 16];
+    u.recv_from(&mut buf).ok().map(|(_, a)| a.port().to_string())
+}
+
+#[test]
+fn a_datagram_wakes_a_poller() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (d, d_addr) = bound(&ctx);
+    let (u, _) = plain_peer();
+    let mut items = [oxmq::PollItem::from_socket(&d, oxmq::POLLIN)];
+    assert_eq!(oxmq::poll(&mut items, 0).unwrap(), 0);
+    u.send_to(b"wake", &d_addr).unwrap();
+    assert_eq!(oxmq::poll(&mut items, 5000).unwrap(), 1, "no POLLIN for an arrived datagram");
+    assert_eq!(recv_parts(&d)[1], b"wake");
+}

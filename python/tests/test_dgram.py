@@ -1,0 +1,93 @@
+"""Draft DGRAM through oxmq's pyzmq API (zmq.DGRAM, send_multipart /
+recv_multipart of [address, body]), against plain UDP sockets and against
+pyzmq's own libzmq 4.3.5, which creates DGRAM sockets by number."""
+
+import socket as pysocket
+
+import pytest
+
+import oxmq as zmq
+
+
+def _bound(make):
+    s = make(zmq.DGRAM)
+    s.bind("udp://127.0.0.1:*")
+    port = s.getsockopt(zmq.LAST_ENDPOINT).decode().rsplit(":", 1)[1]
+    return s, "127.0.0.1:" + port
+
+
+def _udp():
+    u = pysocket.socket(pysocket.AF_INET, pysocket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0))
+    u.settimeout(5)
+    return u, "%s:%d" % u.getsockname()
+
+
+def test_constant_and_socket_kind(make):
+    assert zmq.DGRAM == 18 == zmq.SocketType.DGRAM
+    s = make(zmq.DGRAM)
+    assert s.type == zmq.DGRAM
+    assert s.getsockopt(zmq.THREAD_SAFE) == 0
+    assert s.getsockopt(zmq.FD) >= 0
+
+
+def test_plain_udp_peer(make):
+    d, d_addr = _bound(make)
+    u, u_addr = _udp()
+    try:
+        u.sendto(b"hello", ("127.0.0.1", int(d_addr.rsplit(":", 1)[1])))
+        # libzmq's address frame ends in a NUL byte.
+        assert d.recv_multipart() == [u_addr.encode() + b"\0", b"hello"]
+        d.send_multipart([u_addr.encode(), b"reply"])
+        data, src = u.recvfrom(100)
+        assert (data, "%s:%d" % src) == (b"reply", d_addr)
+    finally:
+        u.close()
+
+
+def test_libzmq_errors(make):
+    s = make(zmq.DGRAM)
+    with pytest.raises(zmq.ZMQError) as e:
+        s.connect("udp://127.0.0.1:5556")
+    assert e.value.errno == zmq.ENOCOMPATPROTO
+    with pytest.raises(zmq.ZMQError) as e:
+        s.bind("tcp://127.0.0.1:*")
+    assert e.value.errno == zmq.ENOCOMPATPROTO
+    with pytest.raises(zmq.Again):
+        s.send(b"127.0.0.1:9", zmq.SNDMORE | zmq.NOBLOCK)
+    d, _ = _bound(make)
+    with pytest.raises(zmq.ZMQError) as e:
+        d.send(b"one frame")
+    assert e.value.errno == zmq.EINVAL
+    with pytest.raises(zmq.ZMQError) as e:
+        d.send_multipart([b"127.0.0.1:9", b"a", b"b"])
+    assert e.value.errno == zmq.EINVAL
+
+
+def test_round_trip_with_libzmq_dgram(make):
+    """oxmq DGRAM <-> libzmq 4.3.5's dgram_t (pyzmq, created by number 18)."""
+    pyzmq = pytest.importorskip("zmq")
+    d, d_addr = _bound(make)
+    # libzmq's LAST_ENDPOINT keeps a udp "*" port unresolved: pick one.
+    u, lz_addr = _udp()
+    u.close()
+    c = pyzmq.Context()
+    lz = None
+    try:
+        try:
+            lz = c.socket(18)
+        except pyzmq.ZMQError as e:
+            pytest.skip("pyzmq's libzmq has no DGRAM: %s" % e)
+        lz.linger = 0
+        lz.rcvtimeo = 5000
+        lz.bind("udp://" + lz_addr)
+        lz.send_multipart([d_addr.encode(), b"from libzmq"])
+        got = d.recv_multipart()
+        assert got == [lz_addr.encode() + b"\0", b"from libzmq"]
+        # Reply to the address frame as received, NUL and all.
+        d.send_multipart([got[0], b"from oxmq"])
+        assert lz.recv_multipart() == [d_addr.encode() + b"\0", b"from oxmq"]
+    finally:
+        if lz is not None:
+            lz.close()
+        c.term()

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Draft DGRAM through the C API, and against real libzmq:
+#  - tests/capi/dgram self on oxmq and on Debian's libzmq (which creates
+#    DGRAM by number): round trip, address frames, libzmq's errors;
+#  - oxmq <-> Debian libzmq across processes, both ways, over udp;
+#  - oxmq <-> libzmq 4.3.5 built with drafts (npm's `zeromq` 6, installed
+#    here at test time under target/, as the RADIO/DISH step does), both ways;
+#  - every option on DGRAM (type 18), oxmq vs pyzmq's libzmq 4.3.5 and
+#    vs Debian's.
+# Python's interop with pyzmq's libzmq 4.3.5 DGRAM is python/tests/test_dgram.py.
+# A peer that is not installed is skipped with the reason; never a failure.
+set -u
+cd "$(dirname "$0")/../.."
+BIN=${CAPI_BIN:-target/capi-tests}
+# npm's zeromq: the same install as the RADIO/DISH step's.
+NPM_DIR=${RADIO_NPM_DIR:-target/radio-dish-npm}
+LIMIT=40
+TMP=$(mktemp -d /tmp/oxmq-dgram.XXXXXX)
+trap 'rm -rf "$TMP"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null' EXIT
+passes=0
+failures=0
+
+report() { # name status log
+    if [ "$2" -eq 0 ]; then
+        passes=$((passes + 1))
+        echo "PASS $1  -- $(tail -1 "$3")"
+    else
+        failures=$((failures + 1))
+        echo "FAIL $1"
+        tail -15 "$3" | sed 's/^/    /'
+    fi
+}
+
+port() {
+    python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# An echoing DGRAM in the background, an asking one in the foreground.
+pair() { # name echo-binary ask-binary
+    local p q rc
+    p=$(port)
+    q=$(port)
+    timeout -k 5 "$LIMIT" "$2" echo "$p" > "$TMP/echo.log" 2>&1 &
+    spid=$!
+    timeout -k 5 "$LIMIT" "$3" ask "$q" "127.0.0.1:$p" > "$TMP/ask.log" 2>&1
+    rc=$?
+    wait "$spid" 2>/dev/null
+    local erc=$?
+    [ $rc -eq 0 ] && rc=$erc
+    spid=
+    cat "$TMP/echo.log" "$TMP/ask.log" > "$TMP/log"
+    report "$1" $rc "$TMP/log"
+}
+
+echo "== draft DGRAM: C API"
+timeout -k 5 "$LIMIT" "$BIN/dgram" self > "$TMP/log" 2>&1
+report "dgram self on oxmq" $? "$TMP/log"
+timeout -k 5 "$LIMIT" "$BIN/dgram.libzmq" self > "$TMP/log" 2>&1
+report "dgram self on Debian libzmq" $? "$TMP/log"
+
+echo "== draft DGRAM: oxmq <-> Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null) over udp"
+pair "libzmq echoes, oxmq asks" "$BIN/dgram.libzmq" "$BIN/dgram"
+pair "oxmq echoes, libzmq asks" "$BIN/dgram" "$BIN/dgram.libzmq"
+
+echo "== draft DGRAM: libzmq 4.3.5 with drafts (npm zeromq 6) <-> oxmq"
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+    echo "SKIP: node/npm not installed here"
+elif ! { [ -d "$NPM_DIR/node_modules/zeromq" ] ||
+    timeout 300 npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$NPM_DIR" zeromq@6 > "$TMP/npm.log" 2>&1; }; then
+    echo "SKIP: npm install zeromq@6 failed here: $(tail -1 "$TMP/npm.log")"
+elif ! NODE_PATH="$NPM_DIR/node_modules" node -e 'process.exit(require("zeromq").capability.draft ? 0 : 1)' 2> /dev/null; then
+    echo "SKIP: npm's zeromq does not load here, or was built without draft sockets"
+else
+    printf '#!/bin/sh\nNODE_PATH="%s/node_modules" exec node tests/dgram/peer.js "$@"\n' "$(cd "$NPM_DIR" && pwd)" > "$TMP/node-peer"
+    chmod +x "$TMP/node-peer"
+    pair "libzmq 4.3.5 echoes, oxmq asks" "$TMP/node-peer" "$BIN/dgram"
+    pair "oxmq echoes, libzmq 4.3.5 asks" "$BIN/dgram" "$TMP/node-peer"
+fi
+
+echo "== draft DGRAM: every option on DGRAM (type 18)"
+if [ -z "${OPTDUMP:-}" ]; then
+    echo "SKIP: no optdump"
+else
+    "$OPTDUMP" "${CAPI_LIB:-target/release/capi/libzmq.so.5}" > "$TMP/ox.txt" 2> /dev/null
+    py_lib=$(${VENV_PY:-.venv/bin/python} -c 'import glob, os, zmq; d = os.path.join(os.path.dirname(zmq.__file__), os.pardir, "pyzmq.libs"); print((glob.glob(os.path.join(d, "libzmq*.so*")) or [""])[0])' 2> /dev/null)
+    if [ -z "$py_lib" ]; then
+        echo "SKIP: pyzmq's bundled libzmq not found"
+    else
+        "$OPTDUMP" "$py_lib" > "$TMP/py.txt" 2> /dev/null
+        python3 tests/options/compare.py "$TMP/ox.txt" "$TMP/py.txt" --types 18 --name "libzmq 4.3.5 (pyzmq), type 18" > "$TMP/log" 2>&1
+        report "options on DGRAM vs libzmq 4.3.5" $? "$TMP/log"
+    fi
+    sys_lib=$(ldconfig -p | awk '$1 == "libzmq.so.5" && !f {print $NF; f = 1}')
+    if [ -z "$sys_lib" ]; then
+        echo "SKIP: no system libzmq.so.5"
+    else
+        "$OPTDUMP" "$sys_lib" > "$TMP/deb.txt" 2> /dev/null
+        # Debian's build has GSSAPI (62-65, 90-91) and VMCI (116); oxmq answers as a build without them.
+        python3 tests/options/compare.py "$TMP/ox.txt" "$TMP/deb.txt" --types 18 --build-differs 62,63,64,65,90,91,116 \
+            --name "Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null), type 18" > "$TMP/log" 2>&1
+        report "options on DGRAM vs Debian libzmq" $? "$TMP/log"
+    fi
+fi
+
+echo "== dgram: $passes passed, $failures failed"
+[ "$failures" -eq 0 ]
