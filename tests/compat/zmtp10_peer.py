@@ -327,6 +327,34 @@ def probe_garbage():
     c2.close()
 
 
+def probe_monitor_events():
+    """Which monitor events a 1.0 peer's connection gives (libzmq 4.3 has no
+    mechanism to complete for it, so no HANDSHAKE_SUCCEEDED)."""
+    lib.zmq_socket_monitor.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    s, port = lib_socket(PULL)
+    lib.zmq_socket_monitor(s, b"inproc://mon10", 0xFFFF)
+    mon, _ = lib_socket(0, bind=False)  # PAIR
+    lib.zmq_connect(mon, b"inproc://mon10")
+    c, _ = peer(port)
+    c.sendall(frame(b"hello"))
+    got = recv_msg(s)
+    names = {1: "CONNECTED", 8: "LISTENING", 32: "ACCEPTED", 512: "DISCONNECTED",
+             0x1000: "HANDSHAKE_SUCCEEDED", 0x0800: "HANDSHAKE_FAILED_NO_DETAIL",
+             0x2000: "HANDSHAKE_FAILED_PROTOCOL"}
+    seen = []
+    setint(mon, RCVTIMEO, 300)
+    while True:
+        buf = ctypes.create_string_buffer(64)
+        n = lib.zmq_recv(mon, buf, 64, 0)
+        if n < 0:
+            break
+        event = struct.unpack("<H", buf.raw[:2])[0]
+        seen.append(names.get(event, hex(event)))
+        lib.zmq_recv(mon, buf, 64, 0)  # the endpoint frame
+    print("1.0 peer's monitor events:", got, seen)
+    c.close()
+
+
 PROBES = (
     probe_push_to_lib_pull,
     probe_lib_push_to_pull,
@@ -339,6 +367,7 @@ PROBES = (
     probe_versioned_1_0,
     probe_zap_refuses,
     probe_garbage,
+    probe_monitor_events,
 )
 for p in PROBES:
     try:

@@ -11,6 +11,7 @@ socket type), identity frame, then 2.0 frames (flags: MORE 1, LONG 2).
 """
 import ctypes
 import socket
+import struct
 import sys
 
 PUB, SUB, ROUTER, PULL, PUSH = 1, 2, 6, 7, 8
@@ -23,6 +24,7 @@ lib.zmq_socket.argtypes = [ctypes.c_void_p, ctypes.c_int]
 for name in ("zmq_bind", "zmq_close", "zmq_ctx_term", "zmq_send", "zmq_recv", "zmq_setsockopt", "zmq_getsockopt"):
     getattr(lib, name).argtypes = None
 lib.zmq_bind.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib.zmq_connect.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 lib.zmq_close.argtypes = [ctypes.c_void_p]
 lib.zmq_ctx_term.argtypes = [ctypes.c_void_p]
 lib.zmq_send.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
@@ -191,6 +193,37 @@ def probe_garbage():
     lib.zmq_close(s)
 
 
+def probe_monitor_events():
+    """Which monitor events a 2.0 peer's connection gives (libzmq 4.3 has no
+    mechanism to complete for it, so no HANDSHAKE_SUCCEEDED)."""
+    lib.zmq_socket_monitor.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    s, port = lib_socket(PULL)
+    lib.zmq_socket_monitor(s, b"inproc://mon20", 0xFFFF)
+    mon = lib.zmq_socket(ctx, 0)  # PAIR
+    setint(mon, LINGER, 0)
+    setint(mon, RCVTIMEO, 300)
+    lib.zmq_connect(mon, b"inproc://mon20")
+    c, _ = peer(port, PUSH)
+    c.sendall(frame(b"hello"))
+    got = recv_msg(s)
+    names = {1: "CONNECTED", 8: "LISTENING", 32: "ACCEPTED", 512: "DISCONNECTED",
+             0x1000: "HANDSHAKE_SUCCEEDED", 0x0800: "HANDSHAKE_FAILED_NO_DETAIL",
+             0x2000: "HANDSHAKE_FAILED_PROTOCOL"}
+    seen = []
+    while True:
+        buf = ctypes.create_string_buffer(64)
+        n = lib.zmq_recv(mon, buf, 64, 0)
+        if n < 0:
+            break
+        event = struct.unpack("<H", buf.raw[:2])[0]
+        seen.append(names.get(event, hex(event)))
+        lib.zmq_recv(mon, buf, 64, 0)  # the endpoint frame
+    print("2.0 peer's monitor events:", got, seen)
+    c.close()
+    lib.zmq_close(mon)
+    lib.zmq_close(s)
+
+
 for p in (
     probe_push_to_lib_pull,
     probe_lib_push_to_pull,
@@ -198,6 +231,7 @@ for p in (
     probe_router_identity,
     probe_pub_subscription,
     probe_garbage,
+    probe_monitor_events,
 ):
     try:
         p()

@@ -122,7 +122,11 @@ pub(super) fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
                 return Outcome::Remove;
             }
             Step::Handshaken(peer) => {
-                c.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
+                // libzmq reports a handshake only for ZMTP 3 peers: 1.0 and 2.0
+                // peers have no mechanism to complete, so no event.
+                if peer.version.0 >= 3 {
+                    c.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
+                }
                 let Some(mb) = c.link.mailbox.take() else {
                     return Outcome::Remove;
                 };

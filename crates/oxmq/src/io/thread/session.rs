@@ -437,7 +437,11 @@ pub(super) fn run_session(
                         return Outcome::Again;
                     }
                     Step::Handshaken(peer) => {
-                        s.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
+                        // libzmq reports a handshake only for ZMTP 3 peers: 1.0 and 2.0
+                        // peers have no mechanism to complete, so no event.
+                        if peer.version.0 >= 3 {
+                            s.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
+                        }
                         if s.on_handshake(&mut engine, &peer) {
                             s.state = SState::Active(engine);
                             continue;
