@@ -5,10 +5,11 @@
 //! enforces send/recv alternation. Replies must come from the pipe the request
 //! went to and start with the expected envelope; anything else is discarded.
 //!
-//! REP: receives a request, keeps its envelope (every frame up to and
-//! including the empty delimiter) and the pipe it came from, hands the body
-//! to the user, and sends the reply back with the envelope in front.
+//! REP: a ROUTER that receives a request, keeps its envelope (the routing-id
+//! frame and every frame up to and including the empty delimiter), hands the
+//! body to the user, and sends the reply back with the envelope in front.
 
+use super::dealer_router::Router;
 use super::fq::Fq;
 use super::lb::Lb;
 use super::{bool_value, unsupported_unless_off, Pattern};
@@ -206,18 +207,19 @@ pub(super) fn send_probe(id: PipeId, pipes: &mut Pipes) {
     p.out.flush();
 }
 
+/// REP is a ROUTER underneath, as in libzmq: the router's routing-id and
+/// envelope handling plus its options (ROUTER_HANDOVER, PROBE_ROUTER,
+/// ROUTER_MANDATORY) act on REP exactly as on ROUTER.
 pub(crate) struct Rep {
-    fq: Fq,
+    router: Router,
     /// A request was received; its reply is due.
     sending_reply: bool,
     /// The next received frame starts a request.
     request_begins: bool,
-    /// Envelope of the current request (reused buffer).
+    /// Envelope of the current request, routing-id frame first (reused buffer).
     envelope: Vec<Msg>,
-    /// The pipe the current request came from.
-    reply_pipe: Option<PipeId>,
-    /// Where the reply being sent goes (`None`: dropped).
-    out: Option<PipeId>,
+    /// The reply being sent could not be routed: its frames are dropped.
+    dropping: bool,
     /// In the middle of sending a multipart reply.
     more_out: bool,
 }
@@ -225,51 +227,40 @@ pub(crate) struct Rep {
 impl Rep {
     pub(crate) fn new() -> Rep {
         Rep {
-            fq: Fq::default(),
+            router: Router::new(),
             sending_reply: false,
             request_begins: true,
             envelope: Vec::new(),
-            reply_pipe: None,
-            out: None,
+            dropping: false,
             more_out: false,
         }
     }
 }
 
 impl Pattern for Rep {
-    fn set_option(&mut self, option: i32, value: &[u8], _pipes: &mut Pipes) -> Result<bool, Error> {
-        match option {
-            // libzmq's REP is a ROUTER underneath and takes its options. oxmq's
-            // REP routes replies itself: checked as libzmq checks them, no effect.
-            opt::ROUTER_MANDATORY | opt::ROUTER_HANDOVER | opt::PROBE_ROUTER => {
-                bool_value(value)?;
-            }
-            opt::ROUTER_RAW => unsupported_unless_off(value)?,
-            _ => return Ok(false),
+    fn set_option(&mut self, option: i32, value: &[u8], pipes: &mut Pipes) -> Result<bool, Error> {
+        if option == opt::ROUTER_RAW {
+            unsupported_unless_off(value)?;
+            return Ok(true);
         }
-        Ok(true)
+        self.router.set_option(option, value, pipes)
     }
 
-    fn attach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.attach(id);
+    fn attach(&mut self, id: PipeId, pipes: &mut Pipes) {
+        self.router.attach(id, pipes);
     }
 
-    fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.detach(id);
-        if self.reply_pipe == Some(id) {
-            self.reply_pipe = None;
-        }
-        if self.out == Some(id) {
-            self.out = None;
-        }
+    fn detach(&mut self, id: PipeId, pipes: &mut Pipes) {
+        self.router.detach(id, pipes);
     }
 
     fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        super::notice_departure(id, pipes);
-        self.fq.activated(id);
+        self.router.read_activated(id, pipes);
     }
 
-    fn write_activated(&mut self, _id: PipeId, _pipes: &mut Pipes) {}
+    fn write_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
+        self.router.write_activated(id, pipes);
+    }
 
     fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
         if !self.sending_reply {
@@ -277,31 +268,26 @@ impl Pattern for Rep {
         }
         let more = msg.more();
         if !self.more_out {
-            // First frame of the reply: route it where the request came from,
-            // or drop it if that peer is gone or full (as ROUTER does).
-            self.out = None;
-            if let Some(id) = self.reply_pipe.take() {
-                let p = pipes.get_mut(id);
-                if p.out.check_write() {
-                    for frame in self.envelope.drain(..) {
-                        p.out.write(frame);
-                    }
-                    self.out = Some(id);
+            // First frame of the reply: the envelope routes it back. libzmq
+            // routes the envelope while receiving the request, so a peer gone
+            // (or full) since then loses the reply silently, even with
+            // ROUTER_MANDATORY.
+            self.dropping = false;
+            for frame in self.envelope.drain(..) {
+                if !self.dropping && self.router.send(frame, pipes).is_err() {
+                    self.dropping = true;
                 }
             }
-            self.envelope.clear();
         }
-        if let Some(id) = self.out {
-            let p = pipes.get_mut(id);
-            p.out.write(msg);
-            if !more {
-                p.out.flush();
-            }
+        if !self.dropping {
+            // Past its routing-id frame the router only fails on a closed pipe,
+            // which drops the frame as libzmq does.
+            let _ = self.router.send(msg, pipes);
         }
         self.more_out = more;
         if !more {
-            self.out = None;
             self.sending_reply = false;
+            self.dropping = false;
         }
         Ok(())
     }
@@ -311,24 +297,24 @@ impl Pattern for Rep {
             return Err(Error::State);
         }
         if self.request_begins {
+            // A ROUTER's messages arrive whole, so `Again` only comes before
+            // the routing-id frame, never in the middle of an envelope.
             loop {
-                let (m, id) = self.fq.recv(pipes)?;
+                let m = self.router.recv(pipes)?;
                 if m.more() {
                     let bottom = m.is_empty();
                     self.envelope.push(m);
-                    self.reply_pipe = Some(id);
                     if bottom {
                         break;
                     }
                 } else {
                     // No delimiter: malformed request, dropped.
                     self.envelope.clear();
-                    self.reply_pipe = None;
                 }
             }
             self.request_begins = false;
         }
-        let m = self.fq.recv(pipes)?.0;
+        let m = self.router.recv(pipes)?;
         if !m.more() {
             self.sending_reply = true;
             self.request_begins = true;
@@ -337,7 +323,7 @@ impl Pattern for Rep {
     }
 
     fn has_in(&mut self, pipes: &mut Pipes) -> bool {
-        !self.sending_reply && self.fq.has_in(pipes)
+        !self.sending_reply && self.router.has_in(pipes)
     }
 
     fn has_out(&mut self, _pipes: &mut Pipes) -> bool {

@@ -151,9 +151,12 @@ pub(super) fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo
     let mut encoded = Vec::with_capacity(64);
     props.encode(&mut encoded);
     ep.inn.write(Msg::from_vec(encoded).with_flags(FLAG_PEER_PROPERTIES));
-    if link.cfg.socket_type == SocketType::Router {
+    // REP is a ROUTER underneath (libzmq): it needs the peer's routing id too.
+    if matches!(link.cfg.socket_type, SocketType::Router | SocketType::Rep) {
         let id = peer.identity.clone().unwrap_or_default();
         ep.inn.write(Msg::from_bytes(id).with_flags(FLAG_ROUTING_ID));
+    }
+    if link.cfg.socket_type == SocketType::Router {
         // ROUTER_NOTIFY (draft): the ROUTER reads [routing id][empty].
         if link.cfg.options.router_notify & notify::CONNECT != 0 {
             ep.inn.write(Msg::new());
