@@ -28,10 +28,7 @@ for _num, _name in ((95, "METADATA"), (97, "ROUTER_NOTIFY"), (110, "HELLO_MSG"),
                     (111, "DISCONNECT_MSG"), (114, "HICCUP_MSG")):
     KNOWN_OPTIONS[_num] = f"{_name} is a draft option: oxmq has it, a release libzmq answers EINVAL"
 # (probe key regex, reason): single probes known to differ.
-KNOWN_PROBES = [
-    (r"^set 4 41 i32:(1|2|1000)$",
-     "ROUTER_RAW on a REP (a ROUTER inside libzmq) is refused with ENOTSUP: raw REP is meaningless"),
-]
+KNOWN_PROBES = []
 # ws:// and wss:// (ZWS 2.0) are built in: setting their draft options works
 # (they are set-only, so reading them fails on both), where the reference
 # builds (no draft API, no ws) refuse them.

@@ -95,3 +95,38 @@ fn rep_mandatory_reply_to_gone_peer_is_dropped() {
     assert_errno(rep.send("again", 0), errno::EFSM);
     assert_nothing_within(&rep, 100);
 }
+
+/// As libzmq's REP, a REP holding only malformed requests polls readable
+/// until a receive finds and drops them (measured: EVENTS 1, recv EAGAIN,
+/// EVENTS 0).
+fn drain_malformed(rep: &oxmq::Socket) {
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_errno(rep.recv(oxmq::DONTWAIT), errno::EAGAIN);
+    assert_nothing_within(rep, 100);
+}
+
+/// libzmq 4.3.5 accepts ROUTER_RAW on a REP (-1 is EINVAL): its connections
+/// become raw, and as raw data never carries a delimiter frame, the REP
+/// receives nothing, neither from a plain TCP client nor from a ZMTP peer.
+#[test]
+fn rep_router_raw_is_accepted_and_receives_nothing() {
+    let _g = guard();
+    let ctx = Context::new();
+    let rep = sock(&ctx, SocketType::Rep);
+    assert_errno(rep.set_option_int(opt::ROUTER_RAW, -1), errno::EINVAL);
+    rep.set_option_int(opt::ROUTER_RAW, 0).unwrap();
+    rep.set_option_int(opt::ROUTER_RAW, 1).unwrap();
+    let ep = bind_fresh(Transport::Tcp, &rep);
+    let mut raw = std::net::TcpStream::connect(("127.0.0.1", tcp_port(&ep))).unwrap();
+    raw.set_read_timeout(Some(std::time::Duration::from_millis(200))).unwrap();
+    let mut buf = [0u8; 64];
+    use std::io::{Read, Write};
+    assert!(raw.read(&mut buf).is_err(), "a raw socket sends no greeting");
+    raw.write_all(b"hello").unwrap();
+    drain_malformed(&rep);
+    let dealer = sock(&ctx, SocketType::Dealer);
+    dealer.connect(&ep).unwrap();
+    send_parts(&dealer, &[b"", b"q"]);
+    drain_malformed(&rep);
+    assert_errno(rep.send("x", 0), errno::EFSM);
+}

@@ -12,7 +12,7 @@
 use super::dealer_router::Router;
 use super::fq::Fq;
 use super::lb::Lb;
-use super::{bool_value, unsupported_unless_off, Pattern};
+use super::{bool_value, Pattern};
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::options::opt;
@@ -211,7 +211,9 @@ pub(super) fn send_probe(id: PipeId, pipes: &mut Pipes) {
 /// envelope handling plus its options (ROUTER_HANDOVER, PROBE_ROUTER,
 /// ROUTER_MANDATORY) act on REP exactly as on ROUTER.
 pub(crate) struct Rep {
-    router: Router,
+    /// A ROUTER, or after ROUTER_RAW a raw one: its messages never carry a
+    /// delimiter, so a raw REP (accepted by libzmq) receives nothing.
+    router: Box<dyn Pattern>,
     /// A request was received; its reply is due.
     sending_reply: bool,
     /// The next received frame starts a request.
@@ -226,8 +228,17 @@ pub(crate) struct Rep {
 
 impl Rep {
     pub(crate) fn new() -> Rep {
+        Rep::over(Box::new(Router::new()))
+    }
+
+    /// ROUTER_RAW on a REP.
+    pub(crate) fn raw() -> Rep {
+        Rep::over(super::new_raw_router())
+    }
+
+    fn over(router: Box<dyn Pattern>) -> Rep {
         Rep {
-            router: Router::new(),
+            router,
             sending_reply: false,
             request_begins: true,
             envelope: Vec::new(),
@@ -239,10 +250,6 @@ impl Rep {
 
 impl Pattern for Rep {
     fn set_option(&mut self, option: i32, value: &[u8], pipes: &mut Pipes) -> Result<bool, Error> {
-        if option == opt::ROUTER_RAW {
-            unsupported_unless_off(value)?;
-            return Ok(true);
-        }
         self.router.set_option(option, value, pipes)
     }
 

@@ -918,11 +918,15 @@ impl Core {
         if option == opt::ROUTER_NOTIFY && !matches!(self.kind, SocketType::Router | SocketType::Rep) {
             return Err(Error::Invalid("ROUTER_NOTIFY is a ROUTER option"));
         }
-        if option == opt::ROUTER_RAW && self.kind == SocketType::Router && !self.router_raw {
+        if option == opt::ROUTER_RAW && matches!(self.kind, SocketType::Router | SocketType::Rep) && !self.router_raw {
             // libzmq: turning it on makes later connections raw; off is a no-op.
             if crate::patterns::bool_value(value)? {
                 self.router_raw = true;
-                self.pattern = crate::patterns::new_raw_router();
+                self.pattern = if self.kind == SocketType::Rep {
+                    crate::patterns::new_raw_rep()
+                } else {
+                    crate::patterns::new_raw_router()
+                };
             }
             return Ok(());
         }
