@@ -115,11 +115,20 @@ impl Session {
     /// HANDSHAKE_FAILED: whether a connection that failed before its
     /// handshake completed ends the endpoint. libzmq turns a dropped
     /// connection or a handshake timeout into a protocol error, which ends
-    /// its session. (Without the bit libzmq ends it on a protocol error too;
-    /// oxmq still retries then, see tests/reconnect_stop.rs.)
+    /// its session. (Without the bit a protocol error ends it too, see
+    /// `protocol_fault`.)
     fn final_handshake_fault(&self, fault: &Fault) -> bool {
         self.link.cfg.options.reconnect_stop & RECONNECT_STOP_HANDSHAKE_FAILED != 0
             && !matches!(fault, Fault::HeartbeatDead | Fault::Linger)
+    }
+
+    /// libzmq 4.3.5 ends a connecting session for good on a protocol error,
+    /// whatever the RECONNECT_STOP bits: a bad greeting, a mechanism or
+    /// socket-type mismatch, an ERROR command, a malformed or oversize frame,
+    /// in the handshake or after it (measured: one connection, no retry). A
+    /// dropped connection, a handshake or heartbeat timeout are retried.
+    fn protocol_fault(fault: &Fault) -> bool {
+        matches!(fault, Fault::Handshake(_) | Fault::Protocol(_) | Fault::PeerError)
     }
 
     /// Give up on the endpoint: its queue goes (the socket sees the pipe
@@ -452,7 +461,7 @@ pub(super) fn run_session(
                     Step::Closed(fault) => {
                         let established = !engine.is_handshaking();
                         s.link.report_closed(engine.stream.fd(), !established, &fault);
-                        let last = !established && s.final_handshake_fault(&fault);
+                        let last = Session::protocol_fault(&fault) || (!established && s.final_handshake_fault(&fault));
                         return s.on_disconnect(*engine, registry, now, jitter, established, last);
                     }
                 }
