@@ -482,6 +482,9 @@ fn many_hostile_connections_in_parallel() {
     v.check_still_works();
 }
 
+/// What a fake server does with the one connection it serves.
+type Server = Box<dyn Fn(TcpStream)>;
+
 /// Serve one connection of a DEALER (RECONNECT_IVL 20) with `serve`; then
 /// count the connections it makes in the next 600 ms.
 fn reconnects_after(serve: &dyn Fn(TcpStream)) -> usize {
@@ -516,7 +519,7 @@ fn reconnects_after(serve: &dyn Fn(TcpStream)) -> usize {
 #[test]
 fn connecting_to_garbage_server_stops_reconnecting() {
     let _g = guard();
-    let cases: Vec<(&str, Box<dyn Fn(TcpStream)>)> = vec![
+    let cases: Vec<(&str, Server)> = vec![
         (
             "an HTTP answer",
             Box::new(|mut s: TcpStream| {
