@@ -212,3 +212,20 @@ fn unbind_and_close_release_the_port() {
     let again = sock(&ctx, SocketType::Dish);
     again.bind(&ep).unwrap();
 }
+
+/// A DISH binds a host name the resolver knows, as libzmq 4.3.5 does
+/// (measured: `udp://localhost:PORT` binds 127.0.0.1:PORT), after trying it as
+/// an interface name; a name neither knows is ENODEV (libzmq's answer too).
+#[test]
+fn dish_binds_a_resolvable_name() {
+    let _g = guard();
+    let ctx = Context::new();
+    let dish = sock(&ctx, SocketType::Dish);
+    dish.bind("udp://localhost:*").unwrap();
+    let port = port_of(&dish.last_endpoint().unwrap());
+    dish.join(b"g").unwrap();
+    let radio = sock(&ctx, SocketType::Radio);
+    radio.connect(&format!("udp://127.0.0.1:{port}")).unwrap();
+    assert!(sync(&radio, &dish, b"g"), "a datagram sent to 127.0.0.1 reaches the DISH bound to localhost");
+    assert_errno(sock(&ctx, SocketType::Dish).bind("udp://nosuchhost.invalid:5606"), errno::ENODEV);
+}

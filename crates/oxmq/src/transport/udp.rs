@@ -84,7 +84,11 @@ pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error
     } else if bind && !host.is_empty() {
         // libzmq binds an interface name (allow_nic_name): its address, or
         // ENODEV when there is no such interface.
-        nic_address(host, !ipv6).or_else(|e| if ipv6 { nic_address(host, true) } else { Err(e) })?
+        nic_address(host, !ipv6)
+            .or_else(|e| if ipv6 { nic_address(host, true) } else { Err(e) })
+            // Failing that, a name the resolver knows (libzmq 4.3.5 binds
+            // `localhost` or the host's name from /etc/hosts); else ENODEV.
+            .or_else(|e| resolve_name(host, port, ipv6).ok_or(e))?
     } else {
         return Err(Error::Invalid("udp host must be an IP address or *"));
     };
@@ -152,6 +156,11 @@ fn nic_address(name: &str, v4: bool) -> Result<IpAddr, Error> {
     // SAFETY: `head` came from a successful getifaddrs and is freed once.
     unsafe { libc::freeifaddrs(head) };
     found.ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENODEV).into())
+}
+
+/// The first address `host` resolves to, IPv4 unless `ipv6`.
+fn resolve_name(host: &str, port: u16, ipv6: bool) -> Option<IpAddr> {
+    (host, port).to_socket_addrs().ok()?.map(|a| a.ip()).find(|ip| ipv6 || ip.is_ipv4())
 }
 
 fn domain(ip: IpAddr) -> Domain {
