@@ -38,7 +38,7 @@ for t in $TARGETS; do
     > "$OUT/$t/afl.log" 2>&1 || { echo "afl-fuzz failed for $t:"; tail -20 "$OUT/$t/afl.log"; exit 1; }
   fi
   stats="$OUT/$t/default/fuzzer_stats"
-  SECONDS_PER=$(awk -F: '/^run_time/{gsub(/ /,"",$2); print $2}' "$stats")
+  ran=$(awk -F: '/^run_time/{gsub(/ /,"",$2); print $2}' "$stats")
   execs=$(awk -F: '/^execs_done/{gsub(/ /,"",$2); print $2}' "$stats")
   speed=$(awk -F: '/^execs_per_sec/{gsub(/ /,"",$2); print $2}' "$stats")
   cvg=$(awk -F: '/^bitmap_cvg/{gsub(/ /,"",$2); print $2}' "$stats")
@@ -65,7 +65,7 @@ for t in $TARGETS; do
     cp "$f" "../regressions/$t/crash-$(sha1sum "$f" | cut -c1-12)"
     failed=1
   done
-  line="fuzz: $t: $execs execs in ${SECONDS_PER}s ($speed/s under load, nice 19), coverage $cvg, $crashes crashes, $hangs hangs, queue $queue -> $kept minimised"
+  line="fuzz: $t: $execs execs in ${ran}s ($speed/s under load, nice 19), coverage $cvg, $crashes crashes, $hangs hangs, queue $queue -> $kept minimised"
   echo "$line"
   echo "$(date -u +%FT%TZ) $line" >> campaigns.log
 done

@@ -7,6 +7,8 @@
 #    here at test time under target/, as the RADIO/DISH step does), both ways;
 #  - every option on DGRAM (type 18), oxmq vs pyzmq's libzmq 4.3.5 and
 #    vs Debian's.
+#  - DGRAM over tcp, ipc and inproc: what libzmq 4.3.5 (pyzmq's) and Debian's
+#    do with them (stream_transports.py), and that oxmq refuses them.
 # Python's interop with pyzmq's libzmq 4.3.5 DGRAM is python/tests/test_dgram.py.
 # A peer that is not installed is skipped with the reason; never a failure.
 set -u
@@ -100,6 +102,26 @@ else
             --name "Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null), type 18" > "$TMP/log" 2>&1
         report "options on DGRAM vs Debian libzmq" $? "$TMP/log"
     fi
+fi
+
+echo "== draft DGRAM over tcp, ipc and inproc"
+timeout -k 5 "$LIMIT" python3 tests/dgram/stream_transports.py "${CAPI_LIB:-target/release/capi/libzmq.so.5}" refuses > "$TMP/log" 2>&1
+report "oxmq refuses them" $? "$TMP/log"
+if [ -z "${py_lib:-}" ]; then
+    py_lib=$(${VENV_PY:-.venv/bin/python} -c 'import glob, os, zmq; d = os.path.join(os.path.dirname(zmq.__file__), os.pardir, "pyzmq.libs"); print((glob.glob(os.path.join(d, "libzmq*.so*")) or [""])[0])' 2> /dev/null)
+fi
+if [ -z "$py_lib" ]; then
+    echo "SKIP: pyzmq's bundled libzmq not found"
+else
+    timeout -k 5 "$LIMIT" python3 tests/dgram/stream_transports.py "$py_lib" libzmq > "$TMP/log" 2>&1
+    report "libzmq 4.3.5 (pyzmq) runs them raw" $? "$TMP/log"
+fi
+sys_lib=$(ldconfig -p | awk '$1 == "libzmq.so.5" && !f {print $NF; f = 1}')
+if [ -z "$sys_lib" ]; then
+    echo "SKIP: no system libzmq.so.5"
+else
+    timeout -k 5 "$LIMIT" python3 tests/dgram/stream_transports.py "$sys_lib" libzmq > "$TMP/log" 2>&1
+    report "Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null) runs them raw" $? "$TMP/log"
 fi
 
 echo "== dgram: $passes passed, $failures failed"

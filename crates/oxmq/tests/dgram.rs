@@ -98,6 +98,11 @@ fn frame_counts_and_transports_fail_with_libzmqs_errors() {
     assert_errno(d.bind("tcp://127.0.0.1:*"), errno::ENOCOMPATPROTO);
     assert_errno(d.connect("tcp://127.0.0.1:5556"), errno::ENOCOMPATPROTO);
     assert_errno(d.bind(&inproc_endpoint()), errno::ENOCOMPATPROTO);
+    // libzmq runs these as raw byte streams and can abort on them
+    // (tests/dgram/stream_transports.py); oxmq refuses the rest too.
+    assert_errno(d.connect(&inproc_endpoint()), errno::ENOCOMPATPROTO);
+    assert_errno(d.bind("ipc:///tmp/oxmq-dgram-refused.ipc"), errno::ENOCOMPATPROTO);
+    assert_errno(d.connect("ipc:///tmp/oxmq-dgram-refused.ipc"), errno::ENOCOMPATPROTO);
     assert_errno(d.bind("foo://x"), errno::EPROTONOSUPPORT);
     assert_errno(d.bind("udp://nosuchif0:5556"), errno::ENODEV);
     let (d, _) = bound(&ctx);

@@ -765,8 +765,9 @@ impl Core {
     }
 
     /// Draft DGRAM: udp:// only. libzmq 4.3.5 accepts tcp, ipc and inproc
-    /// endpoints on a DGRAM and then runs them as raw STREAM-like byte
-    /// streams, which no DGRAM program can use; oxmq refuses them.
+    /// endpoints on a DGRAM and runs tcp/ipc through its raw engine (no
+    /// framing, no sender address, and an empty frame to send aborts the
+    /// process: tests/dgram/stream_transports.py); oxmq refuses them.
     fn check_dgram_transport(&self) -> Result<()> {
         if self.kind == SocketType::Dgram {
             return Err(Error::NoCompatProtocol);
