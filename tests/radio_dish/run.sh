@@ -84,21 +84,27 @@ elif ! { [ -d "$NPM_DIR/node_modules/zeromq" ] ||
 elif ! NODE_PATH="$NPM_DIR/node_modules" node -e 'process.exit(require("zeromq").capability.draft ? 0 : 1)' 2> /dev/null; then
     echo "SKIP: npm's zeromq does not load here, or was built without draft sockets"
 else
-    node_peer() { NODE_PATH="$NPM_DIR/node_modules" node tests/radio_dish/peer.js "$@"; }
+    # exec: the runner stops a peer by signalling it, not a shell around it.
+    node_peer() { NODE_PATH="$NPM_DIR/node_modules" exec node tests/radio_dish/peer.js "$@"; }
     export -f node_peer
     export NPM_DIR
-    for t in tcp ipc udp mcast; do
-        case $t in
-            tcp) ep="tcp://127.0.0.1:$(port)" ;;
-            ipc) ep="ipc://$TMP/radio-dish.ipc" ;;
-            udp) ep="udp://127.0.0.1:$(port)" ;;
-            mcast) ep="udp://127.0.0.1;239.193.9.$((RANDOM % 200 + 1)):$(port)" ;;
+    # A fresh endpoint per cell: the previous cell's peer may still hold its
+    # port for a moment after it is stopped (node behind bash -c).
+    endpoint() {
+        case $1 in
+            tcp) echo "tcp://127.0.0.1:$(port)" ;;
+            ipc) rm -f "$TMP/radio-dish.ipc"; echo "ipc://$TMP/radio-dish.ipc" ;;
+            udp) echo "udp://127.0.0.1:$(port)" ;;
+            mcast) echo "udp://127.0.0.1;239.193.9.$((RANDOM % 200 + 1)):$(port)" ;;
         esac
+    }
+    for t in tcp ipc udp mcast; do
+        ep=$(endpoint $t)
         pair "$t: libzmq RADIO -> oxmq DISH" bash -c 'node_peer radio "$0" G' "$ep" -- "$BIN/radio_dish" dish "$ep" G
-        [ "$t" = ipc ] && rm -f "$TMP/radio-dish.ipc"
+        ep=$(endpoint $t)
         pair "$t: oxmq RADIO -> libzmq DISH" "$BIN/radio_dish" radio "$ep" -- bash -c 'node_peer dish "$0" G' "$ep"
-        [ "$t" = ipc ] && rm -f "$TMP/radio-dish.ipc"
     done
+    rm -f "$TMP/radio-dish.ipc"
 fi
 
 echo "== radio-dish: $passes passed, $failures failed"
