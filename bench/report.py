@@ -779,6 +779,9 @@ def write_all(data, out):
                   " in QUICK mode (tiny counts; not for quoting)" if data.get("quick") else "", mach["date"],
                   data["reps"], data["target_s"]))
     md.append("")
+    for note in data.get("notes", []):  # how this run differs from one plain `make bench`
+        md.append("**Note:** %s" % note)
+        md.append("")
     md.append("## Machine\n")
     md.append("- CPU: %s, %d cores, %s RAM; kernel %s; pinning with taskset: %s" % (
         mach["cpu"], mach["cores"], mach["memory"], mach["kernel"], "yes" if mach["taskset"] else "no"))

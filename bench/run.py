@@ -397,6 +397,7 @@ class Suite:
     def __init__(self, quick, target, reps, timeout):
         self.quick, self.target, self.reps, self.timeout = quick, target, reps, timeout
         self.results = {}
+        self.on_cell = None  # called after each cell, so a run cut short keeps its cells
 
     def compare(self, study, cell_key, sides, metrics, label, target=None):
         """Measure the sides of one cell, interleaved; store and return the cell."""
@@ -451,6 +452,8 @@ class Suite:
             if first in entry["metrics"]:
                 log("  %-34s %s" % (s.impl.label, fmt_stat(entry["metrics"][first], first)))
         self.results.setdefault(study, {"cells": []})["cells"].append(cell)
+        if self.on_cell:
+            self.on_cell(study)
         return cell
 
 
@@ -1085,7 +1088,9 @@ def main():
         return 0
     reps = int(os.environ.get("BENCH_REPS", "2" if args.quick else "5"))
     target = float(os.environ.get("BENCH_TARGET_S", "1.0"))
-    suite = Suite(args.quick, target, reps, timeout=20 if args.quick else 60)
+    # BENCH_TIMEOUT_S: how long one run may take before it counts as a hang.
+    timeout = float(os.environ.get("BENCH_TIMEOUT_S", "20" if args.quick else "60"))
+    suite = Suite(args.quick, target, reps, timeout=timeout)
     impls = discover()
     wanted = [int(s) for s in args.studies.split(",") if s.strip()] or sorted(STUDIES)
     # Short studies first and the long throughput study last: results.json is
@@ -1099,6 +1104,14 @@ def main():
             log("  not available: %-30s %s" % (i.label, i.reason))
     data = {"quick": args.quick, "reps": reps, "target_s": target, "machine": machine_info(impls), "studies": {}}
     t_start = time.monotonic()
+
+    def save_partial(n):
+        # The study so far, marked partial until it finishes.
+        data["studies"][str(n)] = dict(suite.results.get(n, {"cells": []}), partial=True,
+                                       name=STUDIES[n][0], title=STUDIES[n][1])
+        (out / "results.json").write_text(json.dumps(data, indent=1))
+
+    suite.on_cell = save_partial
     for n in order:
         name, title, fn = STUDIES[n]
         log("== study %d: %s" % (n, title))
