@@ -102,16 +102,28 @@ pub(crate) fn bool_value(value: &[u8]) -> Result<bool, Error> {
     Ok(v != 0)
 }
 
-/// An option of a feature oxmq does not have yet (ROUTER_RAW, XPUB_MANUAL,
-/// ...): "off" is accepted as libzmq accepts it; "on" fails with ENOTSUP
-/// rather than being silently ignored.
-// No caller at the moment (raw REP became real); kept for the next such option.
-#[allow(dead_code)]
-pub(crate) fn unsupported_unless_off(value: &[u8]) -> Result<(), Error> {
-    if bool_value(value)? {
-        Err(Error::NotSupported)
-    } else {
-        Ok(())
+/// The next message of a one-pipe socket (PAIR, DGRAM): internal frames are
+/// skipped, and a drained pipe whose writer has gone is marked dead.
+#[inline]
+pub(crate) fn read_single(pipe: Option<PipeId>, pipes: &mut Pipes) -> Result<Msg, Error> {
+    let Some(id) = pipe else {
+        return Err(Error::Again);
+    };
+    let p = pipes.get_mut(id);
+    loop {
+        match p.read() {
+            Some(m) if m.is_internal() => continue,
+            Some(m) => {
+                pipes.last_read = Some(id);
+                return Ok(m);
+            }
+            None => {
+                if p.is_terminated() {
+                    pipes.mark_dead(id);
+                }
+                return Err(Error::Again);
+            }
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! PAIR (RFC 31): exactly one peer; sending blocks at the HWM or without a peer.
 
-use super::{notice_departure, Pattern};
+use super::{notice_departure, read_single, Pattern};
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::socket::pipes::{PipeId, Pipes};
@@ -69,25 +69,7 @@ impl Pattern for Pair {
 
     #[inline]
     fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {
-        let Some(id) = self.pipe else {
-            return Err(Error::Again);
-        };
-        let p = pipes.get_mut(id);
-        loop {
-            match p.read() {
-                Some(m) if m.is_internal() => continue,
-                Some(m) => {
-                    pipes.last_read = Some(id);
-                    return Ok(m);
-                }
-                None => {
-                    if p.is_terminated() {
-                        pipes.mark_dead(id);
-                    }
-                    return Err(Error::Again);
-                }
-            }
-        }
+        read_single(self.pipe, pipes)
     }
 
     fn has_in(&mut self, pipes: &mut Pipes) -> bool {
