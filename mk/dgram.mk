@@ -1,7 +1,8 @@
 # Draft DGRAM over udp:// (issue 13): the C API on oxmq and on Debian's
 # libzmq (DGRAM by number); oxmq with Debian's libzmq and with npm zeromq 6's
 # libzmq 4.3.5 (drafts) across processes both ways; every option on DGRAM
-# against pyzmq's libzmq 4.3.5 and Debian's. Rust tests are
+# against pyzmq's libzmq 4.3.5 and Debian's; DGRAM over tcp/ipc/inproc on
+# oxmq, pyzmq's libzmq and Debian's (tests/dgram/stream_transports.py). Rust tests are
 # crates/oxmq/tests/dgram.rs; Python's (with pyzmq's libzmq 4.3.5 as the
 # peer) python/tests/test_dgram.py.
 

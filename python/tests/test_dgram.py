@@ -51,7 +51,7 @@ def test_libzmq_errors(make):
         s.connect("udp://127.0.0.1:5556")
     assert e.value.errno == zmq.ENOCOMPATPROTO
     with pytest.raises(zmq.ZMQError) as e:
-        s.bind("tcp://127.0.0.1:*")
+        s.bind("ws://127.0.0.1:*")
     assert e.value.errno == zmq.ENOCOMPATPROTO
     with pytest.raises(zmq.Again):
         s.send(b"127.0.0.1:9", zmq.SNDMORE | zmq.NOBLOCK)
@@ -91,3 +91,35 @@ def test_round_trip_with_libzmq_dgram(make):
         if lz is not None:
             lz.close()
         c.term()
+
+
+def test_tcp_is_a_raw_stream(make):
+    """DGRAM over tcp as libzmq 4.3.5: an empty notice on connect and on
+    disconnect, [a][b] written unframed, each read one frame (the same Rust
+    code as udp; tests/dgram/stream_transports.py covers the rest)."""
+    d = make(zmq.DGRAM)
+    d.rcvtimeo = 5000
+    d.bind("tcp://127.0.0.1:*")
+    port = int(d.getsockopt(zmq.LAST_ENDPOINT).decode().rsplit(":", 1)[1])
+    r = pysocket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        assert d.recv_multipart() == [b""]
+        r.sendall(b"raw in")
+        assert d.recv_multipart() == [b"raw in"]
+        d.send_multipart([b"raw", b" out"])
+        got = b""
+        while len(got) < 7:
+            got += r.recv(100)
+        assert got == b"raw out"
+    finally:
+        r.close()
+    assert d.recv_multipart() == [b""]
+
+
+def test_inproc_passes_frames(make):
+    a, b = make(zmq.DGRAM), make(zmq.DGRAM)
+    a.rcvtimeo = 5000
+    a.bind("inproc://oxmq-dgram-py")
+    b.connect("inproc://oxmq-dgram-py")
+    b.send_multipart([b"addr", b"body"])
+    assert a.recv_multipart() == [b"addr", b"body"]

@@ -2,10 +2,13 @@
 libzmq.so.5 loaded through ctypes (no pyzmq: Debian's libzmq has no Python
 binding here, and oxmq's C library is checked the same way).
 
-    stream_transports.py LIB libzmq   -> libzmq 4.3.x's behaviour, asserted
-    stream_transports.py LIB refuses  -> every such bind/connect fails with
-                                         ENOCOMPATPROTO (oxmq's choice)
-    stream_transports.py LIB abort    -> (child) an empty frame over tcp
+    stream_transports.py LIB libzmq [aborts|skips]
+        libzmq 4.3.x's behaviour, asserted; then what an empty frame to send
+        over tcp does: `aborts` (the default: libzmq's assertion kills the
+        process before any byte of that message is written) or `skips`
+        (oxmq's choice: an empty frame adds no bytes, the other frame's bytes
+        go out, the connection and the process live on)
+    stream_transports.py LIB empty-child PORT A B   (internal: one such send)
 
 libzmq accepts these endpoints and runs tcp/ipc through its raw (STREAM)
 engine without STREAM's routing ids: each side first receives one empty
@@ -13,8 +16,11 @@ frame (the raw "connected" notice), a send must be [a][b] and both frames'
 bytes go onto the wire back to back with no framing, every read from the
 wire arrives as one single-frame message (no address frame, so a reply
 cannot be addressed), a second connection is closed at once, and an empty
-frame to send aborts the whole process (stream_engine_base.cpp:338,
-`n > 0`). Over inproc the two frames travel as they are."""
+frame to send aborts the whole process (stream_engine_base.cpp, `n > 0`),
+whichever of the two frames is empty. Over inproc the two frames travel as
+they are, empty ones included. A connecting DGRAM has its pipe from
+zmq_connect on: a message sent before the connection exists goes out once
+it does, and a dropped connection is announced and reconnected."""
 
 import ctypes
 import os
@@ -125,75 +131,178 @@ def libzmq_pair(ep):
         check(ep + " bind side's connect notice", recv(a), [b""])
         check(ep + " connect side's connect notice", recv(b), [b""])
     check(ep + " one frame", send(b, [b"lonely"]), EINVAL)
-    check(ep + " [addr][body]", send(b, [b"addr", b"body"]), 0)
+    check(ep + " three frames", send(b, [b"addr", b"body", b"more"]), EINVAL)
+    # The refused frame changed nothing: a last frame completes the message.
+    check(ep + " [addr][body]", send(b, [b"body"]), 0)
     time.sleep(0.2)
     # tcp/ipc: the bytes of both frames, unframed, as one message.
     check(ep + " received", recv(a), [b"addrbody"] if raw else [b"addr", b"body"])
     check(ep + " nothing more", nothing(a), True)
+    check(ep + " the other way", send(a, [b"x", b"y"]), 0)
+    check(ep + " received back", recv(b), [b"xy"] if raw else [b"x", b"y"])
+    if not raw:
+        check(ep + " empty frames", send(b, [b"", b""]), 0)
+        check(ep + " pass as they are", recv(a), [b"", b""])
     LIB.zmq_close(b)
     if raw:
         check(ep + " disconnect notice", recv(a), [b""])
+    check(ep + " then nothing", nothing(a), True)
     LIB.zmq_close(a)
 
 
+def raw_connect(ep):
+    """A plain (non-ZMQ) client of a tcp:// or ipc:// endpoint."""
+    if ep.startswith("tcp://"):
+        return socket.create_connection(("127.0.0.1", int(ep.rsplit(":", 1)[1])), timeout=2)
+    r = socket.socket(socket.AF_UNIX)
+    r.settimeout(2)
+    r.connect(ep[len("ipc://"):])
+    return r
+
+
 def libzmq_raw_peer(ep):
-    """A plain TCP peer: what libzmq writes and hands over."""
-    port = int(ep.rsplit(":", 1)[1])
+    """A plain stream peer: what libzmq writes and hands over."""
     a = sock()
-    check("bind", call(LIB.zmq_bind, a, ep), 0)
-    r = socket.create_connection(("127.0.0.1", port), timeout=2)
-    check("notice", recv(a), [b""])
+    check(ep + " bind", call(LIB.zmq_bind, a, ep), 0)
+    r = raw_connect(ep)
+    check(ep + " notice", recv(a), [b""])
     r.sendall(b"\x01\x00\x00\x00raw, no ZMTP")
-    check("raw bytes in", recv(a), [b"\x01\x00\x00\x00raw, no ZMTP"])
-    check("send", send(a, [b"127.0.0.1:9", b"|x"]), 0)
+    check(ep + " raw bytes in", recv(a), [b"\x01\x00\x00\x00raw, no ZMTP"])
+    check(ep + " send", send(a, [b"127.0.0.1:9", b"|x"]), 0)
     got = b""
     while len(got) < 13:
         got += r.recv(100)
-    check("bytes out", got, b"127.0.0.1:9|x")
-    r2 = socket.create_connection(("127.0.0.1", port), timeout=2)
+    check(ep + " bytes out", got, b"127.0.0.1:9|x")
+    r2 = raw_connect(ep)
     # The socket takes the new pipe (and closes it) when it next runs its
     # commands, here in zmq_recv: it announces nothing.
-    check("a second connection announces nothing", nothing(a), True)
-    check("and is closed", r2.recv(100), b"")
+    check(ep + " a second connection announces nothing", nothing(a), True)
+    check(ep + " and is closed", r2.recv(100), b"")
     r2.close()
     r.close()
-    check("disconnect notice", recv(a), [b""])
+    check(ep + " disconnect notice", recv(a), [b""])
+    check(ep + " and nothing from the second", nothing(a), True)
+    LIB.zmq_close(a)
+
+
+def libzmq_connects_to_raw_server(ep):
+    """A connecting DGRAM and a plain listener: queued before the
+    connection, announced, and reconnected after the server hangs up."""
+    port = int(ep.rsplit(":", 1)[1])
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", port))
+    srv.listen(4)
+    srv.settimeout(3)
+    b = sock()
+    check("connect", call(LIB.zmq_connect, b, ep), 0)
+    check("send before the connection", send(b, [b"early", b"!"]), 0)
+    c, _ = srv.accept()
+    c.settimeout(3)
+    got = b""
+    while len(got) < 6:
+        got += c.recv(100)
+    check("queued bytes out", got, b"early!")
+    check("connect notice", recv(b), [b""])
+    c.sendall(b"hello")
+    check("bytes in", recv(b), [b"hello"])
+    c.close()
+    check("disconnect notice", recv(b), [b""])
+    c, _ = srv.accept()
+    check("reconnect notice", recv(b), [b""])
+    check("send after the reconnect", send(b, [b"again", b"."]), 0)
+    c.settimeout(3)
+    got = b""
+    while len(got) < 6:
+        got += c.recv(100)
+    check("bytes out after the reconnect", got, b"again.")
+    c.close()
+    srv.close()
+    LIB.zmq_close(b)
+
+
+def empty_child(port, frames):
+    """(Child) a bound DGRAM whose peer is the parent: send one message."""
+    a = sock()
+    assert LIB.zmq_bind(a, ("tcp://127.0.0.1:%d" % port).encode()) == 0
+    print("notice %r" % recv(a), flush=True)
+    print("send %r: %d" % (frames, send(a, frames)), flush=True)
+    time.sleep(1)
+    print("alive", flush=True)
+
+
+def empty_frame_aborts(tmp, frames):
+    """libzmq: the child aborts and not a byte of the message reaches the peer."""
+    port = int(endpoints(tmp)[0].rsplit(":", 1)[1])
+    child = subprocess.Popen([sys.executable, __file__, sys.argv[1], "empty-child", str(port)] + [f.decode() for f in frames],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = None
+    for _ in range(100):
+        try:
+            r = socket.create_connection(("127.0.0.1", port), timeout=5)
+            break
+        except OSError:
+            time.sleep(0.05)
+    assert r is not None, "the child never bound"
+    got = b""
+    while True:
+        chunk = r.recv(100)
+        if not chunk:
+            break
+        got += chunk
+    out, err = child.communicate(timeout=20)
+    what = "empty frame in %r over tcp" % frames
+    check(what + ": bytes the peer got", got, b"")
+    check(what + ": child's exit, stderr", (child.returncode, err.strip().rsplit(":", 1)[0] + ":"),
+          (-6, "Assertion failed: n > 0 (src/stream_engine_base.cpp:"))
+
+
+def empty_frame_skipped(ep):
+    """oxmq: an empty frame adds no bytes; the rest goes out, all lives on."""
+    a = sock()
+    check(ep + " bind", call(LIB.zmq_bind, a, ep), 0)
+    r = raw_connect(ep)
+    check(ep + " notice", recv(a), [b""])
+    for frames in ([b"to", b""], [b"", b"x"], [b"", b""], [b"end", b"!"]):
+        check("%s send %r" % (ep, frames), send(a, frames), 0)
+    got = b""
+    while len(got) < 7:
+        got += r.recv(100)
+    check(ep + " bytes out", got, b"toxend!")
+    r.sendall(b"still here")
+    check(ep + " the connection lives on", recv(a), [b"still here"])
+    r.close()
+    check(ep + " disconnect notice", recv(a), [b""])
     LIB.zmq_close(a)
 
 
 def main():
     mode = sys.argv[2]
+    if mode == "empty-child":
+        empty_child(int(sys.argv[3]), [f.encode() for f in sys.argv[4:6]])
+        return
+    assert mode == "libzmq", "unknown mode " + mode
+    empty = sys.argv[3] if len(sys.argv) > 3 else "aborts"
     with tempfile.TemporaryDirectory() as tmp:
-        if mode == "abort":
-            ep = endpoints(tmp)[0]
-            a = sock()
-            LIB.zmq_bind(a, ep.encode())
-            r = socket.create_connection(("127.0.0.1", int(ep.rsplit(":", 1)[1])))
-            recv(a)
-            send(a, [b"to", b""])
-            time.sleep(2)
-            print("no abort")
-            r.close()
-            return
-        if mode == "refuses":
-            for ep in endpoints(tmp):
-                for f in (LIB.zmq_bind, LIB.zmq_connect):
-                    s = sock()
-                    check("%s %s" % (f.__name__, ep), call(f, s, ep), ENOCOMPATPROTO)
-                    LIB.zmq_close(s)
-            print("ok: DGRAM refuses tcp, ipc and inproc with ENOCOMPATPROTO (bind and connect)")
-            return
         for ep in endpoints(tmp):
             libzmq_pair(ep)
-        libzmq_raw_peer(endpoints(tmp)[0])
-        child = subprocess.run([sys.executable, __file__, sys.argv[1], "abort"],
-                               capture_output=True, text=True, timeout=20)
-        check("empty frame over tcp (child's exit, stderr)", (child.returncode, child.stderr.strip().rsplit(":", 1)[0] + ":"),
-              (-6, "Assertion failed: n > 0 (src/stream_engine_base.cpp:"))
+        for ep in endpoints(tmp)[:2]:
+            libzmq_raw_peer(ep)
+        libzmq_connects_to_raw_server(endpoints(tmp)[0])
+        if empty == "aborts":
+            for frames in ([b"to", b""], [b"", b"x"]):
+                empty_frame_aborts(tmp, frames)
+        elif empty == "skips":
+            for ep in endpoints(tmp)[:2]:
+                empty_frame_skipped(ep)
+        else:
+            raise SystemExit("unknown empty-frame mode " + empty)
     LIB.zmq_ctx_term(CTX)
     print("ok: tcp/ipc are raw byte streams (empty connect/disconnect notices, "
-          "[a][b] sent unframed, reads arrive as single frames, one peer), "
-          "inproc passes [a][b], an empty frame aborts the process")
+          "[a][b] sent unframed, reads arrive as single frames, one peer, "
+          "queued before connect and reconnected), inproc passes [a][b]; an empty "
+          "frame over tcp %s" % ("aborts the process" if empty == "aborts" else
+                                 "adds no bytes (the rest is written, nothing aborts)"))
 
 
 main()

@@ -1,12 +1,16 @@
 //! Draft DGRAM over udp:// (loopback): messages are [address][body] both
 //! ways, checked between two DGRAMs (libzmq's test_dgram round trip) and
-//! against plain UDP sockets, with libzmq 4.3.5's errors.
+//! against plain UDP sockets, with libzmq 4.3.5's errors. Then DGRAM over
+//! tcp/ipc (libzmq's raw byte streams) and inproc, as
+//! tests/dgram/stream_transports.py measured libzmq 4.3.5.
 
 mod common;
 
 use common::*;
 use oxmq::{errno, opt, Context, Msg, Socket, SocketType, DONTWAIT, SNDMORE};
-use std::net::UdpSocket;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 fn bound(ctx: &Context) -> (Socket, String) {
@@ -95,14 +99,9 @@ fn frame_counts_and_transports_fail_with_libzmqs_errors() {
     // Nothing bound: nowhere to send from (libzmq: EAGAIN without waiting).
     assert_errno(d.send(Msg::from(&b"127.0.0.1:9"[..]), SNDMORE | DONTWAIT), errno::EAGAIN);
     assert_errno(d.connect("udp://127.0.0.1:5556"), errno::ENOCOMPATPROTO);
-    assert_errno(d.bind("tcp://127.0.0.1:*"), errno::ENOCOMPATPROTO);
-    assert_errno(d.connect("tcp://127.0.0.1:5556"), errno::ENOCOMPATPROTO);
-    assert_errno(d.bind(&inproc_endpoint()), errno::ENOCOMPATPROTO);
-    // libzmq runs these as raw byte streams and can abort on them
-    // (tests/dgram/stream_transports.py); oxmq refuses the rest too.
-    assert_errno(d.connect(&inproc_endpoint()), errno::ENOCOMPATPROTO);
-    assert_errno(d.bind("ipc:///tmp/oxmq-dgram-refused.ipc"), errno::ENOCOMPATPROTO);
-    assert_errno(d.connect("ipc:///tmp/oxmq-dgram-refused.ipc"), errno::ENOCOMPATPROTO);
+    // tcp, ipc and inproc are taken (see the tests below); ws:// is not.
+    assert_errno(d.bind("ws://127.0.0.1:*"), errno::ENOCOMPATPROTO);
+    assert_errno(d.connect("ws://127.0.0.1:5556/"), errno::ENOCOMPATPROTO);
     assert_errno(d.bind("foo://x"), errno::EPROTONOSUPPORT);
     assert_errno(d.bind("udp://nosuchif0:5556"), errno::ENODEV);
     let (d, _) = bound(&ctx);
@@ -165,4 +164,124 @@ fn a_datagram_wakes_a_poller() {
     u.send_to(b"wake", &d_addr).unwrap();
     assert_eq!(oxmq::poll(&mut items, 5000).unwrap(), 1, "no POLLIN for an arrived datagram");
     assert_eq!(recv_parts(&d)[1], b"wake");
+}
+
+/// A plain (non-ZMQ) stream client of a DGRAM's tcp:// or ipc:// endpoint.
+fn raw_client(ep: &str) -> Box<dyn RawIo> {
+    if let Some(addr) = ep.strip_prefix("tcp://") {
+        let t = TcpStream::connect(addr).unwrap();
+        t.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        return Box::new(t);
+    }
+    let u = UnixStream::connect(ep.strip_prefix("ipc://").unwrap()).unwrap();
+    u.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    Box::new(u)
+}
+
+trait RawIo: Read + Write {}
+impl<T: Read + Write> RawIo for T {}
+
+fn read_n(r: &mut dyn RawIo, n: usize) -> Vec<u8> {
+    let mut buf = vec![0; n];
+    r.read_exact(&mut buf).unwrap();
+    buf
+}
+
+fn empty() -> Vec<Vec<u8>> {
+    vec![Vec::new()]
+}
+
+#[test]
+fn tcp_and_ipc_are_raw_streams_to_one_peer() {
+    let _g = guard();
+    let ctx = Context::new();
+    for ep in ["tcp://127.0.0.1:*".to_string(), ipc_path_endpoint()] {
+        let d = sock(&ctx, SocketType::Dgram);
+        d.bind(&ep).unwrap();
+        let ep = d.last_endpoint().unwrap();
+        let mut r = raw_client(&ep);
+        assert_eq!(recv_parts(&d), empty(), "{ep}: the connect notice");
+        r.write_all(b"\x01\x00raw bytes").unwrap();
+        assert_eq!(recv_parts(&d), vec![b"\x01\x00raw bytes".to_vec()], "{ep}: one read, one frame");
+        assert_errno(d.send(Msg::from(&b"lonely"[..]), 0), errno::EINVAL);
+        send_parts(&d, &[b"127.0.0.1:9", b"|x"]);
+        assert_eq!(read_n(&mut *r, 13), b"127.0.0.1:9|x", "{ep}: both frames, unframed");
+        // A second peer is closed at once and announces nothing.
+        let mut r2 = raw_client(&ep);
+        assert_nothing_within(&d, 300);
+        assert_eq!(r2.read(&mut [0; 16]).unwrap(), 0, "{ep}: the second connection is closed");
+        drop(r);
+        assert_eq!(recv_parts(&d), empty(), "{ep}: the disconnect notice");
+        assert_nothing_within(&d, 100);
+    }
+}
+
+#[test]
+fn an_empty_frame_adds_no_bytes_where_libzmq_aborts() {
+    let _g = guard();
+    let ctx = Context::new();
+    let d = sock(&ctx, SocketType::Dgram);
+    d.bind("tcp://127.0.0.1:*").unwrap();
+    let mut r = raw_client(&d.last_endpoint().unwrap());
+    assert_eq!(recv_parts(&d), empty());
+    for parts in [&[&b"to"[..], b""], &[b"", b"x"], &[b"", b""], &[b"end", b"!"]] {
+        send_parts(&d, parts);
+    }
+    assert_eq!(read_n(&mut *r, 7), b"toxend!");
+    r.write_all(b"alive").unwrap();
+    assert_eq!(recv_parts(&d), vec![b"alive".to_vec()], "the connection lives on");
+}
+
+#[test]
+fn two_dgrams_over_tcp_and_ipc_and_inproc() {
+    let _g = guard();
+    let ctx = Context::new();
+    for t in [Transport::Tcp, Transport::IpcPath, Transport::InprocBindFirst, Transport::InprocConnectFirst] {
+        let (a, b) = (sock(&ctx, SocketType::Dgram), sock(&ctx, SocketType::Dgram));
+        link(t, &a, &b);
+        if !t.is_inproc() {
+            assert_eq!(recv_parts(&a), empty(), "{t:?}: bind side's notice");
+            assert_eq!(recv_parts(&b), empty(), "{t:?}: connect side's notice");
+        }
+        send_parts(&b, &[b"addr", b"body"]);
+        let want = if t.is_inproc() { vec![b"addr".to_vec(), b"body".to_vec()] } else { vec![b"addrbody".to_vec()] };
+        assert_eq!(recv_parts(&a), want, "{t:?}");
+        send_parts(&a, &[b"x", b"y"]);
+        let want = if t.is_inproc() { vec![b"x".to_vec(), b"y".to_vec()] } else { vec![b"xy".to_vec()] };
+        assert_eq!(recv_parts(&b), want, "{t:?}: the other way");
+        if t.is_inproc() {
+            send_parts(&b, &[b"", b""]);
+            assert_eq!(recv_parts(&a), vec![Vec::new(), Vec::new()], "inproc passes empty frames as they are");
+        }
+        drop(b);
+        if !t.is_inproc() {
+            assert_eq!(recv_parts(&a), empty(), "{t:?}: disconnect notice");
+        }
+        assert_nothing_within(&a, 100);
+    }
+}
+
+#[test]
+fn a_connecting_dgram_queues_and_reconnects() {
+    let _g = guard();
+    let ctx = Context::new();
+    let srv = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = srv.local_addr().unwrap().port();
+    let d = sock(&ctx, SocketType::Dgram);
+    d.set_option_int(opt::RECONNECT_IVL, 20).unwrap();
+    d.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+    send_parts(&d, &[b"early", b"!"]);
+    let (mut c, _) = srv.accept().unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(read_n(&mut c, 6), b"early!", "sent before the connection existed");
+    assert_eq!(recv_parts(&d), empty(), "connect notice");
+    c.write_all(b"hello").unwrap();
+    assert_eq!(recv_parts(&d), vec![b"hello".to_vec()]);
+    drop(c);
+    assert_eq!(recv_parts(&d), empty(), "disconnect notice");
+    let (mut c, _) = srv.accept().unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(recv_parts(&d), empty(), "reconnect notice");
+    send_parts(&d, &[b"again", b"."]);
+    assert_eq!(read_n(&mut c, 6), b"again.");
 }

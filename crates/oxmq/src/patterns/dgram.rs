@@ -1,11 +1,13 @@
 //! Draft DGRAM (libzmq 4.3.5's `dgram.cpp`): raw UDP datagrams.
 //!
-//! Every message is exactly two frames, `[address "ip:port"][body]`, both
-//! ways: sent ones go to the address in their first frame, received ones
-//! carry their sender's. The socket has one pipe at most, to the udp thread
-//! of the address it bound (later pipes are closed, as libzmq's
-//! `xattach_pipe` does). Only `udp://` reaches here: the socket refuses
-//! other transports and `connect`.
+//! Every message sent is exactly two frames, `[address "ip:port"][body]`:
+//! over udp it goes to the address in its first frame, and received ones
+//! carry their sender's. The socket has one pipe at most (later pipes are
+//! closed, as libzmq's `xattach_pipe` does): to the udp thread of the
+//! address it bound, or, as in libzmq, to one tcp/ipc connection or inproc
+//! peer. Over tcp/ipc the raw engine writes both frames' bytes unframed and
+//! hands each read over as one frame, with empty connect/disconnect notices
+//! (`push_peer_frames`); this pattern is the same for every transport.
 
 use super::{notice_departure, read_single, Pattern};
 use crate::error::Error;

@@ -162,6 +162,11 @@ pub(super) fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo
             ep.inn.write(Msg::new());
         }
     }
+    // Draft DGRAM over tcp/ipc: libzmq's raw engine announces a connection
+    // with an empty message (a raw read is never empty, so it is unambiguous).
+    if link.cfg.socket_type == SocketType::Dgram {
+        ep.inn.write(Msg::new());
+    }
     ep.inn.flush();
 }
 
@@ -178,6 +183,10 @@ pub(super) fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe, accepted: b
     }
     if accepted && o.receives_disconnect_msg(cfg.socket_type) {
         ep.inn.write(Msg::from_vec(o.disconnect_msg.clone()));
+    }
+    // Draft DGRAM over tcp/ipc: the raw engine's empty disconnect notice.
+    if cfg.socket_type == SocketType::Dgram {
+        ep.inn.write(Msg::new());
     }
     ep.inn.flush();
 }
