@@ -12,30 +12,13 @@
 #    that an empty frame, which aborts libzmq, adds no bytes).
 # Python's interop with pyzmq's libzmq 4.3.5 DGRAM is python/tests/test_dgram.py.
 # A peer that is not installed is skipped with the reason; never a failure.
-set -u
 cd "$(dirname "$0")/../.."
-BIN=${CAPI_BIN:-target/capi-tests}
-# npm's zeromq: the same install as the RADIO/DISH step's.
-NPM_DIR=${RADIO_NPM_DIR:-target/radio-dish-npm}
-LIMIT=40
-TMP=$(mktemp -d /tmp/oxmq-dgram.XXXXXX)
-trap 'rm -rf "$TMP"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null' EXIT
-passes=0
-failures=0
+. tests/lib.sh
+runner_start dgram
 
-report() { # name status log
-    if [ "$2" -eq 0 ]; then
-        passes=$((passes + 1))
-        echo "PASS $1  -- $(tail -1 "$3")"
-    else
-        failures=$((failures + 1))
-        echo "FAIL $1"
-        tail -15 "$3" | sed 's/^/    /'
-    fi
-}
-
-port() {
-    python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# pyzmq's bundled libzmq 4.3.5, or nothing.
+pyzmq_libzmq() {
+    ${VENV_PY:-.venv/bin/python} -c 'import glob, os, zmq; d = os.path.join(os.path.dirname(zmq.__file__), os.pardir, "pyzmq.libs"); print((glob.glob(os.path.join(d, "libzmq*.so*")) or [""])[0])' 2> /dev/null
 }
 
 # An echoing DGRAM in the background, an asking one in the foreground.
@@ -66,14 +49,7 @@ pair "libzmq echoes, oxmq asks" "$BIN/dgram.libzmq" "$BIN/dgram"
 pair "oxmq echoes, libzmq asks" "$BIN/dgram" "$BIN/dgram.libzmq"
 
 echo "== draft DGRAM: libzmq 4.3.5 with drafts (npm zeromq 6) <-> oxmq"
-if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
-    echo "SKIP: node/npm not installed here"
-elif ! { [ -d "$NPM_DIR/node_modules/zeromq" ] ||
-    timeout 300 npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$NPM_DIR" zeromq@6 > "$TMP/npm.log" 2>&1; }; then
-    echo "SKIP: npm install zeromq@6 failed here: $(tail -1 "$TMP/npm.log")"
-elif ! NODE_PATH="$NPM_DIR/node_modules" node -e 'process.exit(require("zeromq").capability.draft ? 0 : 1)' 2> /dev/null; then
-    echo "SKIP: npm's zeromq does not load here, or was built without draft sockets"
-else
+if npm_zeromq_drafts; then
     printf '#!/bin/sh\nNODE_PATH="%s/node_modules" exec node tests/dgram/peer.js "$@"\n' "$(cd "$NPM_DIR" && pwd)" > "$TMP/node-peer"
     chmod +x "$TMP/node-peer"
     pair "libzmq 4.3.5 echoes, oxmq asks" "$TMP/node-peer" "$BIN/dgram"
@@ -85,7 +61,7 @@ if [ -z "${OPTDUMP:-}" ]; then
     echo "SKIP: no optdump"
 else
     "$OPTDUMP" "${CAPI_LIB:-target/release/capi/libzmq.so.5}" > "$TMP/ox.txt" 2> /dev/null
-    py_lib=$(${VENV_PY:-.venv/bin/python} -c 'import glob, os, zmq; d = os.path.join(os.path.dirname(zmq.__file__), os.pardir, "pyzmq.libs"); print((glob.glob(os.path.join(d, "libzmq*.so*")) or [""])[0])' 2> /dev/null)
+    py_lib=$(pyzmq_libzmq)
     if [ -z "$py_lib" ]; then
         echo "SKIP: pyzmq's bundled libzmq not found"
     else
@@ -93,7 +69,7 @@ else
         python3 tests/options/compare.py "$TMP/ox.txt" "$TMP/py.txt" --types 18 --name "libzmq 4.3.5 (pyzmq), type 18" > "$TMP/log" 2>&1
         report "options on DGRAM vs libzmq 4.3.5" $? "$TMP/log"
     fi
-    sys_lib=$(ldconfig -p | awk '$1 == "libzmq.so.5" && !f {print $NF; f = 1}')
+    sys_lib=$(system_libzmq)
     if [ -z "$sys_lib" ]; then
         echo "SKIP: no system libzmq.so.5"
     else
@@ -111,7 +87,7 @@ echo "== draft DGRAM over tcp, ipc and inproc"
 timeout -k 5 "$LIMIT" python3 tests/dgram/stream_transports.py "${CAPI_LIB:-target/release/capi/libzmq.so.5}" libzmq skips > "$TMP/log" 2>&1
 report "oxmq runs them raw as libzmq does" $? "$TMP/log"
 if [ -z "${py_lib:-}" ]; then
-    py_lib=$(${VENV_PY:-.venv/bin/python} -c 'import glob, os, zmq; d = os.path.join(os.path.dirname(zmq.__file__), os.pardir, "pyzmq.libs"); print((glob.glob(os.path.join(d, "libzmq*.so*")) or [""])[0])' 2> /dev/null)
+    py_lib=$(pyzmq_libzmq)
 fi
 if [ -z "$py_lib" ]; then
     echo "SKIP: pyzmq's bundled libzmq not found"
@@ -119,7 +95,7 @@ else
     timeout -k 5 "$LIMIT" python3 tests/dgram/stream_transports.py "$py_lib" libzmq > "$TMP/log" 2>&1
     report "libzmq 4.3.5 (pyzmq) runs them raw" $? "$TMP/log"
 fi
-sys_lib=$(ldconfig -p | awk '$1 == "libzmq.so.5" && !f {print $NF; f = 1}')
+sys_lib=$(system_libzmq)
 if [ -z "$sys_lib" ]; then
     echo "SKIP: no system libzmq.so.5"
 else
@@ -127,5 +103,4 @@ else
     report "Debian libzmq $(pkg-config --modversion libzmq 2>/dev/null) runs them raw" $? "$TMP/log"
 fi
 
-echo "== dgram: $passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+runner_finish dgram

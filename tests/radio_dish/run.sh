@@ -8,26 +8,9 @@
 #  - libzmq 4.3.5 built with drafts (npm `zeromq` 6, installed here at test
 #    time under target/) both ways over tcp, ipc, udp and udp multicast on lo.
 # A peer that cannot be installed is skipped with the reason; never a failure.
-set -u
 cd "$(dirname "$0")/../.."
-BIN=${CAPI_BIN:-target/capi-tests}
-NPM_DIR=${RADIO_NPM_DIR:-target/radio-dish-npm}
-LIMIT=40
-TMP=$(mktemp -d /tmp/oxmq-radio.XXXXXX)
-trap 'rm -rf "$TMP"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null' EXIT
-passes=0
-failures=0
-
-report() { # name status log
-    if [ "$2" -eq 0 ]; then
-        passes=$((passes + 1))
-        echo "PASS $1  -- $(tail -1 "$3")"
-    else
-        failures=$((failures + 1))
-        echo "FAIL $1"
-        tail -15 "$3" | sed 's/^/    /'
-    fi
-}
+. tests/lib.sh
+runner_start radio
 
 # A streaming RADIO in the background, a DISH in the foreground that must
 # receive; the RADIO is stopped when the DISH is done.
@@ -48,10 +31,6 @@ pair() { # name radio-command... -- dish-command...
     report "$name" $rc "$TMP/log"
 }
 
-port() {
-    python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 echo "== draft RADIO/DISH: C API on oxmq"
 timeout -k 5 "$LIMIT" "$BIN/radio_dish" self > "$TMP/log" 2>&1
 report "radio_dish self (groups, errors, tcp/ipc/inproc/udp)" $? "$TMP/log"
@@ -59,7 +38,7 @@ timeout -k 5 "$LIMIT" "$BIN/radio_dish.libzmq" self > "$TMP/log" 2>&1
 report "radio_dish self on Debian libzmq" $? "$TMP/log"
 
 echo "== draft RADIO/DISH: every option on RADIO/DISH, oxmq vs Debian libzmq"
-sys_lib=$(ldconfig -p | awk '$1 == "libzmq.so.5" && !f {print $NF; f = 1}')
+sys_lib=$(system_libzmq)
 if [ -z "${OPTDUMP:-}" ] || [ -z "$sys_lib" ]; then
     echo "SKIP: no optdump or no system libzmq.so.5"
 else
@@ -76,14 +55,7 @@ ep="udp://127.0.0.1:$(port)"
 pair "udp: Debian libzmq RADIO -> oxmq DISH" "$BIN/radio_dish.libzmq" radio "$ep" -- "$BIN/radio_dish" dish "$ep" ""
 
 echo "== draft RADIO/DISH: libzmq 4.3.5 with drafts (npm zeromq 6) <-> oxmq"
-if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
-    echo "SKIP: node/npm not installed here"
-elif ! { [ -d "$NPM_DIR/node_modules/zeromq" ] ||
-    timeout 300 npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$NPM_DIR" zeromq@6 > "$TMP/npm.log" 2>&1; }; then
-    echo "SKIP: npm install zeromq@6 failed here: $(tail -1 "$TMP/npm.log")"
-elif ! NODE_PATH="$NPM_DIR/node_modules" node -e 'process.exit(require("zeromq").capability.draft ? 0 : 1)' 2> /dev/null; then
-    echo "SKIP: npm's zeromq does not load here, or was built without draft sockets"
-else
+if npm_zeromq_drafts; then
     # exec: the runner stops a peer by signalling it, not a shell around it.
     node_peer() { NODE_PATH="$NPM_DIR/node_modules" exec node tests/radio_dish/peer.js "$@"; }
     export -f node_peer
@@ -107,5 +79,4 @@ else
     rm -f "$TMP/radio-dish.ipc"
 fi
 
-echo "== radio-dish: $passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+runner_finish radio-dish
