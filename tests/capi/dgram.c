@@ -6,6 +6,8 @@
  *                       "echo:" + its body, sent back to its address frame
  *   dgram ask PORT PEER bind udp://127.0.0.1:PORT, send "ping" to PEER
  *                       (ip:port) until "echo:ping" comes back from it
+ *   dgram ws-echo PORT, dgram ws-ask PORT (oxmq only): the same over
+ *                       ws://127.0.0.1:PORT/dgram, where [a][b] are frames
  *
  * Built twice (tests/capi/run.sh rules): against oxmq, and against Debian's
  * libzmq 4.3.4, which creates DGRAM by number (no draft header), so the
@@ -161,8 +163,51 @@ static int ask(int port, const char *peer)
     return 1;
 }
 
+#ifndef REAL_LIBZMQ
+/* DGRAM over ws:// (ZWS, not raw; Debian's libzmq has no ws): [a][b] travels
+ * as two frames, to npm's libzmq 4.3.5 (tests/dgram/peer.js ws-echo/ws-ask). */
+static int ws_role(int echo, int port)
+{
+    void *ctx = zmq_ctx_new();
+    void *s = zmq_socket(ctx, ZMQ_DGRAM);
+    NOTNULL(s);
+    int linger = 1000, timeo = 10000;
+    OK(zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger));
+    OK(zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeo, sizeof timeo));
+    char ep[64], a[64], b[64], reply[80];
+    snprintf(ep, sizeof ep, "ws://127.0.0.1:%d/dgram", port);
+    if (!echo) {
+        OK(zmq_connect(s, ep));
+        send_to(s, "ask", "ping");
+    } else {
+        OK(zmq_bind(s, ep));
+    }
+    int n = zmq_recv(s, a, sizeof a - 1, 0);
+    CHECK(n >= 0);
+    a[n] = 0;
+    int m = zmq_recv(s, b, sizeof b - 1, 0);
+    CHECK(m >= 0);
+    b[m] = 0;
+    if (echo) {
+        snprintf(reply, sizeof reply, "echo:%s", b);
+        send_to(s, a, reply);
+        printf("DGRAM echoed [%s][%s] over ws\n", a, b);
+    } else {
+        CHECK(strcmp(a, "ask") == 0 && strcmp(b, "echo:ping") == 0);
+        printf("DGRAM got [ask][echo:ping] over ws\n");
+    }
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
+#ifndef REAL_LIBZMQ
+    if (argc >= 3 && strcmp(argv[1], "ws-echo") == 0) return ws_role(1, atoi(argv[2]));
+    if (argc >= 3 && strcmp(argv[1], "ws-ask") == 0) return ws_role(0, atoi(argv[2]));
+#endif
     if (argc >= 2 && strcmp(argv[1], "self") == 0) return self_test();
     if (argc >= 3 && strcmp(argv[1], "echo") == 0) return echo(atoi(argv[2]));
     if (argc >= 4 && strcmp(argv[1], "ask") == 0) return ask(atoi(argv[2]), argv[3]);

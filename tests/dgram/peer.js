@@ -4,6 +4,10 @@
 //                                 datagram with "echo:" + its body
 //   node peer.js ask PORT PEER    bind udp://127.0.0.1:PORT, send "ping" to
 //                                 PEER (ip:port) until "echo:ping" comes back
+//   node peer.js ws-echo PORT     bind ws://127.0.0.1:PORT/dgram, answer one
+//                                 [a][b] with [a]["echo:" + b]
+//   node peer.js ws-ask PORT      connect there, send [ask][ping], expect
+//                                 [ask][echo:ping]
 "use strict"
 process.removeAllListeners("warning") // zeromq.js warns that drafts are experimental
 const zmq = require("zeromq/draft")
@@ -11,6 +15,28 @@ const zmq = require("zeromq/draft")
 async function main() {
   const [role, port, peer] = process.argv.slice(2)
   const version = require("zeromq").version
+  if (role === "ws-echo" || role === "ws-ask") {
+    // DGRAM over ws:// (ZWS, not raw): [a][b] travels as two frames.
+    const s = new zmq.Datagram({receiveTimeout: 10000, linger: 1000})
+    const ep = `ws://127.0.0.1:${port}/dgram`
+    if (role === "ws-echo") {
+      await s.bind(ep)
+      const [a, b] = await s.receive()
+      await s.send([a, "echo:" + b.toString()])
+      await new Promise(r => setTimeout(r, 100))
+      console.log(`libzmq ${version} (draft) DGRAM echoed [${a}][${b}] over ws`)
+    } else {
+      s.connect(ep)
+      await s.send(["ask", "ping"])
+      const [a, b] = await s.receive()
+      if (a.toString() !== "ask" || b.toString() !== "echo:ping") {
+        throw new Error(`unexpected [${JSON.stringify(a.toString())}, ${JSON.stringify(b.toString())}]`)
+      }
+      console.log(`libzmq ${version} (draft) DGRAM got [ask][echo:ping] over ws`)
+    }
+    s.close()
+    return
+  }
   if (role === "echo") {
     const s = new zmq.Datagram({receiveTimeout: 30000, linger: 1000})
     await s.bind(`udp://127.0.0.1:${port}`)

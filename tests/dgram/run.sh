@@ -4,7 +4,8 @@
 #    DGRAM by number): round trip, address frames, libzmq's errors;
 #  - oxmq <-> Debian libzmq across processes, both ways, over udp;
 #  - oxmq <-> libzmq 4.3.5 built with drafts (npm's `zeromq` 6, installed
-#    here at test time under target/, as the RADIO/DISH step does), both ways;
+#    here at test time under target/, as the RADIO/DISH step does), both ways,
+#    over udp and over ws:// (where [a][b] travel as ZMTP frames);
 #  - every option on DGRAM (type 18), oxmq vs pyzmq's libzmq 4.3.5 and
 #    vs Debian's.
 #  - DGRAM over tcp, ipc and inproc: what libzmq 4.3.5 (pyzmq's) and Debian's
@@ -38,6 +39,22 @@ pair() { # name echo-binary ask-binary
     report "$1" $rc "$TMP/log"
 }
 
+# The same over ws:// (frames, not raw): the asker connects to the echoer.
+ws_pair() { # name echo-binary ask-binary
+    local p rc
+    p=$(port)
+    timeout -k 5 "$LIMIT" "$2" ws-echo "$p" > "$TMP/echo.log" 2>&1 &
+    spid=$!
+    timeout -k 5 "$LIMIT" "$3" ws-ask "$p" > "$TMP/ask.log" 2>&1
+    rc=$?
+    wait "$spid" 2>/dev/null
+    local erc=$?
+    [ $rc -eq 0 ] && rc=$erc
+    spid=
+    cat "$TMP/echo.log" "$TMP/ask.log" > "$TMP/log"
+    report "$1" $rc "$TMP/log"
+}
+
 echo "== draft DGRAM: C API"
 timeout -k 5 "$LIMIT" "$BIN/dgram" self > "$TMP/log" 2>&1
 report "dgram self on oxmq" $? "$TMP/log"
@@ -54,6 +71,8 @@ if npm_zeromq_drafts; then
     chmod +x "$TMP/node-peer"
     pair "libzmq 4.3.5 echoes, oxmq asks" "$TMP/node-peer" "$BIN/dgram"
     pair "oxmq echoes, libzmq 4.3.5 asks" "$BIN/dgram" "$TMP/node-peer"
+    ws_pair "ws: libzmq 4.3.5 echoes, oxmq asks" "$TMP/node-peer" "$BIN/dgram"
+    ws_pair "ws: oxmq echoes, libzmq 4.3.5 asks" "$BIN/dgram" "$TMP/node-peer"
 fi
 
 echo "== draft DGRAM: every option on DGRAM (type 18)"

@@ -121,7 +121,7 @@ impl SocketType {
     /// Exact, case-sensitive match: libzmq compares with `memcmp`, so a
     /// peer sending `dealer` is not a DEALER to libzmq either.
     pub fn from_wire_name(name: &[u8]) -> Option<SocketType> {
-        Self::ALL.into_iter().chain(Self::DRAFT).find(|t| t.wire_name().as_bytes() == name)
+        Self::ALL.into_iter().chain(Self::DRAFT).chain(Self::DRAFT_UNSAFE).find(|t| t.wire_name().as_bytes() == name)
     }
 
     /// Whether a socket of type `self` may talk to a peer of type `peer`
@@ -148,8 +148,8 @@ impl SocketType {
             Channel => peer == Channel,
             Radio => peer == Dish,
             Dish => peer == Radio,
-            // Draft DGRAM speaks no ZMTP (udp:// only).
-            Dgram => false,
+            // Draft DGRAM: ZMTP only over ws:// (tcp/ipc are raw), as libzmq.
+            Dgram => peer == Dgram,
         }
     }
 

@@ -99,9 +99,6 @@ fn frame_counts_and_transports_fail_with_libzmqs_errors() {
     // Nothing bound: nowhere to send from (libzmq: EAGAIN without waiting).
     assert_errno(d.send(Msg::from(&b"127.0.0.1:9"[..]), SNDMORE | DONTWAIT), errno::EAGAIN);
     assert_errno(d.connect("udp://127.0.0.1:5556"), errno::ENOCOMPATPROTO);
-    // tcp, ipc and inproc are taken (see the tests below); ws:// is not.
-    assert_errno(d.bind("ws://127.0.0.1:*"), errno::ENOCOMPATPROTO);
-    assert_errno(d.connect("ws://127.0.0.1:5556/"), errno::ENOCOMPATPROTO);
     assert_errno(d.bind("foo://x"), errno::EPROTONOSUPPORT);
     assert_errno(d.bind("udp://nosuchif0:5556"), errno::ENODEV);
     let (d, _) = bound(&ctx);
@@ -284,4 +281,24 @@ fn a_connecting_dgram_queues_and_reconnects() {
     assert_eq!(recv_parts(&d), empty(), "reconnect notice");
     send_parts(&d, &[b"again", b"."]);
     assert_eq!(read_n(&mut c, 6), b"again.");
+}
+
+#[test]
+fn over_ws_frames_travel_as_they_are_between_dgrams_only() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (a, b) = (sock(&ctx, SocketType::Dgram), sock(&ctx, SocketType::Dgram));
+    a.bind("ws://127.0.0.1:*").unwrap();
+    let ep = a.last_endpoint().unwrap();
+    b.connect(&ep).unwrap();
+    // libzmq's ZWS engine is not raw: no notices, ZMTP framing.
+    send_parts(&b, &[b"addr", b""]);
+    assert_eq!(recv_parts(&a), vec![b"addr".to_vec(), Vec::new()]);
+    send_parts(&a, &[b"x", b"y"]);
+    assert_eq!(recv_parts(&b), vec![b"x".to_vec(), b"y".to_vec()]);
+    // A DGRAM is compatible with DGRAM alone (libzmq's check_socket_type).
+    let p = sock(&ctx, SocketType::Pair);
+    p.connect(&ep).unwrap();
+    send(&p, b"lost");
+    assert_nothing_within(&a, 300);
 }

@@ -6,6 +6,7 @@
 use crate::io::ws::WsStream;
 use bytes::BytesMut;
 use mio::{Interest, Registry, Token};
+use oxmq_proto::SocketType;
 use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, RawFd};
@@ -32,6 +33,17 @@ impl Stream {
             Stream::Tcp(t) => Some(t),
             Stream::Ws(w) => Some(&w.tcp),
             Stream::Unix(_) => None,
+        }
+    }
+
+    /// Whether a connection of this socket type runs libzmq's raw engine
+    /// (no ZMTP): STREAM always, draft DGRAM over tcp/ipc (over ws://
+    /// libzmq's ZWS engine frames DGRAM's messages as ZMTP does).
+    pub(crate) fn runs_raw(&self, kind: SocketType) -> bool {
+        match kind {
+            SocketType::Stream => true,
+            SocketType::Dgram => !matches!(self, Stream::Ws(_)),
+            _ => false,
         }
     }
 

@@ -4,10 +4,12 @@
 //! over udp it goes to the address in its first frame, and received ones
 //! carry their sender's. The socket has one pipe at most (later pipes are
 //! closed, as libzmq's `xattach_pipe` does): to the udp thread of the
-//! address it bound, or, as in libzmq, to one tcp/ipc connection or inproc
-//! peer. Over tcp/ipc the raw engine writes both frames' bytes unframed and
-//! hands each read over as one frame, with empty connect/disconnect notices
-//! (`push_peer_frames`); this pattern is the same for every transport.
+//! address it bound, or, as in libzmq, to one tcp/ipc/ws connection or
+//! inproc peer. Over tcp/ipc the raw engine writes both frames' bytes
+//! unframed and hands each read over as one frame, with empty
+//! connect/disconnect notices (`push_peer_frames`); over inproc and ws://
+//! (ZMTP, with a DGRAM peer only) the frames travel as they are. This
+//! pattern is the same for every transport.
 
 use super::{notice_departure, read_single, Pattern};
 use crate::error::Error;

@@ -652,7 +652,6 @@ impl Core {
             return self.udp_endpoint(endpoint, addr, true);
         }
         let parsed = parse_endpoint(endpoint)?;
-        self.check_dgram_transport(&parsed)?;
         let id = self.new_endpoint_id();
         let mut listener_fd = None;
         let (resolved, inproc_name) = match &parsed {
@@ -691,7 +690,6 @@ impl Core {
             return self.udp_endpoint(endpoint, addr, false);
         }
         let parsed = parse_endpoint(endpoint)?;
-        self.check_dgram_transport(&parsed)?;
         let id = self.new_endpoint_id();
         match &parsed {
             Endpoint::Inproc(name) => {
@@ -762,18 +760,6 @@ impl Core {
             p.out.set_hwm(out);
             p.inn.set_hwm(inn);
         }
-    }
-
-    /// Draft DGRAM: besides udp://, libzmq 4.3.5 takes tcp, ipc and inproc.
-    /// tcp/ipc run through the raw (STREAM) engine: no framing, no sender
-    /// address, empty notices on connect and disconnect (see `push_peer_frames`);
-    /// inproc passes the frames as they are (tests/dgram/stream_transports.py).
-    /// ws:// stays refused: libzmq's builds here have no ws to compare with.
-    fn check_dgram_transport(&self, parsed: &Endpoint) -> Result<()> {
-        if self.kind == SocketType::Dgram && matches!(parsed, Endpoint::Ws(_)) {
-            return Err(Error::NoCompatProtocol);
-        }
-        Ok(())
     }
 
     /// Draft RADIO/DISH: a `udp://` endpoint. As in libzmq, only a DISH binds

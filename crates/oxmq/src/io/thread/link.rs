@@ -164,7 +164,7 @@ pub(super) fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo
     }
     // Draft DGRAM over tcp/ipc: libzmq's raw engine announces a connection
     // with an empty message (a raw read is never empty, so it is unambiguous).
-    if link.cfg.socket_type == SocketType::Dgram {
+    if link.cfg.socket_type == SocketType::Dgram && stream.runs_raw(SocketType::Dgram) {
         ep.inn.write(Msg::new());
     }
     ep.inn.flush();
@@ -176,7 +176,7 @@ pub(super) fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo
 /// `Options::receives_disconnect_msg`), the latter only on an accepted
 /// connection as in libzmq (a connecting socket hears HICCUP_MSG instead).
 /// They bypass the HWM like libzmq's, which writes them from the session.
-pub(super) fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe, accepted: bool) {
+pub(super) fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe, accepted: bool, stream: &Stream) {
     let o = &cfg.options;
     if cfg.socket_type == SocketType::Router && o.router_notify & notify::DISCONNECT != 0 {
         ep.inn.write(Msg::new());
@@ -185,7 +185,7 @@ pub(super) fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe, accepted: b
         ep.inn.write(Msg::from_vec(o.disconnect_msg.clone()));
     }
     // Draft DGRAM over tcp/ipc: the raw engine's empty disconnect notice.
-    if cfg.socket_type == SocketType::Dgram {
+    if cfg.socket_type == SocketType::Dgram && stream.runs_raw(SocketType::Dgram) {
         ep.inn.write(Msg::new());
     }
     ep.inn.flush();

@@ -116,7 +116,7 @@ pub(super) fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
                 c.link.report_closed(c.engine.stream.fd(), c.engine.is_handshaking(), &fault);
                 if c.attached {
                     if let Some((mut p, _)) = c.engine.take_pipe() {
-                        push_farewell(&c.link.cfg, &mut p, true);
+                        push_farewell(&c.link.cfg, &mut p, true, &c.engine.stream);
                     }
                 }
                 return Outcome::Remove;

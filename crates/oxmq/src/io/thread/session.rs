@@ -252,7 +252,7 @@ impl Session {
         }
         if let Some((mut p, mid)) = engine.take_pipe() {
             if established {
-                push_farewell(&self.link.cfg, &mut p, false);
+                push_farewell(&self.link.cfg, &mut p, false, &engine.stream);
                 // HICCUP_MSG (draft): the socket hears that its connection
                 // dropped, as if the peer said so.
                 let o = &self.link.cfg.options;
