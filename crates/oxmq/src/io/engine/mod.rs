@@ -160,7 +160,8 @@ impl Engine {
         });
         hs.set_max_msg_size(opts.maxmsgsize);
         let is_pub = matches!(cfg.socket_type, SocketType::Pub | SocketType::XPub);
-        let raw = cfg.socket_type == SocketType::Stream;
+        // STREAM, and draft DGRAM over tcp/ipc (libzmq's raw engine).
+        let raw = stream.runs_raw(cfg.socket_type);
         let mut e = Engine {
             stream,
             hs_deadline: opts.handshake_ivl.filter(|d| !d.is_zero()).map(|d| now + d),

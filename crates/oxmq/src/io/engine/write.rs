@@ -59,11 +59,17 @@ impl Engine {
             let start = self.tx_buf.len();
             let body = msg.as_slice();
             if self.raw {
-                // STREAM: the bytes alone (the socket already took the id frame).
+                // STREAM: the bytes alone (the socket already took the id
+                // frame); DGRAM over tcp/ipc: each frame's bytes, back to back.
                 if msg.is_routing_id() {
                     continue;
                 }
                 if body.is_empty() {
+                    if self.cfg.socket_type == SocketType::Dgram {
+                        // DGRAM: an empty frame adds no bytes to the stream
+                        // (libzmq aborts the process on it; oxmq writes the rest).
+                        continue;
+                    }
                     // The socket asked to close this connection.
                     self.raw_close = true;
                     break;
