@@ -3,8 +3,8 @@
 
 use super::{Engine, Fault, RX_CHUNK};
 use crate::io::stream::Stream;
-use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
-use bytes::{Bytes, BytesMut};
+use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE, INLINE_CAPACITY};
+use bytes::{Buf, Bytes, BytesMut};
 use oxmq_proto::{Command, CurveCodec, Frame, FrameHeader, SocketType};
 use std::io;
 use std::time::Instant;
@@ -181,15 +181,65 @@ impl Engine {
 
     /// Decodes buffered frames into the inbound pipe. Returns false when
     /// stopped by the HWM.
+    /// The commonest frame, a small data frame, copied from the receive
+    /// buffer straight into an inline message: `decode` would hand out a
+    /// refcounted view of the buffer only for the message to copy it inline
+    /// and drop the view, two atomic operations on a shared count per frame.
+    /// `Some(true)`: delivered; `Some(false)`: the pipe is at its HWM and the
+    /// frame stays in the buffer; `None`: not such a frame (or not complete),
+    /// `decode` takes it.
+    #[inline]
+    fn small_frame(&mut self) -> Result<Option<bool>, Fault> {
+        // CURVE frames are boxed; PUB reads subscriptions from data frames.
+        if self.codec.is_some() || self.is_pub {
+            return Ok(None);
+        }
+        let Some(h) = self.decoder.complete_header(&self.rx)? else {
+            return Ok(None);
+        };
+        if h.command || h.body_len > INLINE_CAPACITY {
+            return Ok(None);
+        }
+        let Some(pipe) = &mut self.pipe else {
+            return Ok(None);
+        };
+        if self.parts.is_empty() && !pipe.inn.check_write() {
+            return Ok(Some(false));
+        }
+        let mut msg = Msg::from_slice(&self.rx[h.header_len..h.header_len + h.body_len]);
+        self.rx.advance(h.header_len + h.body_len);
+        if self.parts.is_empty() && !h.more {
+            pipe.inn.write(msg);
+            self.in_dirty = true;
+        } else {
+            msg.set_more(h.more);
+            self.parts.push(msg);
+            if !h.more {
+                for m in self.parts.drain(..) {
+                    pipe.inn.write(m);
+                }
+                self.in_dirty = true;
+            }
+        }
+        Ok(Some(true))
+    }
+
     fn decode_frames(&mut self, now: Instant) -> Result<bool, Fault> {
         loop {
             // `stalled` frames are already unboxed.
             let frame = match self.stalled.take() {
                 Some(f) => f,
-                None => match self.decoder.decode(&mut self.rx)? {
-                    Some(f) => Self::unbox(&mut self.codec, f)?,
-                    None => return Ok(true),
-                },
+                None => {
+                    match self.small_frame()? {
+                        Some(true) => continue,
+                        Some(false) => return Ok(false),
+                        None => {}
+                    }
+                    match self.decoder.decode(&mut self.rx)? {
+                        Some(f) => Self::unbox(&mut self.codec, f)?,
+                        None => return Ok(true),
+                    }
+                }
             };
             if frame.command {
                 self.on_command(&frame.body, now)?;
