@@ -53,8 +53,8 @@ fn literal_ip(host: &str) -> Option<IpAddr> {
     host.parse().ok()
 }
 
-/// Parse the part after `udp://`. `bind` is the DISH side: `*` and a port
-/// of 0 or `*` are allowed there, names are not resolved (libzmq's resolver
+/// Parse the part after `udp://`. `bind` is the DISH side: a `*` host and a
+/// `*` port are allowed there only (port 0 on either side), names are not resolved (libzmq's resolver
 /// options for udp: DNS for the sending side only).
 pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error> {
     let (iface, rest) = match addr.rsplit_once(';') {
@@ -66,9 +66,6 @@ pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error
         "*" if bind => 0,
         p => p.parse().map_err(|_| Error::Invalid("bad udp port"))?,
     };
-    if port == 0 && !bind {
-        return Err(Error::Invalid("udp port 0"));
-    }
     let any = if ipv6 { IpAddr::V6(Ipv6Addr::UNSPECIFIED) } else { IpAddr::V4(Ipv4Addr::UNSPECIFIED) };
     let ip = if host == "*" && bind {
         any
@@ -93,6 +90,10 @@ pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error
         return Err(Error::Invalid("udp host must be an IP address or *"));
     };
     if ip.is_ipv6() && !ipv6 {
+        // libzmq's bind, failing the address, tries it as an interface name.
+        if bind {
+            return Err(std::io::Error::from_raw_os_error(libc::ENODEV).into());
+        }
         return Err(Error::Invalid("IPv6 addresses need the IPV6 socket option"));
     }
     let iface = match iface {
@@ -199,8 +200,7 @@ pub(crate) fn open_sender(addr: &UdpAddr, options: &Options) -> Result<UdpSocket
 }
 
 /// The DISH side: bound, and a member of the group when `addr` is multicast.
-/// Returns the socket and the port it got (for `*`/0).
-pub(crate) fn open_receiver(addr: &UdpAddr) -> Result<(UdpSocket, u16), Error> {
+pub(crate) fn open_receiver(addr: &UdpAddr) -> Result<UdpSocket, Error> {
     let ip = addr.target.ip();
     let s = Socket::new(domain(ip), Type::DGRAM, Some(Protocol::UDP))?;
     s.set_reuse_address(true)?;
@@ -227,8 +227,7 @@ pub(crate) fn open_receiver(addr: &UdpAddr) -> Result<(UdpSocket, u16), Error> {
         IpAddr::V6(group) if group.is_multicast() => s.join_multicast_v6(&group, 0)?,
         _ => {}
     }
-    let port = s.local_addr()?.as_socket().map_or(addr.target.port(), |a| a.port());
-    Ok((s.into(), port))
+    Ok(s.into())
 }
 
 /// One datagram in libzmq's layout, or `None` when it would be too large.
@@ -367,11 +366,14 @@ mod tests {
         assert_eq!((a.target, a.iface), ("127.0.0.1:5556".parse().unwrap(), None));
         assert_eq!(parse("*:5556", true, false).unwrap().target, "0.0.0.0:5556".parse().unwrap());
         assert!(parse("*:5556", false, false).is_err());
-        assert!(parse("127.0.0.1:0", false, false).is_err());
+        // libzmq 4.3.5 connects a RADIO to port 0 (measured); `*` it refuses.
+        assert_eq!(parse("127.0.0.1:0", false, false).unwrap().target.port(), 0);
+        assert!(parse("127.0.0.1:*", false, false).is_err());
         let m = parse("127.0.0.1;239.0.0.1:5555", true, false).unwrap();
         assert_eq!(m.iface, Some("127.0.0.1".parse().unwrap()));
         assert!(parse("127.0.0.1;127.0.0.2:5555", true, false).is_err(), "iface needs multicast");
         assert!(parse("[::1]:5556", false, false).is_err(), "IPv6 needs the option");
+        assert_eq!(parse("[::1]:5556", true, false).unwrap_err().errno(), libc::ENODEV, "as libzmq's bind");
         assert_eq!(parse("[::1]:5556", false, true).unwrap().target, "[::1]:5556".parse().unwrap());
         assert!(parse("nocolon", false, false).is_err());
         let lo = parse("lo;239.0.0.1:5555", true, false).unwrap();
