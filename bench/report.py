@@ -432,6 +432,14 @@ def trailing(data, threshold=1.0):
                     if e.get("oxmq") and d and d["median"] < 0.9 * raw["median"]:
                         out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket",
                                     d["median"] / (0.9 * raw["median"])))
+            # Latency: a REQ/REP round trip within 1.5x the plain-socket ping-pong of the same cell.
+            ping = c["sides"].get("ping", {}).get("metrics", {}).get("p50_us")
+            if ping:
+                for k, e in c["sides"].items():
+                    d = e.get("metrics", {}).get("p50_us")
+                    if e.get("oxmq") and d and d["median"] > 1.5 * ping["median"]:
+                        out.append((n, c["label"], "p50_us ÷ 1.5×ping-pong", e["label"], "plain socket ping-pong",
+                                    1.5 * ping["median"] / d["median"]))
     out.sort(key=lambda t: t[5])
     return out
 
@@ -444,7 +452,7 @@ def sec_trailing(data):
         return md
     md.append("Every comparison of this run in which oxmq is behind a peer (speed ratio oxmq/peer below 1.00; for "
               "times, costs and memory it is peer ÷ oxmq), worst first; large tcp/ipc messages are also held "
-              "against 0.9× the raw socket's bandwidth measured in the same cell. %d comparisons.\n" % len(rows))
+              "against 0.9× the raw socket's bandwidth measured in the same cell, and REQ/REP round trips (p50) against 1.5× a plain-socket ping-pong of the same size. %d comparisons.\n" % len(rows))
     md.append("| study | cell | measure | oxmq side | peer | ratio |")
     md.append("|---|---|---|---|---|---|")
     for n, cell, metric, mine, peer, ratio in rows:

@@ -755,12 +755,32 @@ def study_latency(suite, impls):
 
                 init = 200 if suite.quick else (2000 if size <= 4096 else 200)
                 sides.append(_peer_side(Side(impl, run, init, calibrate="seconds", cmin=200, cmax=300_000), k))
+            if transport != "inproc":
+                sides.append(_ping_side(suite, impls, transport, size))
             label = "%s %s" % (transport, size_label(size))
             log("[3 latency] %s" % label)
             cell = suite.compare(3, {"transport": transport, "size": size}, sides,
                                  ["mean_us", "p50_us", "p99_us"], label)
             ratios(cell, "mean_us", True, impls)
             ratios(cell, "p99_us", True, impls)
+
+
+PING_KIND = {"tcp": "pingtcp", "ipc": "pingunix"}
+
+
+def _ping_side(suite, impls, transport, size):
+    """The latency goal's floor: a plain-socket ping-pong of the same size over
+    the same kind of socket (loopback TCP or a Unix socketpair), interleaved
+    with the REQ/REP sides so that both see the same machine."""
+    i = Impl("ping", "machine: plain socket ping-pong", "machine")
+    i._argv, i.reason = impls["phys"]._argv, impls["phys"].reason
+    kind = PING_KIND[transport]
+
+    def run(n):
+        return run_procs([Proc("probe", i, "physical", [kind, size, n])], suite.timeout)["probe"]
+
+    init = 200 if suite.quick else (2000 if size <= 4096 else 200)
+    return Side(i, run, init, calibrate="seconds", cmin=200, cmax=300_000)
 
 
 @study(4, "inproc", "inproc hand-off: 1,048,576 four-byte messages over PAIR between two threads")

@@ -2,10 +2,14 @@
  *   physical tcp CHUNK TOTAL    loopback TCP: a child writes TOTAL bytes in CHUNK writes
  *   physical unix CHUNK TOTAL   the same over a Unix stream socketpair
  *   physical memcpy CHUNK TOTAL memcpy of CHUNK-sized blocks, TOTAL bytes in all
- * Writer and reader are pinned to different cores when there are two. */
+ *   physical pingtcp SIZE COUNT  study 3's floor: COUNT timed round trips of SIZE bytes
+ *   physical pingunix SIZE COUNT   (after WARM untimed) echoed by a child, plain read/write
+ * Writer and reader are pinned to different cores when there are two (the
+ * ping-pong's client on core 1 and echo on core 0, as study 3's REQ and REP). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +59,54 @@ static double reader(int fd, long chunk, long total) {
     return now_s() - t0;
 }
 
+/* Reads or writes exactly LEN bytes (a round trip's message may arrive in pieces). */
+static void full_io(int fd, char *buf, long len, int do_write) {
+    long done = 0;
+    while (done < len) {
+        ssize_t n = do_write ? write(fd, buf + done, (size_t)(len - done)) : read(fd, buf + done, (size_t)(len - done));
+        if (n <= 0) { perror(do_write ? "write" : "read"); _exit(1); }
+        done += n;
+    }
+}
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define WARM 100
+
+/* The ping-pong floor for study 3: what a REQ/REP round trip would cost if the
+ * library added nothing to the two socket writes and reads. */
+static void ping_pong(int fds[2], long size, long count) {
+    char *buf = malloc((size_t)size);
+    memset(buf, 'x', (size_t)size);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        pin(0);
+        for (long i = 0; i < count + WARM; i++) {
+            full_io(fds[1], buf, size, 0);
+            full_io(fds[1], buf, size, 1);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    pin(1);
+    double *rt = malloc(sizeof(double) * (size_t)count), sum = 0;
+    for (long i = 0; i < count + WARM; i++) {
+        double t0 = now_s();
+        full_io(fds[0], buf, size, 1);
+        full_io(fds[0], buf, size, 0);
+        if (i >= WARM) rt[i - WARM] = now_s() - t0;
+    }
+    waitpid(pid, NULL, 0);
+    for (long i = 0; i < count; i++) sum += rt[i];
+    qsort(rt, (size_t)count, sizeof(double), cmpd);
+    printf("{\"kind\":\"ping\",\"count\":%ld,\"seconds\":%.9f,\"mean_us\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
+           count, sum, sum / (double)count * 1e6, rt[count / 2] * 1e6, rt[(long)((double)count * 0.99)] * 1e6);
+}
+
 int main(int argc, char **argv) {
     if (argc < 4) return 2;
     long chunk = atol(argv[2]), total = atol(argv[3]);
@@ -74,7 +126,8 @@ int main(int argc, char **argv) {
         total = reps * chunk;
     } else {
         int fds[2];
-        if (!strcmp(argv[1], "unix")) {
+        int ping = !strncmp(argv[1], "ping", 4);
+        if (!strcmp(argv[1], "unix") || !strcmp(argv[1], "pingunix")) {
             if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) < 0) { perror("socketpair"); return 1; }
         } else {
             int l = socket(AF_INET, SOCK_STREAM, 0);
@@ -86,6 +139,15 @@ int main(int argc, char **argv) {
             if (connect(fds[1], (struct sockaddr *)&a, sizeof a) < 0) { perror("connect"); return 1; }
             fds[0] = accept(l, NULL, NULL);
             close(l);
+            if (ping) {  /* as libzmq and oxmq set it on every tcp connection */
+                int one = 1;
+                setsockopt(fds[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                setsockopt(fds[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            }
+        }
+        if (ping) {
+            ping_pong(fds, chunk, total);
+            return 0;
         }
         pid_t pid = fork();
         if (pid == 0) {

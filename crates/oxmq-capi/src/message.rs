@@ -404,10 +404,18 @@ pub unsafe extern "C" fn zmq_msg_recv(msg: *mut zmq_msg_t, s: *mut c_void, flags
         let socket = unsafe { SocketHandle::from_raw(s) }?;
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         let slot = unsafe { live(msg) }?;
-        let frame = socket.recv(flags)?;
+        // Kept across the receive: most frames come from the peer of the last one.
+        let mut props = slot.properties.take();
+        let frame = match socket.recv_with_properties(flags, &mut props) {
+            Ok(frame) => frame,
+            Err(e) => {
+                slot.properties = props;
+                return Err(e.into());
+            }
+        };
         let len = frame.len();
         replace(slot, Content::Frame(frame));
-        slot.properties = socket.peer_properties();
+        slot.properties = props;
         Ok(clamp_len(len))
     })
 }

@@ -149,6 +149,20 @@ impl FrameDecoder {
         Ok(Some(Frame { more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0, body }))
     }
 
+    /// The header of the frame at the front of `buf` once the whole frame is
+    /// there (`Ok(None)` before; errors as `decode`'s), consuming nothing. A
+    /// caller can then copy a small body straight out of `buf` and advance
+    /// past it, where `decode` would hand out a refcounted view of `buf`.
+    pub fn complete_header(&self, buf: &[u8]) -> Result<Option<FrameHeader>, ProtocolError> {
+        let Some((header_len, body_len, flags)) = self.check_header(buf)? else {
+            return Ok(None);
+        };
+        if buf.len() - header_len < body_len {
+            return Ok(None);
+        }
+        Ok(Some(FrameHeader { header_len, body_len, more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0 }))
+    }
+
     /// Total length (header + body) of the frame at the front of `buf`, once
     /// its header is complete, so the caller can reserve room for the whole
     /// frame. `None` if the header is incomplete or invalid (decode will

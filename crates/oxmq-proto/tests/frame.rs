@@ -184,3 +184,35 @@ fn decoded_body_shares_receive_buffer() {
     assert_eq!(f.body.as_ptr() as usize, base + 2, "body must not be copied");
     assert_eq!(&buf[..], &[0x00]);
 }
+
+/// `complete_header` agrees with `decode` byte by byte: nothing until the
+/// whole frame is there, then the same flags and body, and nothing consumed.
+#[test]
+fn complete_header_waits_for_the_whole_frame_and_consumes_nothing() {
+    let mut wire = Vec::new();
+    encode_frame(&mut wire, true, false, b"abc");
+    encode_frame(&mut wire, false, true, &[7u8; 300]);
+    let dec = FrameDecoder::new(None);
+    for cut in 0..5 {
+        assert_eq!(dec.complete_header(&wire[..cut]).unwrap(), None, "cut at {cut}");
+    }
+    let h = dec.complete_header(&wire[..5]).unwrap().expect("whole first frame");
+    assert_eq!((h.header_len, h.body_len, h.more, h.command), (2, 3, true, false));
+    let second = &wire[5..];
+    assert_eq!(dec.complete_header(&second[..second.len() - 1]).unwrap(), None);
+    let h = dec.complete_header(second).unwrap().expect("whole second frame");
+    assert_eq!((h.header_len, h.body_len, h.more, h.command), (9, 300, false, true));
+    let (frames, rest) = decode_all(&wire);
+    assert_eq!(frames.len(), 2);
+    assert!(rest.is_empty());
+}
+
+#[test]
+fn complete_header_reports_bad_headers_as_decode_does() {
+    let mut dec = FrameDecoder::new(Some(10));
+    let mut wire = Vec::new();
+    encode_frame(&mut wire, false, false, &[1u8; 11]);
+    assert!(matches!(dec.complete_header(&wire), Err(ProtocolError::MessageTooLarge { .. })));
+    assert!(matches!(dec.decode(&mut BytesMut::from(&wire[..])), Err(ProtocolError::MessageTooLarge { .. })));
+    assert!(dec.complete_header(&[0x80, 1, 0]).is_err(), "reserved flag bits");
+}

@@ -320,6 +320,33 @@ impl Socket {
         core.pipes.contains(id).then(|| core.pipes.get(id).peer_properties.clone())?
     }
 
+    /// Receive one frame and leave in `props` the connection properties of
+    /// the peer that sent it, under one lock. The C ABI keeps them on every
+    /// `zmq_msg_t` for `zmq_msg_gets`; `props` is left alone when it already
+    /// holds them, so a stream of frames from one peer costs no refcount
+    /// traffic. On error `props` is unchanged.
+    pub fn recv_with_properties(&self, flags: i32, props: &mut Option<Arc<PeerProperties>>) -> Result<Msg> {
+        if let Some(shared) = &self.shared {
+            let msg = self.recv_shared(shared, flags)?;
+            *props = self.peer_properties();
+            return Ok(msg);
+        }
+        let mut core = self.core()?;
+        let msg = core.recv(flags)?;
+        let pipes = &core.pipes;
+        let now =
+            pipes.last_read.filter(|id| pipes.contains(*id)).and_then(|id| pipes.get(id).peer_properties.as_ref());
+        let same = match (now, props.as_ref()) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            *props = now.cloned();
+        }
+        Ok(msg)
+    }
+
     /// `POLLIN | POLLOUT` readiness now (libzmq `ZMQ_EVENTS`).
     pub fn events(&self) -> Result<i16> {
         Ok(self.core()?.events())
