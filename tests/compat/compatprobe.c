@@ -246,8 +246,14 @@ static void probe_udp(void) {
         udp_case(ctx, DISH, "DISH", binds[i], p);
         udp_case(ctx, DGRAM, "DGRAM", binds[i], p);
     }
+    /* Refused before anything is bound: the iface part first, an empty host. */
+    static const char *bad_binds[] = {"udp://:%d", "udp://127.0.0.1:%d;x", "udp://;:%d", "udp://127.0.0.1;:%d"};
+    for (size_t i = 0; i < sizeof bad_binds / sizeof *bad_binds; i++) udp_case(ctx, DISH, "DISH", bad_binds[i], p);
+    /* Ports go through atoi and are cut to 16 bits (RADIO: nothing bound). */
     static const char *connects[] = {"udp://127.0.0.1:%d", "udp://127.0.0.1:0", "udp://127.0.0.1:*",
-                                     "udp://127.0.0.1;239.193.9.7:%d", "udp://[::1]:%d"};
+                                     "udp://127.0.0.1;239.193.9.7:%d", "udp://[::1]:%d", "udp://127.0.0.1:70000",
+                                     "udp://127.0.0.1:-1", "udp://127.0.0.1:5555x", "udp://127.0.0.1:00",
+                                     "udp://127.0.0.1:65536", "udp://:%d", "udp://127.0.0.1;:%d"};
     for (size_t i = 0; i < sizeof connects / sizeof *connects; i++) udp_case(ctx, RADIO, "RADIO", connects[i], p);
     void *s = z_socket(ctx, PUSH);
     static const char *bad[] = {"", "127.0.0.1:5599", "udp://", "bogus://x", "udp://127.0.0.1:5599"};

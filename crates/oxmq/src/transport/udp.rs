@@ -53,19 +53,50 @@ fn literal_ip(host: &str) -> Option<IpAddr> {
     host.parse().ok()
 }
 
+/// A udp port as libzmq 4.3.5's resolver reads it (measured): `*` on the
+/// binding side and `0` are port 0; anything else goes through C's `atoi`
+/// and is cut to 16 bits (`70000` is 4464, `-1` 65535, `5555x` 5555), and
+/// what comes out as 0 is EINVAL.
+fn parse_port(p: &str, bind: bool) -> Result<u16, Error> {
+    match p {
+        "*" if bind => return Ok(0),
+        "0" => return Ok(0),
+        _ => {}
+    }
+    let t = p.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    // strtol's value, saturated to a 64-bit long as glibc's is.
+    let mut v: i128 = 0;
+    for d in digits.bytes().take_while(u8::is_ascii_digit) {
+        v = (v * 10 + i128::from(d - b'0')).min(i128::from(i64::MAX) + 1);
+    }
+    let v = if neg { (-v).max(i128::from(i64::MIN)) } else { v.min(i128::from(i64::MAX)) };
+    match v as i64 as u16 {
+        0 => Err(Error::Invalid("bad udp port")),
+        port => Ok(port),
+    }
+}
+
 /// Parse the part after `udp://`. `bind` is the DISH side: a `*` host and a
-/// `*` port are allowed there only (port 0 on either side), names are not resolved (libzmq's resolver
-/// options for udp: DNS for the sending side only).
+/// `*` port are allowed there only (port 0 on either side), names are not
+/// resolved (libzmq's resolver options for udp: DNS for the sending side
+/// only).
 pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error> {
     let (iface, rest) = match addr.rsplit_once(';') {
         Some((i, r)) => (Some(i), r),
         None => (None, addr),
     };
+    // libzmq resolves the `iface;` part first: a name that is no interface
+    // (or an empty one) is ENODEV whatever follows.
+    if let Some(i) = iface.filter(|&i| i != "*" && literal_ip(i).is_none()) {
+        nic_address(i, true).or_else(|_| nic_address(i, false))?;
+    }
     let (host, port) = rest.rsplit_once(':').ok_or(Error::Invalid("udp endpoint needs host:port"))?;
-    let port: u16 = match port {
-        "*" if bind => 0,
-        p => p.parse().map_err(|_| Error::Invalid("bad udp port"))?,
-    };
+    let port = parse_port(port, bind)?;
     let any = if ipv6 { IpAddr::V6(Ipv6Addr::UNSPECIFIED) } else { IpAddr::V4(Ipv4Addr::UNSPECIFIED) };
     let ip = if host == "*" && bind {
         any
@@ -78,9 +109,9 @@ pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error
             .map(|a| a.ip())
             .find(|ip| ipv6 || ip.is_ipv4())
             .ok_or(Error::Invalid("udp host does not resolve"))?
-    } else if bind && !host.is_empty() {
+    } else if bind {
         // libzmq binds an interface name (allow_nic_name): its address, or
-        // ENODEV when there is no such interface.
+        // ENODEV when there is no such interface (an empty name included).
         nic_address(host, !ipv6)
             .or_else(|e| if ipv6 { nic_address(host, true) } else { Err(e) })
             // Failing that, a name the resolver knows (libzmq 4.3.5 binds
@@ -382,5 +413,44 @@ mod tests {
         // A bind to an interface name, as libzmq's resolver allows (DGRAM, DISH).
         assert_eq!(parse("lo:5555", true, false).unwrap().target, "127.0.0.1:5555".parse().unwrap());
         assert_eq!(parse("nosuchif0:5555", true, false).unwrap_err().errno(), libc::ENODEV);
+        // Measured on libzmq 4.3.5: the iface part is resolved first, an
+        // empty host is an interface name on bind only.
+        for (addr, bind, errno) in [
+            ("127.0.0.1:5555;x", true, libc::ENODEV),
+            (";:1", false, libc::ENODEV),
+            ("127.0.0.1;:5555", true, libc::ENODEV),
+            ("127.0.0.1;:5555", false, libc::EINVAL),
+            (":5555", true, libc::ENODEV),
+            (":5555", false, libc::EINVAL),
+        ] {
+            assert_eq!(parse(addr, bind, false).unwrap_err().errno(), errno, "{addr} bind {bind}");
+        }
+    }
+
+    #[test]
+    fn ports_read_as_libzmqs_atoi_cut_to_16_bits() {
+        for (p, want) in [
+            ("5555", Some(5555)),
+            ("0", Some(0)),
+            ("70000", Some(4464)),
+            ("-1", Some(65535)),
+            ("5555x", Some(5555)),
+            (" 12", Some(12)),
+            ("+12", Some(12)),
+            ("1e3", Some(1)),
+            ("99999999999", Some(59391)),
+            ("4294967297", Some(1)),
+            ("99999999999999999999999", Some(65535)),
+            ("65536", None),
+            ("00", None),
+            ("-0", None),
+            ("0x10", None),
+            ("abc", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_port(p, false).ok(), want, "port {p:?}");
+        }
+        assert_eq!(parse_port("*", true).unwrap(), 0);
+        assert!(parse_port("*", false).is_err());
     }
 }
