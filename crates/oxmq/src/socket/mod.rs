@@ -831,7 +831,7 @@ impl Core {
             String::new()
         } else {
             let sock = udp::open_sender(&parsed, &self.options)?;
-            udp::spawn_sender(sock, engine_side)?;
+            udp::spawn_sender(sock, parsed.target, engine_side)?;
             endpoint.to_string()
         };
         self.attach(socket_side);

@@ -203,7 +203,9 @@ fn domain(ip: IpAddr) -> Domain {
     }
 }
 
-/// The RADIO side: a socket that sends to `addr.target`.
+/// The RADIO side: a socket that sends to `addr.target`. It is left
+/// unconnected and each datagram goes out with sendto, as libzmq's do, so a
+/// target without a route yet fails no zmq_connect.
 pub(crate) fn open_sender(addr: &UdpAddr, options: &Options) -> Result<UdpSocket, Error> {
     let s = Socket::new(domain(addr.target.ip()), Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_multicast() {
@@ -226,7 +228,6 @@ pub(crate) fn open_sender(addr: &UdpAddr, options: &Options) -> Result<UdpSocket
             }
         }
     }
-    s.connect(&SockAddr::from(addr.target))?;
     Ok(s.into())
 }
 
@@ -305,7 +306,7 @@ impl Waiter {
 
 /// RADIO: send what the socket queues, one datagram per message, until the
 /// socket lets go of the pipe.
-pub(crate) fn spawn_sender(sock: UdpSocket, mut pipe: EnginePipe) -> std::io::Result<()> {
+pub(crate) fn spawn_sender(sock: UdpSocket, target: SocketAddr, mut pipe: EnginePipe) -> std::io::Result<()> {
     let waiter = Arc::new(Waiter::default());
     pipe.out.reader_wake().set(waiter.clone());
     std::thread::Builder::new().name("oxmq-udp-radio".into()).spawn(move || loop {
@@ -320,7 +321,7 @@ pub(crate) fn spawn_sender(sock: UdpSocket, mut pipe: EnginePipe) -> std::io::Re
             if let Some(d) = encode(group.as_slice(), body.as_slice()) {
                 // UDP is lossy: a refused datagram (no listener, buffer
                 // full) is dropped as libzmq's would be.
-                let _ = sock.send(&d);
+                let _ = sock.send_to(&d, target);
             }
         }
         if pipe.out.is_terminated() {
