@@ -1,7 +1,7 @@
 # libzmq behaviours programs rely on (issue 13, section 7): fork, ipc rebind,
 # endpoint forms (IPv6 literals, src;dst, wildcard unbind, long ipc paths),
 # HWMs changed after connect, RCVMORE sizing, ZMQ_FD readiness in poll(2) and
-# zmq_poll. tests/compat/compatprobe.c prints one line per probe; oxmq's
+# zmq_poll, udp's LAST_ENDPOINT and unbind/disconnect. tests/compat/compatprobe.c prints one line per probe; oxmq's
 # libzmq.so.5 must print exactly what pyzmq's bundled libzmq 4.3.5 prints
 # (and Debian's 4.3.4, when installed). Then tests/compat/zmtp20_peer.py, a
 # ZMTP/2.0 peer on raw TCP (libzmq 3.x's greeting and framing), against each

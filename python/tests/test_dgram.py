@@ -9,11 +9,22 @@ import pytest
 import oxmq as zmq
 
 
+def _free_port():
+    u = pysocket.socket(pysocket.AF_INET, pysocket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0))
+    port = u.getsockname()[1]
+    u.close()
+    return port
+
+
 def _bound(make):
+    # libzmq's LAST_ENDPOINT for udp is the address as given ("*" port
+    # unresolved, no "udp://"), so the port is picked here.
     s = make(zmq.DGRAM)
-    s.bind("udp://127.0.0.1:*")
-    port = s.getsockopt(zmq.LAST_ENDPOINT).decode().rsplit(":", 1)[1]
-    return s, "127.0.0.1:" + port
+    addr = "127.0.0.1:%d" % _free_port()
+    s.bind("udp://" + addr)
+    assert s.getsockopt(zmq.LAST_ENDPOINT).decode() == addr
+    return s, addr
 
 
 def _udp():

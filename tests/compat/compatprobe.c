@@ -1,6 +1,8 @@
 /* libzmq behaviours programs rely on, read from a libzmq.so.5 (issue 13,
  * section 7): fork, ipc rebind, endpoint forms, HWM changed after connect,
- * RCVMORE sizing, ZMQ_FD readiness in plain poll(2) and in zmq_poll.
+ * RCVMORE sizing, ZMQ_FD readiness in plain poll(2) and in zmq_poll, and
+ * udp's LAST_ENDPOINT and what unbind/disconnect take (DISH, DGRAM and RADIO
+ * are created by number: libzmq builds without drafts have them too).
  *
  *   compatprobe LIBRARY      one "name: answer" line per probe
  *
@@ -8,6 +10,7 @@
  * "TIMEOUT" instead of stopping the run. Two libraries agree when their
  * outputs are equal (mk/compat.mk diffs oxmq's against pyzmq's libzmq).
  */
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
@@ -16,11 +19,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define PUSH 8
 #define PULL 7
+#define RADIO 14
+#define DISH 15
+#define DGRAM 18
 #define O_LINGER 17
 #define O_SNDHWM 23
 #define O_RCVHWM 24
@@ -43,6 +51,7 @@ static int (*z_close)(void *);
 static int (*z_bind)(void *, const char *);
 static int (*z_connect)(void *, const char *);
 static int (*z_unbind)(void *, const char *);
+static int (*z_disconnect)(void *, const char *);
 static int (*z_send)(void *, const void *, size_t, int);
 static int (*z_recv)(void *, void *, size_t, int);
 static int (*z_setsockopt)(void *, int, const void *, size_t);
@@ -183,6 +192,82 @@ static void probe_endpoints(void) {
     z_ctx_term(ctx);
 }
 
+/* A free udp port on 127.0.0.1, from the kernel. */
+static int free_udp_port(void) {
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    bind(fd, (struct sockaddr *)&a, sizeof a);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* s with the decimal port replaced by "PORT", so runs compare equal. */
+static void unport(const char *s, int port, char *out, size_t n) {
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    const char *hit = strstr(s, ps);
+    if (hit) snprintf(out, n, "%.*sPORT%s", (int)(hit - s), s, hit + strlen(ps));
+    else snprintf(out, n, "%s", s);
+}
+
+/* A udp bind (DISH, DGRAM) or connect (RADIO): its rc, LAST_ENDPOINT, and
+ * whether unbind/disconnect finds it by the URI given or by that string. */
+static void udp_case(void *ctx, int type, const char *name, const char *fmt, int port) {
+    char uri[128], shown[128], ep[256] = "", le[256];
+    snprintf(uri, sizeof uri, fmt, port);
+    unport(uri, port, shown, sizeof shown);
+    void *s = z_socket(ctx, type);
+    seti(s, O_LINGER, 0);
+    int rc = type == RADIO ? z_connect(s, uri) : z_bind(s, uri);
+    int err = rc == -1 ? z_errno() : 0;
+    endpoint(s, ep, sizeof ep);
+    unport(ep, port, le, sizeof le);
+    printf("udp %s %s %s: rc %d errno %d last endpoint \"%s\"\n", name, type == RADIO ? "connect" : "bind", shown, rc,
+           err, le);
+    if (rc == 0) {
+        int (*term)(void *, const char *) = type == RADIO ? z_disconnect : z_unbind;
+        const char *verb = type == RADIO ? "disconnect" : "unbind";
+        rc = term(s, ep);
+        printf("udp %s %s last endpoint: rc %d errno %d\n", name, verb, rc, rc == -1 ? z_errno() : 0);
+        rc = term(s, uri);
+        printf("udp %s %s given: rc %d errno %d\n", name, verb, rc, rc == -1 ? z_errno() : 0);
+    }
+    z_close(s);
+}
+
+static void probe_udp(void) {
+    void *ctx = z_ctx_new();
+    int p = free_udp_port();
+    static const char *binds[] = {"udp://127.0.0.1:%d", "udp://127.0.0.1:*", "udp://*:%d", "udp://*:*",
+                                  "udp://127.0.0.1:0", "udp://[::1]:%d"};
+    for (size_t i = 0; i < sizeof binds / sizeof *binds; i++) {
+        udp_case(ctx, DISH, "DISH", binds[i], p);
+        udp_case(ctx, DGRAM, "DGRAM", binds[i], p);
+    }
+    /* Refused before anything is bound: the iface part first, an empty host. */
+    static const char *bad_binds[] = {"udp://:%d", "udp://127.0.0.1:%d;x", "udp://;:%d", "udp://127.0.0.1;:%d"};
+    for (size_t i = 0; i < sizeof bad_binds / sizeof *bad_binds; i++) udp_case(ctx, DISH, "DISH", bad_binds[i], p);
+    /* Ports go through atoi and are cut to 16 bits (RADIO: nothing bound). */
+    static const char *connects[] = {"udp://127.0.0.1:%d", "udp://127.0.0.1:0", "udp://127.0.0.1:*",
+                                     "udp://127.0.0.1;239.193.9.7:%d", "udp://[::1]:%d", "udp://127.0.0.1:70000",
+                                     "udp://127.0.0.1:-1", "udp://127.0.0.1:5555x", "udp://127.0.0.1:00",
+                                     "udp://127.0.0.1:65536", "udp://:%d", "udp://127.0.0.1;:%d"};
+    for (size_t i = 0; i < sizeof connects / sizeof *connects; i++) udp_case(ctx, RADIO, "RADIO", connects[i], p);
+    void *s = z_socket(ctx, PUSH);
+    static const char *bad[] = {"", "127.0.0.1:5599", "udp://", "bogus://x", "udp://127.0.0.1:5599"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "PUSH unbind \"%s\"", bad[i]);
+        say_rc(what, z_unbind(s, bad[i]));
+        snprintf(what, sizeof what, "PUSH disconnect \"%s\"", bad[i]);
+        say_rc(what, z_disconnect(s, bad[i]));
+    }
+    z_close(s);
+    z_ctx_term(ctx);
+}
+
 /* How many messages a PUSH queues without a peer, after SNDHWM changes. */
 static int fill(void *s) {
     int n = 0;
@@ -302,7 +387,7 @@ int main(int argc, char **argv) {
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 2; }
 #define SYM(n) if (!(*(void **)&z_##n = dlsym(lib, "zmq_" #n))) return 2
-    SYM(ctx_new); SYM(ctx_term); SYM(socket); SYM(close); SYM(bind); SYM(connect); SYM(unbind);
+    SYM(ctx_new); SYM(ctx_term); SYM(socket); SYM(close); SYM(bind); SYM(connect); SYM(unbind); SYM(disconnect);
     SYM(send); SYM(recv); SYM(setsockopt); SYM(getsockopt); SYM(poll); SYM(errno);
     run("fork", probe_fork);
     run("ipc rebind", probe_ipc_rebind);
@@ -310,5 +395,6 @@ int main(int argc, char **argv) {
     run("hwm", probe_hwm);
     run("rcvmore", probe_rcvmore);
     run("fd", probe_fd);
+    run("udp", probe_udp);
     return 0;
 }

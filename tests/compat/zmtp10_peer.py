@@ -12,105 +12,13 @@ each side opens with its identity as a frame, and a frame is
 sees such a peer; that signature reads as the header of its identity frame
 (long size = identity length + 1, flags 0x7F), and the identity follows.
 """
-import ctypes
 import socket
 import struct
-import sys
-import time
 
-PUB, SUB, REQ, DEALER, ROUTER, PULL, PUSH, XPUB = 1, 2, 3, 5, 6, 7, 8, 9
-RCVTIMEO, SNDTIMEO, LINGER, LAST_ENDPOINT, RCVMORE, MAXMSGSIZE = 27, 28, 17, 32, 13, 22
-ROUTING_ID, SUBSCRIBE, ZAP_DOMAIN, EVENTS = 5, 6, 55, 15
-
-lib = ctypes.CDLL(sys.argv[1])
-lib.zmq_ctx_new.restype = ctypes.c_void_p
-lib.zmq_socket.restype = ctypes.c_void_p
-lib.zmq_socket.argtypes = [ctypes.c_void_p, ctypes.c_int]
-lib.zmq_bind.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.zmq_connect.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.zmq_close.argtypes = [ctypes.c_void_p]
-lib.zmq_ctx_term.argtypes = [ctypes.c_void_p]
-lib.zmq_send.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
-lib.zmq_recv.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
-lib.zmq_setsockopt.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
-lib.zmq_getsockopt.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-
-ctx = lib.zmq_ctx_new()
-SNDMORE = 2
-# Every library socket a probe opened, closed after it even if it failed
-# (a socket left open would hang zmq_ctx_term).
-OPEN = []
-
-
-def setint(s, opt, v):
-    x = ctypes.c_int(v)
-    lib.zmq_setsockopt(s, opt, ctypes.byref(x), 4)
-
-
-def setbytes(s, opt, v):
-    lib.zmq_setsockopt(s, opt, v, len(v))
-
-
-def getint(s, opt):
-    x, n = ctypes.c_int(0), ctypes.c_size_t(4)
-    lib.zmq_getsockopt(s, opt, ctypes.byref(x), ctypes.byref(n))
-    return x.value
-
-
-def lib_socket(kind, bind=True, **opts):
-    s = lib.zmq_socket(ctx, kind)
-    OPEN.append(s)
-    # Before bind: a listener's connections take the options of then.
-    if "maxmsgsize" in opts:
-        x = ctypes.c_int64(opts["maxmsgsize"])
-        lib.zmq_setsockopt(s, MAXMSGSIZE, ctypes.byref(x), 8)
-    if "routing_id" in opts:
-        setbytes(s, ROUTING_ID, opts["routing_id"])
-    if "zap_domain" in opts:
-        setbytes(s, ZAP_DOMAIN, opts["zap_domain"])
-    setint(s, RCVTIMEO, 3000)
-    setint(s, SNDTIMEO, 3000)
-    setint(s, LINGER, 0)
-    if not bind:
-        return s, None
-    lib.zmq_bind(s, b"tcp://127.0.0.1:*")
-    buf, n = ctypes.create_string_buffer(256), ctypes.c_size_t(256)
-    lib.zmq_getsockopt(s, LAST_ENDPOINT, buf, ctypes.byref(n))
-    return s, int(buf.value.decode().rsplit(":", 1)[1])
-
-
-def recv_msg(s):
-    parts = []
-    while True:
-        buf = ctypes.create_string_buffer(RECV_MAX)
-        n = lib.zmq_recv(s, buf, RECV_MAX, 0)
-        if n < 0:
-            return parts + ["<none>"]
-        parts.append(describe(buf.raw[: min(n, RECV_MAX)]) if n <= RECV_MAX else f"<{n} octets, truncated>")
-        if not getint(s, RCVMORE):
-            return parts
-
-
-RECV_MAX = 1 << 17
-
-
-def describe(body):
-    """Short bodies as text; long ones by length and content, so a body
-    shifted or cut by a framing error shows."""
-    if len(body) < 40:
-        return body.decode("latin-1")
-    uniform = body.count(body[:1]) == len(body)
-    return f"<{len(body)} octets of {body[:1].decode('latin-1')}>" if uniform else f"<{len(body)} octets, mixed>"
-
-
-def read_exact(c, n):
-    data = b""
-    while len(data) < n:
-        chunk = c.recv(n - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
+from libzmq_ctypes import (
+    DEALER, EVENTS, PAIR, PUB, PULL, PUSH, RCVTIMEO, REQ, ROUTER, SNDMORE, SUB, SUBSCRIBE, XPUB,
+    describe, getint, lib, lib_socket, monitor_events, read_exact, recv_msg, run, setbytes, setint,
+)
 
 
 def frame(body, more=False):
@@ -330,28 +238,15 @@ def probe_garbage():
 def probe_monitor_events():
     """Which monitor events a 1.0 peer's connection gives (libzmq 4.3 has no
     mechanism to complete for it, so no HANDSHAKE_SUCCEEDED)."""
-    lib.zmq_socket_monitor.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
     s, port = lib_socket(PULL)
     lib.zmq_socket_monitor(s, b"inproc://mon10", 0xFFFF)
-    mon, _ = lib_socket(0, bind=False)  # PAIR
+    mon, _ = lib_socket(PAIR, bind=False)
     lib.zmq_connect(mon, b"inproc://mon10")
     c, _ = peer(port)
     c.sendall(frame(b"hello"))
     got = recv_msg(s)
-    names = {1: "CONNECTED", 8: "LISTENING", 32: "ACCEPTED", 512: "DISCONNECTED",
-             0x1000: "HANDSHAKE_SUCCEEDED", 0x0800: "HANDSHAKE_FAILED_NO_DETAIL",
-             0x2000: "HANDSHAKE_FAILED_PROTOCOL"}
-    seen = []
     setint(mon, RCVTIMEO, 300)
-    while True:
-        buf = ctypes.create_string_buffer(64)
-        n = lib.zmq_recv(mon, buf, 64, 0)
-        if n < 0:
-            break
-        event = struct.unpack("<H", buf.raw[:2])[0]
-        seen.append(names.get(event, hex(event)))
-        lib.zmq_recv(mon, buf, 64, 0)  # the endpoint frame
-    print("1.0 peer's monitor events:", got, seen)
+    print("1.0 peer's monitor events:", got, monitor_events(mon))
     c.close()
 
 
@@ -369,12 +264,4 @@ PROBES = (
     probe_garbage,
     probe_monitor_events,
 )
-for p in PROBES:
-    try:
-        p()
-    except Exception as e:  # a failing probe prints, the others still run
-        print(f"{p.__name__}: {type(e).__name__} {e}")
-    sys.stdout.flush()
-    while OPEN:
-        lib.zmq_close(OPEN.pop())
-lib.zmq_ctx_term(ctx)
+run(PROBES)

@@ -9,85 +9,12 @@ mk/compat.mk runs it on oxmq's libzmq.so.5 and on pyzmq's bundled libzmq
 and plays the other side byte by byte: greeting (signature, revision 01,
 socket type), identity frame, then 2.0 frames (flags: MORE 1, LONG 2).
 """
-import ctypes
 import socket
-import struct
-import sys
 
-PUB, SUB, ROUTER, PULL, PUSH = 1, 2, 6, 7, 8
-RCVTIMEO, SNDTIMEO, LINGER, LAST_ENDPOINT, RCVMORE, MAXMSGSIZE = 27, 28, 17, 32, 13, 22
-
-lib = ctypes.CDLL(sys.argv[1])
-lib.zmq_ctx_new.restype = ctypes.c_void_p
-lib.zmq_socket.restype = ctypes.c_void_p
-lib.zmq_socket.argtypes = [ctypes.c_void_p, ctypes.c_int]
-for name in ("zmq_bind", "zmq_close", "zmq_ctx_term", "zmq_send", "zmq_recv", "zmq_setsockopt", "zmq_getsockopt"):
-    getattr(lib, name).argtypes = None
-lib.zmq_bind.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.zmq_connect.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.zmq_close.argtypes = [ctypes.c_void_p]
-lib.zmq_ctx_term.argtypes = [ctypes.c_void_p]
-lib.zmq_send.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
-lib.zmq_recv.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
-lib.zmq_setsockopt.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
-lib.zmq_getsockopt.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-
-ctx = lib.zmq_ctx_new()
-
-
-def setint(s, opt, v):
-    x = ctypes.c_int(v)
-    lib.zmq_setsockopt(s, opt, ctypes.byref(x), 4)
-
-
-def setlong(s, opt, v):
-    x = ctypes.c_int64(v)
-    lib.zmq_setsockopt(s, opt, ctypes.byref(x), 8)
-
-
-def getint(s, opt):
-    x, n = ctypes.c_int(0), ctypes.c_size_t(4)
-    lib.zmq_getsockopt(s, opt, ctypes.byref(x), ctypes.byref(n))
-    return x.value
-
-
-def lib_socket(kind, maxmsgsize=None, routing_id=None):
-    s = lib.zmq_socket(ctx, kind)
-    if routing_id is not None:
-        lib.zmq_setsockopt(s, 5, routing_id, len(routing_id))  # ZMQ_ROUTING_ID
-    if maxmsgsize is not None:
-        # Before bind: a listener's connections take the options of then.
-        setlong(s, MAXMSGSIZE, maxmsgsize)
-    setint(s, RCVTIMEO, 3000)
-    setint(s, SNDTIMEO, 3000)
-    setint(s, LINGER, 0)
-    lib.zmq_bind(s, b"tcp://127.0.0.1:*")
-    buf, n = ctypes.create_string_buffer(256), ctypes.c_size_t(256)
-    lib.zmq_getsockopt(s, LAST_ENDPOINT, buf, ctypes.byref(n))
-    port = int(buf.value.decode().rsplit(":", 1)[1])
-    return s, port
-
-
-def recv_msg(s):
-    parts = []
-    while True:
-        buf = ctypes.create_string_buffer(4096)
-        n = lib.zmq_recv(s, buf, 4096, 0)
-        if n < 0:
-            return parts + ["<none>"]
-        parts.append(buf.raw[:n].decode("latin-1"))
-        if not getint(s, RCVMORE):
-            return parts
-
-
-def read_exact(c, n):
-    data = b""
-    while len(data) < n:
-        chunk = c.recv(n - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
+from libzmq_ctypes import (
+    PAIR, PUB, PULL, PUSH, RCVTIMEO, ROUTER, SUB,
+    lib, lib_socket, monitor_events, read_exact, recv_msg, run, setint,
+)
 
 
 def frame(body, more=False):
@@ -119,7 +46,6 @@ def probe_push_to_lib_pull():
     c.sendall(frame(b"hello") + frame(b"a", more=True) + frame(b"b"))
     print("2.0 PUSH -> PULL:", recv_msg(s), recv_msg(s))
     c.close()
-    lib.zmq_close(s)
 
 
 def probe_lib_push_to_pull():
@@ -130,7 +56,6 @@ def probe_lib_push_to_pull():
     head = read_exact(c, 2)
     print("PUSH -> 2.0 PULL frame:", (head + read_exact(c, head[1] if len(head) == 2 else 0)).hex())
     c.close()
-    lib.zmq_close(s)
 
 
 def probe_pull_routing_id():
@@ -139,7 +64,6 @@ def probe_pull_routing_id():
     c, greeting = peer(port, PUSH)
     print("PULL(routing id) -> 2.0 PUSH greeting:", greeting)
     c.close()
-    lib.zmq_close(s)
 
 
 def probe_router_identity():
@@ -149,7 +73,6 @@ def probe_router_identity():
     c.sendall(frame(b"hi"))
     print("2.0 DEALER -> ROUTER:", recv_msg(s))
     c.close()
-    lib.zmq_close(s)
 
 
 def probe_pub_subscription():
@@ -171,7 +94,6 @@ def probe_pub_subscription():
             break
     print("PUB -> 2.0 SUB first frames:", got[:5].hex())
     c.close()
-    lib.zmq_close(s)
 
 
 def probe_garbage():
@@ -190,52 +112,31 @@ def probe_garbage():
     print("garbage: the socket still takes another 2.0 peer:", recv_msg(s))
     c.close()
     c2.close()
-    lib.zmq_close(s)
 
 
 def probe_monitor_events():
     """Which monitor events a 2.0 peer's connection gives (libzmq 4.3 has no
     mechanism to complete for it, so no HANDSHAKE_SUCCEEDED)."""
-    lib.zmq_socket_monitor.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
     s, port = lib_socket(PULL)
     lib.zmq_socket_monitor(s, b"inproc://mon20", 0xFFFF)
-    mon = lib.zmq_socket(ctx, 0)  # PAIR
-    setint(mon, LINGER, 0)
+    mon, _ = lib_socket(PAIR, bind=False)
     setint(mon, RCVTIMEO, 300)
     lib.zmq_connect(mon, b"inproc://mon20")
     c, _ = peer(port, PUSH)
     c.sendall(frame(b"hello"))
     got = recv_msg(s)
-    names = {1: "CONNECTED", 8: "LISTENING", 32: "ACCEPTED", 512: "DISCONNECTED",
-             0x1000: "HANDSHAKE_SUCCEEDED", 0x0800: "HANDSHAKE_FAILED_NO_DETAIL",
-             0x2000: "HANDSHAKE_FAILED_PROTOCOL"}
-    seen = []
-    while True:
-        buf = ctypes.create_string_buffer(64)
-        n = lib.zmq_recv(mon, buf, 64, 0)
-        if n < 0:
-            break
-        event = struct.unpack("<H", buf.raw[:2])[0]
-        seen.append(names.get(event, hex(event)))
-        lib.zmq_recv(mon, buf, 64, 0)  # the endpoint frame
-    print("2.0 peer's monitor events:", got, seen)
+    print("2.0 peer's monitor events:", got, monitor_events(mon))
     c.close()
-    lib.zmq_close(mon)
-    lib.zmq_close(s)
 
 
-for p in (
-    probe_push_to_lib_pull,
-    probe_lib_push_to_pull,
-    probe_pull_routing_id,
-    probe_router_identity,
-    probe_pub_subscription,
-    probe_garbage,
-    probe_monitor_events,
-):
-    try:
-        p()
-    except Exception as e:  # a failing probe prints, the others still run
-        print(f"{p.__name__}: {type(e).__name__} {e}")
-    sys.stdout.flush()
-lib.zmq_ctx_term(ctx)
+run(
+    (
+        probe_push_to_lib_pull,
+        probe_lib_push_to_pull,
+        probe_pull_routing_id,
+        probe_router_identity,
+        probe_pub_subscription,
+        probe_garbage,
+        probe_monitor_events,
+    )
+)

@@ -390,7 +390,7 @@ pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags
         // The core consumes what it is given even when the send fails, and
         // libzmq leaves a failed message with the caller: send a copy (inline
         // bytes, or one more reference to a heap body).
-        socket.send(frame.clone(), flags)?;
+        socket.send(frame.clone_detached(), flags)?;
         replace(slot, Content::Frame(Msg::new()));
         Ok(clamp_len(len))
     })

@@ -127,6 +127,22 @@ impl Msg {
         Msg { body: Body::Shared(Bytes::from_owner(owner)), flags: 0, routing_id: 0 }
     }
 
+    /// A copy to hand to a send while the caller keeps this one: a small
+    /// shared body is copied inline, so the copy neither shares a refcount
+    /// with this frame across threads nor holds its owner (a zero-copy
+    /// caller's buffer is released with this frame, not by an I/O thread).
+    pub fn clone_detached(&self) -> Msg {
+        match &self.body {
+            Body::Shared(b) if b.len() <= INLINE_CAPACITY => {
+                let mut m = Msg::from_slice(b);
+                m.flags = self.flags;
+                m.routing_id = self.routing_id;
+                m
+            }
+            _ => self.clone(),
+        }
+    }
+
     /// A frame over static data (libzmq's `zmq_send_const`).
     pub fn from_static(data: &'static [u8]) -> Msg {
         Msg { body: Body::Shared(Bytes::from_static(data)), flags: 0, routing_id: 0 }
@@ -364,6 +380,37 @@ mod tests {
         assert!(Msg::from_slice(&[7; INLINE_CAPACITY]).is_inline());
         assert!(!Msg::from_slice(&[7; INLINE_CAPACITY + 1]).is_inline());
         assert_eq!(Msg::from_slice(b"hello").as_slice(), b"hello");
+    }
+
+    #[test]
+    fn clone_detached_copies_small_shared_bodies_and_keeps_metadata() {
+        struct Owner(Vec<u8>, Arc<AtomicUsize>);
+        impl AsRef<[u8]> for Owner {
+            fn as_ref(&self) -> &[u8] {
+                &self.0
+            }
+        }
+        impl Drop for Owner {
+            fn drop(&mut self) {
+                self.1.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let mut m = Msg::from_owner(Owner(b"tiny".to_vec(), dropped.clone()));
+        m.set_more(true);
+        m.set_routing_id(7);
+        let c = m.clone_detached();
+        assert!(c.is_inline());
+        assert_eq!((c.as_slice(), c.more(), c.routing_id()), (&b"tiny"[..], true, 7));
+        drop(m);
+        assert_eq!(dropped.load(Ordering::SeqCst), 1, "the copy does not hold the owner");
+        let big = Msg::from_owner(Owner(vec![1; INLINE_CAPACITY + 1], dropped.clone()));
+        let c = big.clone_detached();
+        assert!(!c.is_inline());
+        drop(big);
+        assert_eq!(dropped.load(Ordering::SeqCst), 1, "a large body is shared, not copied");
+        drop(c);
+        assert_eq!(dropped.load(Ordering::SeqCst), 2);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::option_table::{GetSize, Kind};
 use crate::options::{opt, Options, POLLIN, POLLOUT};
 use crate::patterns::{new_pattern, Pattern};
 use crate::pipe::{pipe, pipe_conflate, WakeSlot};
-use crate::transport::endpoint::{parse_endpoint, Endpoint};
+use crate::transport::endpoint::{parse_endpoint, term_transport, Endpoint};
 use crate::transport::inproc;
 use cell::CoreCell;
 use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
@@ -178,6 +178,7 @@ impl Socket {
     }
 
     /// Stop accepting on an endpoint given to `bind` (or its resolved LAST_ENDPOINT form).
+    /// As in libzmq 4.3.5, no name finds a udp bind (ENOENT): closing frees it.
     pub fn unbind(&self, endpoint: &str) -> Result<()> {
         self.core()?.remove_endpoint(endpoint, true)
     }
@@ -804,29 +805,31 @@ impl Core {
         let id = self.new_endpoint_id();
         let (mut socket_side, engine_side) = self.pipe_pair(id);
         socket_side.all_groups = true;
-        let resolved = if bind {
-            let (sock, port) = udp::open_receiver(&parsed)?;
+        // The name the endpoint is filed under for unbind/disconnect.
+        let filed_as = if bind {
+            let sock = udp::open_receiver(&parsed)?;
             if dgram {
                 crate::transport::dgram::spawn(sock, engine_side)?;
             } else {
                 udp::spawn_receiver(sock, engine_side)?;
             }
-            match addr.rsplit_once(':') {
-                Some((host, _)) => format!("udp://{host}:{port}"),
-                None => endpoint.to_string(),
-            }
+            // libzmq 4.3.5 files a udp bind under an empty name, so no
+            // zmq_unbind finds it (ENOENT; "" itself is EINVAL): measured.
+            String::new()
         } else {
             let sock = udp::open_sender(&parsed, &self.options)?;
-            udp::spawn_sender(sock, engine_side)?;
+            udp::spawn_sender(sock, parsed.target, engine_side)?;
             endpoint.to_string()
         };
         self.attach(socket_side);
-        self.last_endpoint = resolved.clone();
+        // libzmq's LAST_ENDPOINT for udp (bind and connect) is the address
+        // as given, without `udp://` and with a `*` port unresolved.
+        self.last_endpoint = addr.to_string();
         self.endpoints.push(EndpointRecord {
             id,
             kind: if bind { EndpointKind::Bound } else { EndpointKind::Connected },
-            given: endpoint.to_string(),
-            resolved,
+            given: filed_as.clone(),
+            resolved: filed_as,
             inproc_name: None,
             listener_fd: None,
         });
@@ -875,6 +878,11 @@ impl Core {
 
     fn remove_endpoint(&mut self, endpoint: &str, bound: bool) -> Result<()> {
         self.check_term()?;
+        if term_transport(endpoint)? == "udp"
+            && !matches!(self.kind, SocketType::Radio | SocketType::Dish | SocketType::Dgram)
+        {
+            return Err(Error::NoCompatProtocol);
+        }
         let pos = self
             .endpoints
             .iter()

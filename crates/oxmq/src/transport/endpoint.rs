@@ -87,6 +87,20 @@ pub(crate) fn parse_endpoint(s: &str) -> Result<Endpoint, Error> {
     }
 }
 
+/// The transport of an endpoint given to unbind/disconnect, checked as
+/// libzmq's `term_endpoint` checks it before looking the name up: no `://`,
+/// or an empty transport or address, is EINVAL; a transport oxmq does not
+/// provide is EPROTONOSUPPORT. The address itself is not parsed there.
+pub(crate) fn term_transport(s: &str) -> Result<&str, Error> {
+    match s.split_once("://") {
+        Some((proto, addr)) if !proto.is_empty() && !addr.is_empty() => match proto {
+            "tcp" | "ipc" | "inproc" | "ws" | "wss" | "udp" => Ok(proto),
+            _ => Err(Error::ProtocolNotSupported),
+        },
+        _ => Err(Error::Invalid("endpoint must look like transport://address")),
+    }
+}
+
 fn parse_tcp(addr: &str) -> Result<TcpAddr, Error> {
     if addr.is_empty() {
         return Err(Error::Invalid("tcp endpoint needs host:port"));

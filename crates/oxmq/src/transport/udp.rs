@@ -53,22 +53,50 @@ fn literal_ip(host: &str) -> Option<IpAddr> {
     host.parse().ok()
 }
 
-/// Parse the part after `udp://`. `bind` is the DISH side: `*` and a port
-/// of 0 or `*` are allowed there, names are not resolved (libzmq's resolver
-/// options for udp: DNS for the sending side only).
+/// A udp port as libzmq 4.3.5's resolver reads it (measured): `*` on the
+/// binding side and `0` are port 0; anything else goes through C's `atoi`
+/// and is cut to 16 bits (`70000` is 4464, `-1` 65535, `5555x` 5555), and
+/// what comes out as 0 is EINVAL.
+fn parse_port(p: &str, bind: bool) -> Result<u16, Error> {
+    match p {
+        "*" if bind => return Ok(0),
+        "0" => return Ok(0),
+        _ => {}
+    }
+    let t = p.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    // strtol's value, saturated to a 64-bit long as glibc's is.
+    let mut v: i128 = 0;
+    for d in digits.bytes().take_while(u8::is_ascii_digit) {
+        v = (v * 10 + i128::from(d - b'0')).min(i128::from(i64::MAX) + 1);
+    }
+    let v = if neg { (-v).max(i128::from(i64::MIN)) } else { v.min(i128::from(i64::MAX)) };
+    match v as i64 as u16 {
+        0 => Err(Error::Invalid("bad udp port")),
+        port => Ok(port),
+    }
+}
+
+/// Parse the part after `udp://`. `bind` is the DISH side: a `*` host and a
+/// `*` port are allowed there only (port 0 on either side), names are not
+/// resolved (libzmq's resolver options for udp: DNS for the sending side
+/// only).
 pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error> {
     let (iface, rest) = match addr.rsplit_once(';') {
         Some((i, r)) => (Some(i), r),
         None => (None, addr),
     };
-    let (host, port) = rest.rsplit_once(':').ok_or(Error::Invalid("udp endpoint needs host:port"))?;
-    let port: u16 = match port {
-        "*" if bind => 0,
-        p => p.parse().map_err(|_| Error::Invalid("bad udp port"))?,
-    };
-    if port == 0 && !bind {
-        return Err(Error::Invalid("udp port 0"));
+    // libzmq resolves the `iface;` part first: a name that is no interface
+    // (or an empty one) is ENODEV whatever follows.
+    if let Some(i) = iface.filter(|&i| i != "*" && literal_ip(i).is_none()) {
+        nic_address(i, true).or_else(|_| nic_address(i, false))?;
     }
+    let (host, port) = rest.rsplit_once(':').ok_or(Error::Invalid("udp endpoint needs host:port"))?;
+    let port = parse_port(port, bind)?;
     let any = if ipv6 { IpAddr::V6(Ipv6Addr::UNSPECIFIED) } else { IpAddr::V4(Ipv4Addr::UNSPECIFIED) };
     let ip = if host == "*" && bind {
         any
@@ -81,9 +109,9 @@ pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error
             .map(|a| a.ip())
             .find(|ip| ipv6 || ip.is_ipv4())
             .ok_or(Error::Invalid("udp host does not resolve"))?
-    } else if bind && !host.is_empty() {
+    } else if bind {
         // libzmq binds an interface name (allow_nic_name): its address, or
-        // ENODEV when there is no such interface.
+        // ENODEV when there is no such interface (an empty name included).
         nic_address(host, !ipv6)
             .or_else(|e| if ipv6 { nic_address(host, true) } else { Err(e) })
             // Failing that, a name the resolver knows (libzmq 4.3.5 binds
@@ -93,6 +121,10 @@ pub(crate) fn parse(addr: &str, bind: bool, ipv6: bool) -> Result<UdpAddr, Error
         return Err(Error::Invalid("udp host must be an IP address or *"));
     };
     if ip.is_ipv6() && !ipv6 {
+        // libzmq's bind, failing the address, tries it as an interface name.
+        if bind {
+            return Err(std::io::Error::from_raw_os_error(libc::ENODEV).into());
+        }
         return Err(Error::Invalid("IPv6 addresses need the IPV6 socket option"));
     }
     let iface = match iface {
@@ -171,7 +203,9 @@ fn domain(ip: IpAddr) -> Domain {
     }
 }
 
-/// The RADIO side: a socket that sends to `addr.target`.
+/// The RADIO side: a socket that sends to `addr.target`. It is left
+/// unconnected and each datagram goes out with sendto, as libzmq's do, so a
+/// target without a route yet fails no zmq_connect.
 pub(crate) fn open_sender(addr: &UdpAddr, options: &Options) -> Result<UdpSocket, Error> {
     let s = Socket::new(domain(addr.target.ip()), Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_multicast() {
@@ -194,13 +228,11 @@ pub(crate) fn open_sender(addr: &UdpAddr, options: &Options) -> Result<UdpSocket
             }
         }
     }
-    s.connect(&SockAddr::from(addr.target))?;
     Ok(s.into())
 }
 
 /// The DISH side: bound, and a member of the group when `addr` is multicast.
-/// Returns the socket and the port it got (for `*`/0).
-pub(crate) fn open_receiver(addr: &UdpAddr) -> Result<(UdpSocket, u16), Error> {
+pub(crate) fn open_receiver(addr: &UdpAddr) -> Result<UdpSocket, Error> {
     let ip = addr.target.ip();
     let s = Socket::new(domain(ip), Type::DGRAM, Some(Protocol::UDP))?;
     s.set_reuse_address(true)?;
@@ -227,8 +259,7 @@ pub(crate) fn open_receiver(addr: &UdpAddr) -> Result<(UdpSocket, u16), Error> {
         IpAddr::V6(group) if group.is_multicast() => s.join_multicast_v6(&group, 0)?,
         _ => {}
     }
-    let port = s.local_addr()?.as_socket().map_or(addr.target.port(), |a| a.port());
-    Ok((s.into(), port))
+    Ok(s.into())
 }
 
 /// One datagram in libzmq's layout, or `None` when it would be too large.
@@ -275,7 +306,7 @@ impl Waiter {
 
 /// RADIO: send what the socket queues, one datagram per message, until the
 /// socket lets go of the pipe.
-pub(crate) fn spawn_sender(sock: UdpSocket, mut pipe: EnginePipe) -> std::io::Result<()> {
+pub(crate) fn spawn_sender(sock: UdpSocket, target: SocketAddr, mut pipe: EnginePipe) -> std::io::Result<()> {
     let waiter = Arc::new(Waiter::default());
     pipe.out.reader_wake().set(waiter.clone());
     std::thread::Builder::new().name("oxmq-udp-radio".into()).spawn(move || loop {
@@ -290,7 +321,7 @@ pub(crate) fn spawn_sender(sock: UdpSocket, mut pipe: EnginePipe) -> std::io::Re
             if let Some(d) = encode(group.as_slice(), body.as_slice()) {
                 // UDP is lossy: a refused datagram (no listener, buffer
                 // full) is dropped as libzmq's would be.
-                let _ = sock.send(&d);
+                let _ = sock.send_to(&d, target);
             }
         }
         if pipe.out.is_terminated() {
@@ -367,11 +398,14 @@ mod tests {
         assert_eq!((a.target, a.iface), ("127.0.0.1:5556".parse().unwrap(), None));
         assert_eq!(parse("*:5556", true, false).unwrap().target, "0.0.0.0:5556".parse().unwrap());
         assert!(parse("*:5556", false, false).is_err());
-        assert!(parse("127.0.0.1:0", false, false).is_err());
+        // libzmq 4.3.5 connects a RADIO to port 0 (measured); `*` it refuses.
+        assert_eq!(parse("127.0.0.1:0", false, false).unwrap().target.port(), 0);
+        assert!(parse("127.0.0.1:*", false, false).is_err());
         let m = parse("127.0.0.1;239.0.0.1:5555", true, false).unwrap();
         assert_eq!(m.iface, Some("127.0.0.1".parse().unwrap()));
         assert!(parse("127.0.0.1;127.0.0.2:5555", true, false).is_err(), "iface needs multicast");
         assert!(parse("[::1]:5556", false, false).is_err(), "IPv6 needs the option");
+        assert_eq!(parse("[::1]:5556", true, false).unwrap_err().errno(), libc::ENODEV, "as libzmq's bind");
         assert_eq!(parse("[::1]:5556", false, true).unwrap().target, "[::1]:5556".parse().unwrap());
         assert!(parse("nocolon", false, false).is_err());
         let lo = parse("lo;239.0.0.1:5555", true, false).unwrap();
@@ -380,5 +414,44 @@ mod tests {
         // A bind to an interface name, as libzmq's resolver allows (DGRAM, DISH).
         assert_eq!(parse("lo:5555", true, false).unwrap().target, "127.0.0.1:5555".parse().unwrap());
         assert_eq!(parse("nosuchif0:5555", true, false).unwrap_err().errno(), libc::ENODEV);
+        // Measured on libzmq 4.3.5: the iface part is resolved first, an
+        // empty host is an interface name on bind only.
+        for (addr, bind, errno) in [
+            ("127.0.0.1:5555;x", true, libc::ENODEV),
+            (";:1", false, libc::ENODEV),
+            ("127.0.0.1;:5555", true, libc::ENODEV),
+            ("127.0.0.1;:5555", false, libc::EINVAL),
+            (":5555", true, libc::ENODEV),
+            (":5555", false, libc::EINVAL),
+        ] {
+            assert_eq!(parse(addr, bind, false).unwrap_err().errno(), errno, "{addr} bind {bind}");
+        }
+    }
+
+    #[test]
+    fn ports_read_as_libzmqs_atoi_cut_to_16_bits() {
+        for (p, want) in [
+            ("5555", Some(5555)),
+            ("0", Some(0)),
+            ("70000", Some(4464)),
+            ("-1", Some(65535)),
+            ("5555x", Some(5555)),
+            (" 12", Some(12)),
+            ("+12", Some(12)),
+            ("1e3", Some(1)),
+            ("99999999999", Some(59391)),
+            ("4294967297", Some(1)),
+            ("99999999999999999999999", Some(65535)),
+            ("65536", None),
+            ("00", None),
+            ("-0", None),
+            ("0x10", None),
+            ("abc", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_port(p, false).ok(), want, "port {p:?}");
+        }
+        assert_eq!(parse_port("*", true).unwrap(), 0);
+        assert!(parse_port("*", false).is_err());
     }
 }
