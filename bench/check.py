@@ -63,6 +63,10 @@ def main():
         cells = data.get("studies", {}).get(n, {}).get("cells", [])
         check(bool(cells) and all(k in c.get("sides", {}) for c in cells for k in NEW_SIDES),
               "study %s: every cell lists omq's C ABI and the Rust peers (figures or a reason)" % n)
+    lat = [c for c in data.get("studies", {}).get("3", {}).get("cells", [])
+           if c.get("key", {}).get("transport") in ("tcp", "ipc")]
+    check(bool(lat) and all("p50_us" in c["sides"].get("ping", {}).get("metrics", {}) for c in lat),
+          "study 3: every tcp/ipc cell has the plain-socket ping-pong measured beside REQ/REP")
     cpu = [c for c in st2.get("cells", [])
            if any("msgs_per_cpu_s" in sd.get("metrics", {}) for sd in c.get("sides", {}).values())]
     check(bool(cpu), "study 2: messages per CPU-second are measured")
