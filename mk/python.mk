@@ -5,7 +5,7 @@
 
 PY_PKG_STAMP := $(VENV)/.oxmq-python.stamp
 PY_PKG_SRCS := $(shell find python/src python/oxmq -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name 'py.typed' \) 2>/dev/null) \
-               python/Cargo.toml python/pyproject.toml $(wildcard crates/oxmq/src/*.rs crates/oxmq/src/*/*.rs crates/oxmq-proto/src/*.rs)
+               python/Cargo.toml python/pyproject.toml $(shell find crates/oxmq/src crates/oxmq-proto/src -name "*.rs")
 
 .PHONY: python-install python-test
 
