@@ -23,37 +23,31 @@ pyzmq_libzmq() {
 }
 
 # An echoing DGRAM in the background, an asking one in the foreground.
-pair() { # name echo-binary ask-binary
-    local p q rc
+# udp: each binds its own port and the asker sends to the echoer's. ws://
+# (frames, not raw): the asker connects to the echoer's port.
+run_pair() { # name echo-binary ask-binary udp|ws
+    local p q rc erc
     p=$(port)
-    q=$(port)
-    timeout -k 5 "$LIMIT" "$2" echo "$p" > "$TMP/echo.log" 2>&1 &
-    spid=$!
-    timeout -k 5 "$LIMIT" "$3" ask "$q" "127.0.0.1:$p" > "$TMP/ask.log" 2>&1
+    if [ "$4" = ws ]; then
+        timeout -k 5 "$LIMIT" "$2" ws-echo "$p" > "$TMP/echo.log" 2>&1 &
+        spid=$!
+        timeout -k 5 "$LIMIT" "$3" ws-ask "$p" > "$TMP/ask.log" 2>&1
+    else
+        q=$(port)
+        timeout -k 5 "$LIMIT" "$2" echo "$p" > "$TMP/echo.log" 2>&1 &
+        spid=$!
+        timeout -k 5 "$LIMIT" "$3" ask "$q" "127.0.0.1:$p" > "$TMP/ask.log" 2>&1
+    fi
     rc=$?
     wait "$spid" 2>/dev/null
-    local erc=$?
+    erc=$?
     [ $rc -eq 0 ] && rc=$erc
     spid=
     cat "$TMP/echo.log" "$TMP/ask.log" > "$TMP/log"
     report "$1" $rc "$TMP/log"
 }
-
-# The same over ws:// (frames, not raw): the asker connects to the echoer.
-ws_pair() { # name echo-binary ask-binary
-    local p rc
-    p=$(port)
-    timeout -k 5 "$LIMIT" "$2" ws-echo "$p" > "$TMP/echo.log" 2>&1 &
-    spid=$!
-    timeout -k 5 "$LIMIT" "$3" ws-ask "$p" > "$TMP/ask.log" 2>&1
-    rc=$?
-    wait "$spid" 2>/dev/null
-    local erc=$?
-    [ $rc -eq 0 ] && rc=$erc
-    spid=
-    cat "$TMP/echo.log" "$TMP/ask.log" > "$TMP/log"
-    report "$1" $rc "$TMP/log"
-}
+pair() { run_pair "$1" "$2" "$3" udp; }
+ws_pair() { run_pair "$1" "$2" "$3" ws; }
 
 echo "== draft DGRAM: C API"
 timeout -k 5 "$LIMIT" "$BIN/dgram" self > "$TMP/log" 2>&1

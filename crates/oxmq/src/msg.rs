@@ -375,6 +375,19 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
+    /// A zero-copy body that counts its releases.
+    struct Owner(Vec<u8>, Arc<AtomicUsize>);
+    impl AsRef<[u8]> for Owner {
+        fn as_ref(&self) -> &[u8] {
+            &self.0
+        }
+    }
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            self.1.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
     #[test]
     fn small_bodies_are_inline_and_large_are_shared() {
         assert!(Msg::from_slice(&[7; INLINE_CAPACITY]).is_inline());
@@ -384,17 +397,6 @@ mod tests {
 
     #[test]
     fn clone_detached_copies_small_shared_bodies_and_keeps_metadata() {
-        struct Owner(Vec<u8>, Arc<AtomicUsize>);
-        impl AsRef<[u8]> for Owner {
-            fn as_ref(&self) -> &[u8] {
-                &self.0
-            }
-        }
-        impl Drop for Owner {
-            fn drop(&mut self) {
-                self.1.fetch_add(1, Ordering::SeqCst);
-            }
-        }
         let dropped = Arc::new(AtomicUsize::new(0));
         let mut m = Msg::from_owner(Owner(b"tiny".to_vec(), dropped.clone()));
         m.set_more(true);
@@ -420,17 +422,6 @@ mod tests {
 
     #[test]
     fn owner_is_released_when_last_clone_drops() {
-        struct Owner(Vec<u8>, Arc<AtomicUsize>);
-        impl AsRef<[u8]> for Owner {
-            fn as_ref(&self) -> &[u8] {
-                &self.0
-            }
-        }
-        impl Drop for Owner {
-            fn drop(&mut self) {
-                self.1.fetch_add(1, Ordering::SeqCst);
-            }
-        }
         let released = Arc::new(AtomicUsize::new(0));
         let m = Msg::from_owner(Owner(vec![1; 1000], released.clone()));
         let c = m.clone();

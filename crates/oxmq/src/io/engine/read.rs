@@ -206,22 +206,32 @@ impl Engine {
         if self.parts.is_empty() && !pipe.inn.check_write() {
             return Ok(Some(false));
         }
-        let mut msg = Msg::from_slice(&self.rx[h.header_len..h.header_len + h.body_len]);
+        let msg = Msg::from_slice(&self.rx[h.header_len..h.header_len + h.body_len]);
         self.rx.advance(h.header_len + h.body_len);
-        if self.parts.is_empty() && !h.more {
+        self.deliver(msg, h.more);
+        Ok(Some(true))
+    }
+
+    /// Queues one data frame: a single-frame message goes straight into the
+    /// pipe, the frames of a multipart one wait in `parts` until the last
+    /// (the pipe only ever holds whole messages). The caller has checked the
+    /// HWM at the message's first frame.
+    #[inline]
+    fn deliver(&mut self, mut msg: Msg, more: bool) {
+        let Some(pipe) = &mut self.pipe else { return };
+        if self.parts.is_empty() && !more {
             pipe.inn.write(msg);
             self.in_dirty = true;
-        } else {
-            msg.set_more(h.more);
-            self.parts.push(msg);
-            if !h.more {
-                for m in self.parts.drain(..) {
-                    pipe.inn.write(m);
-                }
-                self.in_dirty = true;
-            }
+            return;
         }
-        Ok(Some(true))
+        msg.set_more(more);
+        self.parts.push(msg);
+        if !more {
+            for m in self.parts.drain(..) {
+                pipe.inn.write(m);
+            }
+            self.in_dirty = true;
+        }
     }
 
     fn decode_frames(&mut self, now: Instant) -> Result<bool, Fault> {
@@ -248,35 +258,21 @@ impl Engine {
             let Some(pipe) = &mut self.pipe else {
                 return Ok(true);
             };
-            if self.parts.is_empty() {
-                // First frame of a message: respect the socket's RCVHWM.
-                if !pipe.inn.check_write() {
-                    self.stalled = Some(frame);
-                    return Ok(false);
-                }
-                if !frame.more {
-                    let body = frame.body;
-                    let msg = if self.is_pub && !body.is_empty() && body[0] <= 1 {
-                        // Legacy (ZMTP 3.0) subscription message.
-                        let flag = if body[0] == 1 { FLAG_SUBSCRIBE } else { FLAG_CANCEL };
-                        Msg::from_bytes(body.slice(1..)).with_flags(flag)
-                    } else {
-                        Msg::from_bytes(body)
-                    };
-                    pipe.inn.write(msg);
-                    self.in_dirty = true;
-                    continue;
-                }
+            let whole = self.parts.is_empty() && !frame.more;
+            // First frame of a message: respect the socket's RCVHWM.
+            if self.parts.is_empty() && !pipe.inn.check_write() {
+                self.stalled = Some(frame);
+                return Ok(false);
             }
-            let mut msg = Msg::from_bytes(frame.body);
-            msg.set_more(frame.more);
-            self.parts.push(msg);
-            if !frame.more {
-                for m in self.parts.drain(..) {
-                    pipe.inn.write(m);
-                }
-                self.in_dirty = true;
-            }
+            let body = frame.body;
+            let msg = if whole && self.is_pub && !body.is_empty() && body[0] <= 1 {
+                // Legacy (ZMTP 3.0) subscription message.
+                let flag = if body[0] == 1 { FLAG_SUBSCRIBE } else { FLAG_CANCEL };
+                Msg::from_bytes(body.slice(1..)).with_flags(flag)
+            } else {
+                Msg::from_bytes(body)
+            };
+            self.deliver(msg, frame.more);
         }
     }
 
