@@ -128,6 +128,7 @@ class Socket(_zmq.Socket):
         except ZMQError as e:
             self._fail_all(e)
             return
+        self._retry_if_ready(events)
         if self._poll_q:
             keep: Deque[_Waiter] = deque()
             for w in self._poll_q:
@@ -142,6 +143,16 @@ class Socket(_zmq.Socket):
             object.__setattr__(self, "_poll_q", keep)
         if not (self._recv_q or self._send_q or self._poll_q):
             self._unwatch()
+
+    def _retry_if_ready(self, events: int) -> None:
+        # Reading EVENTS processes the socket's pending commands: a pipe that
+        # became readable (or writable) after a queued operation last failed
+        # is noticed here, and the descriptor is cleared with it, so it will
+        # not fire for that pipe again. The queued operations must be retried
+        # now or they wait forever (seen: an asyncio receiver stuck with its
+        # first message already queued).
+        if (events & POLLIN and self._recv_q) or (events & POLLOUT and self._send_q):
+            self._get_loop().call_soon(self._handle_events)
 
     def _fail_all(self, exc: BaseException) -> None:
         for q in (self._recv_q, self._send_q, self._poll_q):
@@ -252,7 +263,9 @@ class Socket(_zmq.Socket):
             raise ZMQError(_zmq.ENOTSOCK)
         loop = self._get_loop()
         fut = loop.create_future()
-        ev = _native_get(self, EVENTS) & flags
+        events = _native_get(self, EVENTS)
+        self._retry_if_ready(events)
+        ev = events & flags
         if ev or timeout == 0:
             fut.set_result(ev)
             return fut

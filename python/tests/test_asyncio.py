@@ -65,6 +65,32 @@ def test_recv_waits_for_later_message(actx):
     run(main())
 
 
+def test_queued_recv_survives_a_poll_that_reads_the_arrival(actx):
+    """Reading EVENTS (here through poll) processes the socket's pending
+    commands and clears its descriptor: a message that arrived after the
+    queued recv last failed must still reach that recv. It used to hang
+    (1 run in ~8 of the event-loop benchmark, at its first message)."""
+
+    async def main():
+        pull = actx.socket(oxmq.PULL)
+        pull.bind("inproc://queued-recv")
+        fut = pull.recv()  # nothing yet: queued, the descriptor watched
+        assert not fut.done()
+        push = oxmq.Socket(actx, oxmq.PUSH)  # a plain socket: send does not await
+        try:
+            push.connect("inproc://queued-recv")
+            push.send(b"first")
+            # The loop does not run meanwhile, so only the poll below sees the
+            # arrival (and clears the descriptor that announced it).
+            time.sleep(0.1)
+            assert await pull.poll(timeout=0) == oxmq.POLLIN
+            assert await asyncio.wait_for(fut, 5) == b"first"
+        finally:
+            push.close(linger=0)
+
+    run(main())
+
+
 def test_many_sockets_many_pending_awaits(actx):
     async def main():
         n = 50
