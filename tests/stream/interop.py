@@ -24,7 +24,9 @@ maps = sorted({l.split()[-1] for l in open("/proc/self/maps") if "libzmq" in l})
 print("LIBZMQ_MAPPED=" + ",".join(maps), zmq.zmq_version(), flush=True)
 ctx = zmq.Context()
 s = ctx.socket(zmq.STREAM)
-s.setsockopt(zmq.LINGER, 0)
+# Not LINGER 0: the binder exits right after its last send, and with 0 its
+# context may drop "world" and the close before the I/O thread writes them.
+s.setsockopt(zmq.LINGER, 5000)
 s.setsockopt(zmq.RCVTIMEO, 10000)
 def expect_notice():
     rid, data = s.recv_multipart()

@@ -127,6 +127,30 @@ fn connecting_side_with_notify() {
     assert_eq!(recv_parts(&s), vec![notice[0].clone(), vec![]]);
 }
 
+/// Data and the hang-up can arrive in one readiness event (the peer writes
+/// and closes before the engine reads): the data is delivered and the
+/// disconnect still announced. A short read there used to end the read
+/// loop before the EOF was seen, and the notice never came.
+#[test]
+fn data_and_hangup_together_still_announce_the_disconnect() {
+    let _g = guard();
+    let ctx = Context::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for round in 0..20 {
+        let s = sock(&ctx, SocketType::Stream);
+        s.set_option_int(opt::RECONNECT_IVL, -1).unwrap();
+        s.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+        let (mut peer, _) = listener.accept().unwrap();
+        peer.write_all(b"bye").unwrap();
+        drop(peer);
+        let notice = recv_parts(&s);
+        assert!(notice[1].is_empty(), "round {round}: connect notice first");
+        assert_eq!(recv_bytes(&s, &notice[0], 3), b"bye", "round {round}");
+        assert_eq!(recv_parts(&s), vec![notice[0].clone(), vec![]], "round {round}: disconnect notice");
+    }
+}
+
 /// Closing with an empty frame still writes what was queued before it, even
 /// with LINGER 0 (the socket stays open; only that connection ends).
 #[test]

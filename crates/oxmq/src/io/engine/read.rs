@@ -169,7 +169,8 @@ impl Engine {
                 Ok(0) => return Err(Fault::PeerClosed),
                 Ok(n) => {
                     budget = budget.saturating_sub(n);
-                    if n < room {
+                    // As in `read_loop`: after a hang-up only a read shows the EOF.
+                    if n < room && !self.hangup {
                         self.readable = false;
                     }
                 }
