@@ -13,7 +13,8 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := test
 
 # Debian packages the build/tests need (checked with dpkg -s, installed only if missing).
-DEB_PKGS := libzmq3-dev pkg-config
+# libsodium-dev + pkg-config: CURVE's boxes (crates/oxmq-sodium) link the system libsodium.
+DEB_PKGS := libzmq3-dev pkg-config libsodium-dev
 
 CARGO ?= cargo
 PYTHON ?= python3

@@ -2,7 +2,8 @@
 //! arrives, then READY completes the handshake.
 
 use bytes::Bytes;
-use crypto_box::{SalsaBox, SecretKey};
+use crypto_box::SecretKey;
+use oxmq_sodium::BoxKey;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
@@ -21,7 +22,7 @@ pub(super) const READY_MIN: usize = 6 + 8 + 16;
 enum State {
     ExpectWelcome,
     /// INITIATE is out; `precom` is Box(S', c').
-    ExpectReady(SalsaBox),
+    ExpectReady(BoxKey),
     Done,
     Failed,
 }
@@ -80,19 +81,24 @@ impl CurveClient {
         body.extend_from_slice(&[0; 72]);
         body.extend_from_slice(&self.cn_public);
         body.extend_from_slice(&self.nonce.to_be_bytes());
-        let bx = salsa_box(&self.server, &self.cn_secret);
-        seal_into(&bx, &short_nonce(b"CurveZMQHELLO---", self.nonce), &[0; 64], &mut body);
+        match salsa_box(&self.server, &self.cn_secret) {
+            Some(bx) => seal_into(&bx, &short_nonce(b"CurveZMQHELLO---", self.nonce), &[0; 64], &mut body),
+            // A low-order server key (a configuration error) makes no box:
+            // send one that cannot open, so the server refuses this client
+            // at once, as it would any HELLO it cannot open.
+            None => body.extend_from_slice(&[0; 16 + 64]),
+        }
         self.nonce += 1;
         body
     }
 
     /// Opens WELCOME and answers with INITIATE.
-    fn on_welcome(&mut self, body: &[u8]) -> Result<SalsaBox, HandshakeError> {
+    fn on_welcome(&mut self, body: &[u8]) -> Result<BoxKey, HandshakeError> {
         if body.len() != WELCOME_LEN {
             return Err(ProtocolError::MalformedCommand { name: b"WELCOME".to_vec() }.into());
         }
-        let bx = salsa_box(&self.server, &self.cn_secret);
-        let plain = open(&bx, &long_nonce(b"WELCOME-", &body[8..24]), &body[24..])
+        let plain = salsa_box(&self.server, &self.cn_secret)
+            .and_then(|bx| open(&bx, &long_nonce(b"WELCOME-", &body[8..24]), &body[24..]))
             .ok_or(ProtocolError::Cryptographic { what: "WELCOME" })?;
         let server_short = key32(&plain[..32]);
         let cookie = &plain[32..128];
@@ -103,19 +109,17 @@ impl CurveClient {
         vouch_plain[32..].copy_from_slice(&self.server);
         let mut vouch = Vec::with_capacity(96);
         vouch.extend_from_slice(&self.vouch_nonce);
-        seal_into(
-            &salsa_box(&server_short, &self.secret),
-            &long_nonce(b"VOUCH---", &self.vouch_nonce),
-            &vouch_plain,
-            &mut vouch,
-        );
+        let vouch_box =
+            salsa_box(&server_short, &self.secret).ok_or(ProtocolError::Cryptographic { what: "WELCOME" })?;
+        seal_into(&vouch_box, &long_nonce(b"VOUCH---", &self.vouch_nonce), &vouch_plain, &mut vouch);
 
         let mut plain = Vec::with_capacity(128 + self.properties.encoded_len());
         plain.extend_from_slice(&self.public);
         plain.extend_from_slice(&vouch);
         self.properties.encode(&mut plain);
 
-        let precom = salsa_box(&server_short, &self.cn_secret);
+        let precom =
+            salsa_box(&server_short, &self.cn_secret).ok_or(ProtocolError::Cryptographic { what: "WELCOME" })?;
         let mut initiate = Vec::with_capacity(113 + 16 + plain.len());
         initiate.extend_from_slice(b"\x08INITIATE");
         initiate.extend_from_slice(cookie);
@@ -127,7 +131,7 @@ impl CurveClient {
     }
 
     /// Opens READY: the server's metadata.
-    fn on_ready(&mut self, precom: SalsaBox, body: &[u8]) -> Result<(), HandshakeError> {
+    fn on_ready(&mut self, precom: BoxKey, body: &[u8]) -> Result<(), HandshakeError> {
         if body.len() < READY_MIN {
             return Err(ProtocolError::MalformedCommand { name: b"READY".to_vec() }.into());
         }

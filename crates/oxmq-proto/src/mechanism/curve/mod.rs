@@ -20,9 +20,8 @@ mod client;
 mod server;
 
 use bytes::{Bytes, BytesMut};
-use crypto_box::aead::generic_array::GenericArray;
-use crypto_box::aead::AeadInPlace;
-use crypto_box::{PublicKey, SalsaBox, SecretKey};
+use crypto_box::SecretKey;
+use oxmq_sodium::BoxKey;
 use zeroize::Zeroizing;
 
 use crate::error::ProtocolError;
@@ -58,23 +57,19 @@ fn long_nonce(prefix: &[u8; 8], tail: &[u8]) -> [u8; 24] {
 }
 
 /// Appends `Box[plaintext]` (tag, then ciphertext) to `out`.
-fn seal_into(bx: &SalsaBox, nonce: &[u8; 24], plaintext: &[u8], out: &mut Vec<u8>) {
+fn seal_into(bx: &BoxKey, nonce: &[u8; 24], plaintext: &[u8], out: &mut Vec<u8>) {
     let tag_at = out.len();
     out.extend_from_slice(&[0; TAG_LEN]);
     out.extend_from_slice(plaintext);
-    let tag = bx
-        .encrypt_in_place_detached(GenericArray::from_slice(nonce), b"", &mut out[tag_at + TAG_LEN..])
-        .expect("crypto_box encrypts any length without associated data");
+    let tag = bx.seal_in_place(nonce, &mut out[tag_at + TAG_LEN..]);
     out[tag_at..tag_at + TAG_LEN].copy_from_slice(&tag);
 }
 
 /// Opens `Box[...]` (tag, then ciphertext); `None` if it does not open.
-fn open(bx: &SalsaBox, nonce: &[u8; 24], boxed: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
+fn open(bx: &BoxKey, nonce: &[u8; 24], boxed: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
     let (tag, ct) = boxed.split_at_checked(TAG_LEN)?;
     let mut plain = Zeroizing::new(ct.to_vec());
-    bx.decrypt_in_place_detached(GenericArray::from_slice(nonce), b"", &mut plain, GenericArray::from_slice(tag))
-        .ok()?;
-    Some(plain)
+    bx.open_in_place(nonce, &mut plain, tag.try_into().ok()?).then_some(plain)
 }
 
 /// A short-term secret key from the connection's CSPRNG.
@@ -84,8 +79,10 @@ fn random_secret(rng: &mut impl rand_chacha::rand_core::RngCore) -> SecretKey {
     SecretKey::from_bytes(*bytes)
 }
 
-fn salsa_box(public: &[u8; KEY_LEN], secret: &SecretKey) -> SalsaBox {
-    SalsaBox::new(&PublicKey::from(*public), secret)
+/// The box key between `secret` and the peer's `public` key; `None` for a
+/// low-order public key (an all-zero shared secret), which libsodium refuses.
+fn salsa_box(public: &[u8; KEY_LEN], secret: &SecretKey) -> Option<BoxKey> {
+    BoxKey::precompute(public, &Zeroizing::new(secret.to_bytes()))
 }
 
 fn key32(bytes: &[u8]) -> [u8; KEY_LEN] {
@@ -114,7 +111,7 @@ pub fn keypair_from_entropy(entropy: [u8; KEY_LEN]) -> ([u8; KEY_LEN], Zeroizing
 /// once and sealed where it lies. Decryption works in place too when the
 /// received frame owns its buffer (large frames do), else on one copy.
 pub struct CurveCodec {
-    bx: SalsaBox,
+    bx: BoxKey,
     send_prefix: &'static [u8; 16],
     recv_prefix: &'static [u8; 16],
     send_nonce: u64,
@@ -132,7 +129,7 @@ pub struct Unboxed {
 impl CurveCodec {
     /// The codec a finished handshake leaves: `server` picks which of
     /// libzmq's MESSAGE nonce prefixes is ours and which the peer's.
-    fn new(bx: SalsaBox, server: bool, send_nonce: u64, last_recv_nonce: u64) -> CurveCodec {
+    fn new(bx: BoxKey, server: bool, send_nonce: u64, last_recv_nonce: u64) -> CurveCodec {
         let (ours, theirs): (&'static [u8; 16], &'static [u8; 16]) = if server {
             (b"CurveZMQMESSAGES", b"CurveZMQMESSAGEC")
         } else {
@@ -161,10 +158,7 @@ impl CurveCodec {
         for p in parts {
             out.extend_from_slice(p);
         }
-        let tag = self
-            .bx
-            .encrypt_in_place_detached(GenericArray::from_slice(&nonce), b"", &mut out[plain_at..])
-            .expect("crypto_box encrypts any length without associated data");
+        let tag = self.bx.seal_in_place(&nonce, &mut out[plain_at..]);
         out[tag_at..plain_at].copy_from_slice(&tag);
     }
 
@@ -181,11 +175,11 @@ impl CurveCodec {
             return Err(ProtocolError::InvalidSequence);
         }
         let nonce = short_nonce(self.recv_prefix, n);
-        let tag = *GenericArray::from_slice(&body[16..32]);
+        let tag: [u8; TAG_LEN] = body[16..32].try_into().expect("16 octets");
         let mut buf = body.try_into_mut().unwrap_or_else(|shared| BytesMut::from(&shared[..]));
-        self.bx
-            .decrypt_in_place_detached(GenericArray::from_slice(&nonce), b"", &mut buf[32..], &tag)
-            .map_err(|_| ProtocolError::Cryptographic { what: "MESSAGE" })?;
+        if !self.bx.open_in_place(&nonce, &mut buf[32..], &tag) {
+            return Err(ProtocolError::Cryptographic { what: "MESSAGE" });
+        }
         self.last_recv_nonce = n;
         let flags = buf[32];
         Ok(Unboxed { more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0, body: buf.freeze().slice(33..) })

@@ -26,7 +26,7 @@ const INITIATE_MIN: usize = 9 + 96 + 8 + 144;
 
 /// What survives INITIATE until READY: the session box and the client.
 struct Session {
-    precom: crypto_box::SalsaBox,
+    precom: oxmq_sodium::BoxKey,
     peer: PeerInfo,
     last_recv_nonce: u64,
 }
@@ -98,7 +98,9 @@ impl CurveServer {
         }
         let client_short = key32(&body[80..112]);
         let n = u64::from_be_bytes(body[112..120].try_into().expect("8 octets"));
-        open(&salsa_box(&client_short, &self.secret), &short_nonce(b"CurveZMQHELLO---", n), &body[120..])
+        // A low-order C' cannot make a box: the same answer as a box that does not open.
+        let hello_box = salsa_box(&client_short, &self.secret).ok_or(ProtocolError::Cryptographic { what: "HELLO" })?;
+        open(&hello_box, &short_nonce(b"CurveZMQHELLO---", n), &body[120..])
             .ok_or(ProtocolError::Cryptographic { what: "HELLO" })?;
         self.last_recv_nonce = n;
 
@@ -132,12 +134,7 @@ impl CurveServer {
         let mut welcome = Vec::with_capacity(WELCOME_LEN);
         welcome.extend_from_slice(b"\x07WELCOME");
         welcome.extend_from_slice(&welcome_nonce);
-        seal_into(
-            &salsa_box(&client_short, &self.secret),
-            &long_nonce(b"WELCOME-", &welcome_nonce),
-            &plain,
-            &mut welcome,
-        );
+        seal_into(&hello_box, &long_nonce(b"WELCOME-", &welcome_nonce), &plain, &mut welcome);
         self.out.push(welcome);
         Ok(())
     }
@@ -167,13 +164,14 @@ impl CurveServer {
         if n <= self.last_recv_nonce {
             return Err(ProtocolError::InvalidSequence.into());
         }
-        let precom = salsa_box(&client_short, &short_secret);
+        let precom =
+            salsa_box(&client_short, &short_secret).ok_or(ProtocolError::Cryptographic { what: "INITIATE" })?;
         let plain = open(&precom, &short_nonce(b"CurveZMQINITIATE", n), &body[113..])
             .ok_or(ProtocolError::Cryptographic { what: "INITIATE" })?;
         let client_long = key32(&plain[..32]);
-        let vouch =
-            open(&salsa_box(&client_long, &short_secret), &long_nonce(b"VOUCH---", &plain[32..48]), &plain[48..128])
-                .ok_or(ProtocolError::Cryptographic { what: "vouch" })?;
+        let vouch = salsa_box(&client_long, &short_secret)
+            .and_then(|bx| open(&bx, &long_nonce(b"VOUCH---", &plain[32..48]), &plain[48..128]))
+            .ok_or(ProtocolError::Cryptographic { what: "vouch" })?;
         let short_ok = vouch[..32].ct_eq(&client_short);
         let server_ok = vouch[32..64].ct_eq(&self.public);
         if !bool::from(short_ok & server_ok) {
