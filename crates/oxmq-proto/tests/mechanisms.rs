@@ -327,6 +327,17 @@ fn curve_wrong_server_key_fails_hello() {
     assert_eq!(err(&sp), &HandshakeError::Protocol(ProtocolError::Cryptographic { what: "HELLO" }));
 }
 
+/// A low-order server key (all zeros here) makes no box; the server refuses
+/// the client's HELLO as one that does not open, and nothing panics.
+#[test]
+fn curve_low_order_server_key_fails_hello() {
+    let s = keys(1);
+    let c = keys(2);
+    let mut zap = |_: &ZapRequest| Some(reply("200", ""));
+    let (_, sp) = run(curve_client(&c, [0; 32]), curve_server(&s), &mut zap);
+    assert_eq!(err(&sp), &HandshakeError::Protocol(ProtocolError::Cryptographic { what: "HELLO" }));
+}
+
 #[test]
 fn curve_without_zap_handler_admits_unless_enforced() {
     let s = keys(1);
