@@ -300,9 +300,7 @@ impl Socket {
 
     /// All connection properties of the peer that sent the last frame received.
     pub fn peer_properties(&self) -> Option<Arc<PeerProperties>> {
-        let core = self.any_core().ok()?;
-        let id = core.pipes.last_read?;
-        core.pipes.contains(id).then(|| core.pipes.get(id).peer_properties.clone())?
+        self.any_core().ok()?.pipes.last_read_properties().cloned()
     }
 
     /// Receive one frame and leave in `props` the connection properties of
@@ -318,9 +316,7 @@ impl Socket {
         }
         let mut core = self.core()?;
         let msg = core.recv(flags)?;
-        let pipes = &core.pipes;
-        let now =
-            pipes.last_read.filter(|id| pipes.contains(*id)).and_then(|id| pipes.get(id).peer_properties.as_ref());
+        let now = core.pipes.last_read_properties();
         let same = match (now, props.as_ref()) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             (None, None) => true,

@@ -162,6 +162,12 @@ impl Pipes {
         }
     }
 
+    /// The connection properties of the peer the last frame handed to the user came from.
+    pub(crate) fn last_read_properties(&self) -> Option<&Arc<PeerProperties>> {
+        let id = self.last_read.filter(|id| self.contains(*id))?;
+        self.get(id).peer_properties.as_ref()
+    }
+
     pub(crate) fn remove(&mut self, id: PipeId) -> Option<SocketPipe> {
         if self.last_read == Some(id) {
             self.last_read = None;
