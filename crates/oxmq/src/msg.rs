@@ -369,24 +369,30 @@ impl From<Bytes> for Msg {
     }
 }
 
+/// Tests (here and in `pipe`): a zero-copy body that counts its releases.
+#[cfg(test)]
+pub(crate) struct CountingOwner(pub(crate) Vec<u8>, pub(crate) std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+#[cfg(test)]
+impl AsRef<[u8]> for CountingOwner {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl Drop for CountingOwner {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::CountingOwner as Owner;
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-
-    /// A zero-copy body that counts its releases.
-    struct Owner(Vec<u8>, Arc<AtomicUsize>);
-    impl AsRef<[u8]> for Owner {
-        fn as_ref(&self) -> &[u8] {
-            &self.0
-        }
-    }
-    impl Drop for Owner {
-        fn drop(&mut self) {
-            self.1.fetch_add(1, Ordering::SeqCst);
-        }
-    }
 
     #[test]
     fn small_bodies_are_inline_and_large_are_shared() {

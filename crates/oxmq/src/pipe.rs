@@ -734,6 +734,7 @@ impl Drop for PipeReader {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::msg::CountingOwner as Owner;
     use std::sync::atomic::AtomicUsize;
     use std::thread;
 
@@ -762,18 +763,6 @@ mod tests {
     }
     fn val(m: &Msg) -> u64 {
         u64::from_le_bytes(m.as_slice().try_into().unwrap())
-    }
-
-    struct Owner(Vec<u8>, Arc<AtomicUsize>);
-    impl AsRef<[u8]> for Owner {
-        fn as_ref(&self) -> &[u8] {
-            &self.0
-        }
-    }
-    impl Drop for Owner {
-        fn drop(&mut self) {
-            self.1.fetch_add(1, Ordering::SeqCst);
-        }
     }
 
     #[test]
