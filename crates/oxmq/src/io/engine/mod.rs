@@ -107,9 +107,12 @@ pub(crate) struct Engine {
     segs: VecDeque<Seg>,
     readable: bool,
     writable: bool,
-    /// The peer hung up (EOF or error queued): a short read no longer means
-    /// the socket is drained, the EOF behind the data has no edge of its own.
-    hangup: bool,
+    /// A short read does not show the socket drained: read on until
+    /// WouldBlock or EOF. Set when the poller reports the peer's hang-up (the
+    /// EOF behind the data has no edge of its own) and for a new engine,
+    /// whose socket's earlier edges (a hang-up among them) were consumed by
+    /// the connect that made it.
+    drain: bool,
     pipe: Option<EnginePipe>,
     /// A frame to process before any in `rx`: one that starts a message,
     /// held while the inbound pipe is full, or a just completed big frame.
@@ -173,7 +176,7 @@ impl Engine {
             segs: VecDeque::new(),
             readable: true,
             writable: true,
-            hangup: false,
+            drain: true,
             pipe: None,
             stalled: None,
             big: None,
@@ -211,9 +214,9 @@ impl Engine {
         self.writable |= writable;
     }
 
-    /// Record that the poller reported the peer's hang-up (see `hangup`).
+    /// Record that the poller reported the peer's hang-up (see `drain`).
     pub(crate) fn note_hangup(&mut self) {
-        self.hangup = true;
+        self.drain = true;
     }
 
     pub(crate) fn is_handshaking(&self) -> bool {
@@ -400,7 +403,10 @@ impl Engine {
             match self.stream.read_into(&mut self.rx) {
                 Ok(0) => return Err(Fault::PeerClosed),
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.readable = false;
+                    self.drain = false;
+                }
                 Err(e) => return Err(Fault::Io(e)),
             }
         }

@@ -120,11 +120,11 @@ impl Engine {
                 Ok((0, _)) => return Err(Fault::PeerClosed),
                 Ok((n, room)) => {
                     budget = budget.saturating_sub(n);
-                    if n < room && !self.hangup {
+                    if n < room && !self.drain {
                         // A short read drained the socket: skip the
                         // WouldBlock round trip; the next arrival is a new edge.
-                        // Not after a hang-up: its EOF was announced by the
-                        // edge we are serving, and only a read will show it.
+                        // Not while draining (after a hang-up, or on a new
+                        // socket): only a read shows an EOF already queued.
                         self.readable = false;
                     }
                     if let Some(hb) = &mut self.heartbeat {
@@ -136,7 +136,10 @@ impl Engine {
                         }
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.readable = false;
+                    self.drain = false;
+                }
                 Err(e) => return Err(Fault::Io(e)),
             }
         }
@@ -169,12 +172,15 @@ impl Engine {
                 Ok(0) => return Err(Fault::PeerClosed),
                 Ok(n) => {
                     budget = budget.saturating_sub(n);
-                    // As in `read_loop`: after a hang-up only a read shows the EOF.
-                    if n < room && !self.hangup {
+                    // As in `read_loop`.
+                    if n < room && !self.drain {
                         self.readable = false;
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.readable = false;
+                    self.drain = false;
+                }
                 Err(e) => return Err(Fault::Io(e)),
             }
         }
