@@ -7,7 +7,7 @@ use oxmq_sodium::BoxKey;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
-use super::{key32, long_nonce, open, salsa_box, seal_into, short_nonce, CurveCodec, KEY_LEN};
+use super::{box_key, key32, long_nonce, open, seal_into, short_nonce, CurveCodec, KEY_LEN};
 use crate::command::Metadata;
 use crate::error::{HandshakeError, ProtocolError};
 use crate::handshake::{CurveConfig, HandshakeConfig, PeerInfo};
@@ -81,7 +81,7 @@ impl CurveClient {
         body.extend_from_slice(&[0; 72]);
         body.extend_from_slice(&self.cn_public);
         body.extend_from_slice(&self.nonce.to_be_bytes());
-        match salsa_box(&self.server, &self.cn_secret) {
+        match box_key(&self.server, &self.cn_secret) {
             Some(bx) => seal_into(&bx, &short_nonce(b"CurveZMQHELLO---", self.nonce), &[0; 64], &mut body),
             // A low-order server key (a configuration error) makes no box:
             // send one that cannot open, so the server refuses this client
@@ -97,7 +97,7 @@ impl CurveClient {
         if body.len() != WELCOME_LEN {
             return Err(ProtocolError::MalformedCommand { name: b"WELCOME".to_vec() }.into());
         }
-        let plain = salsa_box(&self.server, &self.cn_secret)
+        let plain = box_key(&self.server, &self.cn_secret)
             .and_then(|bx| open(&bx, &long_nonce(b"WELCOME-", &body[8..24]), &body[24..]))
             .ok_or(ProtocolError::Cryptographic { what: "WELCOME" })?;
         let server_short = key32(&plain[..32]);
@@ -109,8 +109,7 @@ impl CurveClient {
         vouch_plain[32..].copy_from_slice(&self.server);
         let mut vouch = Vec::with_capacity(96);
         vouch.extend_from_slice(&self.vouch_nonce);
-        let vouch_box =
-            salsa_box(&server_short, &self.secret).ok_or(ProtocolError::Cryptographic { what: "WELCOME" })?;
+        let vouch_box = box_key(&server_short, &self.secret).ok_or(ProtocolError::Cryptographic { what: "WELCOME" })?;
         seal_into(&vouch_box, &long_nonce(b"VOUCH---", &self.vouch_nonce), &vouch_plain, &mut vouch);
 
         let mut plain = Vec::with_capacity(128 + self.properties.encoded_len());
@@ -118,8 +117,7 @@ impl CurveClient {
         plain.extend_from_slice(&vouch);
         self.properties.encode(&mut plain);
 
-        let precom =
-            salsa_box(&server_short, &self.cn_secret).ok_or(ProtocolError::Cryptographic { what: "WELCOME" })?;
+        let precom = box_key(&server_short, &self.cn_secret).ok_or(ProtocolError::Cryptographic { what: "WELCOME" })?;
         let mut initiate = Vec::with_capacity(113 + 16 + plain.len());
         initiate.extend_from_slice(b"\x08INITIATE");
         initiate.extend_from_slice(cookie);

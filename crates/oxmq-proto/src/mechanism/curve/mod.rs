@@ -81,7 +81,7 @@ fn random_secret(rng: &mut impl rand_chacha::rand_core::RngCore) -> SecretKey {
 
 /// The box key between `secret` and the peer's `public` key; `None` for a
 /// low-order public key (an all-zero shared secret), which libsodium refuses.
-fn salsa_box(public: &[u8; KEY_LEN], secret: &SecretKey) -> Option<BoxKey> {
+fn box_key(public: &[u8; KEY_LEN], secret: &SecretKey) -> Option<BoxKey> {
     BoxKey::precompute(public, &Zeroizing::new(secret.to_bytes()))
 }
 

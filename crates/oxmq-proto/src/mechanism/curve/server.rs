@@ -13,7 +13,7 @@ use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use super::client::{HELLO_LEN, WELCOME_LEN};
-use super::{key32, long_nonce, open, salsa_box, seal_into, short_nonce, CurveCodec, KEY_LEN, TAG_LEN};
+use super::{box_key, key32, long_nonce, open, seal_into, short_nonce, CurveCodec, KEY_LEN, TAG_LEN};
 use crate::command::Metadata;
 use crate::error::{HandshakeError, ProtocolError};
 use crate::handshake::{CurveConfig, HandshakeConfig, PeerInfo};
@@ -99,7 +99,7 @@ impl CurveServer {
         let client_short = key32(&body[80..112]);
         let n = u64::from_be_bytes(body[112..120].try_into().expect("8 octets"));
         // A low-order C' cannot make a box: the same answer as a box that does not open.
-        let hello_box = salsa_box(&client_short, &self.secret).ok_or(ProtocolError::Cryptographic { what: "HELLO" })?;
+        let hello_box = box_key(&client_short, &self.secret).ok_or(ProtocolError::Cryptographic { what: "HELLO" })?;
         open(&hello_box, &short_nonce(b"CurveZMQHELLO---", n), &body[120..])
             .ok_or(ProtocolError::Cryptographic { what: "HELLO" })?;
         self.last_recv_nonce = n;
@@ -164,12 +164,11 @@ impl CurveServer {
         if n <= self.last_recv_nonce {
             return Err(ProtocolError::InvalidSequence.into());
         }
-        let precom =
-            salsa_box(&client_short, &short_secret).ok_or(ProtocolError::Cryptographic { what: "INITIATE" })?;
+        let precom = box_key(&client_short, &short_secret).ok_or(ProtocolError::Cryptographic { what: "INITIATE" })?;
         let plain = open(&precom, &short_nonce(b"CurveZMQINITIATE", n), &body[113..])
             .ok_or(ProtocolError::Cryptographic { what: "INITIATE" })?;
         let client_long = key32(&plain[..32]);
-        let vouch = salsa_box(&client_long, &short_secret)
+        let vouch = box_key(&client_long, &short_secret)
             .and_then(|bx| open(&bx, &long_nonce(b"VOUCH---", &plain[32..48]), &plain[48..128]))
             .ok_or(ProtocolError::Cryptographic { what: "vouch" })?;
         let short_ok = vouch[..32].ct_eq(&client_short);
