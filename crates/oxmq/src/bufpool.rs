@@ -1,21 +1,36 @@
-//! Recycled buffers for large message bodies.
+//! Recycled buffers for message bodies of at least 1 KiB.
 //!
-//! Each large body used to be a fresh allocation: glibc serves those from
-//! fresh pages (mmap, or a heap top it trims back on free), so every 1 MiB
-//! message cost ~25-80 page faults plus the unmapping on free, on both the
-//! copying sender and the receiving engine (`perf stat -e page-faults` on the
-//! throughput study; libzmq pays the same). Bodies of at least [`MIN`] bytes
-//! therefore come from, and go back to, a small process-wide pool of idle
-//! buffers, bounded in bytes, so a steady stream of large messages reuses the
-//! same warm pages. Smaller bodies are plain allocations.
+//! A fresh allocation per body is costly in two ways. Large bodies: glibc
+//! serves them from fresh pages (mmap, or a heap top it trims back on free),
+//! so every 1 MiB message cost ~25-80 page faults plus the unmapping on free,
+//! on both the copying sender and the receiving engine (`perf stat -e
+//! page-faults` on the throughput study; libzmq pays the same). Mid-size
+//! bodies (1-64 KiB), which glibc's per-thread caches do not keep: a sender
+//! allocates them and another thread frees them, so a pipe filling to its HWM
+//! and draining grows and shrinks the sender's heap by megabytes, and glibc
+//! trims and refaults it each time (Python inproc 4 KiB: 0.8 M msg/s, 1.75 M
+//! with trimming turned off).
+//!
+//! So bodies of at least [`MIN`] bytes come from, and go back to, a small
+//! process-wide list of idle buffers, bounded in bytes; mid-size bodies from
+//! one stack per power-of-two size, also bounded. Smaller bodies are plain
+//! allocations.
 
 use bytes::Bytes;
+use std::cell::RefCell;
 use std::sync::Mutex;
 
-/// Bodies below this are not pooled.
+/// Bodies at least this large share one list of idle buffers.
 pub(crate) const MIN: usize = 64 * 1024;
 /// Idle bytes kept at most (a few of the largest messages in flight).
 const MAX_IDLE: usize = 16 << 20;
+/// Bodies from this size up to [`MIN`] are pooled by power-of-two size.
+pub(crate) const MID_MIN: usize = 1024;
+/// Classes `MID_MIN`, `2 * MID_MIN`, ... up to `MIN` (which serves lengths just below `MIN`).
+const MID_CLASSES: usize = (MIN.trailing_zeros() - MID_MIN.trailing_zeros()) as usize + 1;
+/// Idle bytes kept at most per mid-size class: a pipe's worth at the
+/// default HWM of 1000 messages of 4 KiB.
+const MID_MAX_IDLE: usize = 4 << 20;
 
 struct Idle {
     bufs: Vec<Vec<u8>>,
@@ -24,10 +39,36 @@ struct Idle {
 
 static IDLE: Mutex<Idle> = Mutex::new(Idle { bufs: Vec::new(), bytes: 0 });
 
+/// Stack `i` holds idle buffers of capacity at least `MID_MIN << i`.
+static MID: [Mutex<Idle>; MID_CLASSES] = [const { Mutex::new(Idle { bufs: Vec::new(), bytes: 0 }) }; MID_CLASSES];
+/// Idle mid-size bytes a thread keeps per class before it hands half of them
+/// to the shared stack. A sender's thread takes buffers and another thread
+/// (a receiver, an I/O thread) returns them, so each lock moves a batch.
+const LOCAL_BYTES: usize = 256 * 1024;
+
+thread_local! {
+    static LOCAL: RefCell<[Vec<Vec<u8>>; MID_CLASSES]> = const { RefCell::new([const { Vec::new() }; MID_CLASSES]) };
+}
+
+/// The class whose buffers all fit `len` (`MID_MIN <= len < MIN`).
+fn class_for_len(len: usize) -> usize {
+    (len.next_power_of_two().trailing_zeros() - MID_MIN.trailing_zeros()) as usize
+}
+
 /// An empty buffer with room for at least `len` bytes: a pooled one when
 /// `len` is large and an idle buffer fits (without wasting more than half of
 /// it), else a new one of exactly `len`.
 pub(crate) fn take(len: usize) -> Vec<u8> {
+    if (MID_MIN..MIN).contains(&len) {
+        let class = class_for_len(len);
+        return match take_mid(class) {
+            Some(mut b) => {
+                b.clear();
+                b
+            }
+            None => Vec::with_capacity(MID_MIN << class),
+        };
+    }
     if len >= MIN {
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = idle.bufs.iter().position(|b| b.capacity() >= len && b.capacity() / 2 <= len) {
@@ -53,6 +94,10 @@ impl Drop for Pooled {
     fn drop(&mut self) {
         let buf = std::mem::take(&mut self.0);
         let cap = buf.capacity();
+        if cap < MIN {
+            // The largest class this buffer can serve.
+            return put_mid((cap.ilog2() - MID_MIN.trailing_zeros()) as usize, buf);
+        }
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
         if idle.bytes + cap <= MAX_IDLE {
             idle.bytes += cap;
@@ -64,16 +109,85 @@ impl Drop for Pooled {
     }
 }
 
-/// Freeze a body: large buffers return to the pool when done with.
+/// How many idle buffers of `class` a thread keeps to itself.
+fn local_cap(class: usize) -> usize {
+    (LOCAL_BYTES >> (MID_MIN.trailing_zeros() as usize + class)).max(2)
+}
+
+/// A mid-size buffer of `class`: the thread's own first, else a batch from
+/// the shared stack (one lock for many buffers).
+fn take_mid(class: usize) -> Option<Vec<u8>> {
+    LOCAL
+        .try_with(|local| {
+            let mut local = local.borrow_mut();
+            let mine = &mut local[class];
+            if let Some(b) = mine.pop() {
+                return Some(b);
+            }
+            let mut shared = MID[class].lock().unwrap_or_else(|e| e.into_inner());
+            let n = shared.bufs.len().min(local_cap(class) / 2);
+            let at = shared.bufs.len() - n;
+            let batch: Vec<Vec<u8>> = shared.bufs.drain(at..).collect();
+            shared.bytes -= batch.iter().map(Vec::capacity).sum::<usize>();
+            drop(shared);
+            mine.extend(batch);
+            mine.pop()
+        })
+        .unwrap_or_else(|_| {
+            // This thread is exiting: go to the shared stack directly.
+            let mut shared = MID[class].lock().unwrap_or_else(|e| e.into_inner());
+            let b = shared.bufs.pop()?;
+            shared.bytes -= b.capacity();
+            Some(b)
+        })
+}
+
+/// Return a mid-size buffer: to the thread's own stack, which hands half of
+/// itself to the shared stack when full; beyond the shared bound, freed.
+fn put_mid(class: usize, buf: Vec<u8>) {
+    // On a thread that is exiting (its stack already gone) the closure never
+    // runs and `buf` is simply freed with it.
+    let batch = LOCAL
+        .try_with(|local| {
+            let mut local = local.borrow_mut();
+            let mine = &mut local[class];
+            mine.push(buf);
+            let cap = local_cap(class);
+            if mine.len() <= cap {
+                return Vec::new();
+            }
+            let at = mine.len() - cap / 2;
+            mine.split_off(at)
+        })
+        .unwrap_or_default();
+    if batch.is_empty() {
+        return;
+    }
+    let mut spill = Vec::new();
+    {
+        let mut shared = MID[class].lock().unwrap_or_else(|e| e.into_inner());
+        for b in batch {
+            if shared.bytes + b.capacity() <= MID_MAX_IDLE {
+                shared.bytes += b.capacity();
+                shared.bufs.push(b);
+            } else {
+                spill.push(b);
+            }
+        }
+    }
+    drop(spill); // over the bound: freed outside the lock
+}
+
+/// Freeze a body: buffers of at least `MID_MIN` return to the pool when done with.
 pub(crate) fn freeze(buf: Vec<u8>) -> Bytes {
-    if buf.capacity() >= MIN {
+    if buf.capacity() >= MID_MIN {
         Bytes::from_owner(Pooled(buf))
     } else {
         Bytes::from(buf)
     }
 }
 
-/// A pooled copy of `data` (large bodies).
+/// A pooled copy of `data` (bodies of at least `MID_MIN`).
 pub(crate) fn copy(data: &[u8]) -> Bytes {
     let mut b = take(data.len());
     b.extend_from_slice(data);
@@ -96,6 +210,62 @@ mod tests {
         let _ = p;
         let small = copy(&[1u8; 100]);
         assert_eq!(&small[..], &[1u8; 100][..]);
+    }
+
+    #[test]
+    fn mid_size_bodies_come_from_their_power_of_two_class() {
+        // Every class boundary: the buffer holds at least the class's size
+        // (a pooled one from another test may be larger).
+        for len in [MID_MIN, MID_MIN + 1, 4095, 4096, 4097, MIN - 1] {
+            let b = take(len);
+            assert!(b.capacity() >= len.next_power_of_two(), "len {len}: {}", b.capacity());
+            assert!(b.is_empty());
+        }
+        // A returned 16 KiB-class buffer (no other test uses that class)
+        // serves the next body of the class.
+        let a = copy(&[3u8; 12000]);
+        let p = a.as_ptr();
+        drop(a);
+        let again = copy(&[4u8; 9000]);
+        assert_eq!(again.as_ptr(), p, "a freed 16 KiB-class body is reused");
+        assert_eq!(again[..], [4u8; 9000][..]);
+        // Below MID_MIN nothing is pooled: exact allocations.
+        assert_eq!(take(MID_MIN - 1).capacity(), MID_MIN - 1);
+    }
+
+    #[test]
+    fn an_odd_capacity_goes_to_the_largest_class_it_can_serve() {
+        let mut v = Vec::with_capacity(3000);
+        v.extend_from_slice(&[1u8; 10]);
+        drop(freeze(v));
+        // 3000 bytes serve the 2 KiB class, never the 4 KiB one.
+        for _ in 0..16 {
+            assert!(take(4096).capacity() >= 4096);
+            assert!(take(2048).capacity() >= 2048);
+        }
+    }
+
+    #[test]
+    fn bodies_freed_on_one_thread_serve_another() {
+        // 32 KiB class (no other test uses it): a thread keeps 8 to itself
+        // and hands the rest to the shared stack in batches.
+        let bodies: Vec<Bytes> = (0..64).map(|_| copy(&[5u8; 20000])).collect();
+        let ptrs: Vec<usize> = bodies.iter().map(|b| b.as_ptr() as usize).collect();
+        std::thread::spawn(move || drop(bodies)).join().unwrap();
+        let b = std::thread::spawn(|| copy(&[6u8; 17000])).join().unwrap();
+        assert!(ptrs.contains(&(b.as_ptr() as usize)), "a body freed by another thread is reused");
+        assert_eq!(b[..], [6u8; 17000][..]);
+    }
+
+    #[test]
+    fn mid_idle_bytes_stay_bounded() {
+        let bufs: Vec<Bytes> = (0..2000).map(|_| copy(&[0u8; 8192])).collect();
+        drop(bufs);
+        for class in MID.iter() {
+            let idle = class.lock().unwrap();
+            assert!(idle.bytes <= MID_MAX_IDLE);
+            assert_eq!(idle.bytes, idle.bufs.iter().map(|b| b.capacity()).sum::<usize>());
+        }
     }
 
     #[test]

@@ -90,7 +90,7 @@ impl Msg {
             let mut buf = [0u8; INLINE_CAPACITY];
             buf[..data.len()].copy_from_slice(data);
             Msg { body: Body::Inline { len: data.len() as u8, buf }, flags: 0, routing_id: 0 }
-        } else if data.len() >= crate::bufpool::MIN {
+        } else if data.len() >= crate::bufpool::MID_MIN {
             Msg { body: Body::Shared(crate::bufpool::copy(data)), flags: 0, routing_id: 0 }
         } else {
             Msg { body: Body::Shared(Bytes::copy_from_slice(data)), flags: 0, routing_id: 0 }
