@@ -220,8 +220,10 @@ impl Socket {
                 return Ok((bytes_to_msg(b, threshold), None));
             }
             if bytes.len() < threshold {
+                // Below the threshold pyzmq copies and reports the send done;
+                // a lent `bytes` is as good, since nobody can change it.
                 let t = if track { Some(finished_tracker(py)?) } else { None };
-                return Ok((Msg::from_slice(bytes), t));
+                return Ok((bytes_to_msg(b, threshold), t));
             }
         } else if let Ok(f) = data.cast::<Frame>() {
             let f = f.get();

@@ -484,3 +484,31 @@ def test_large_bytes_copy_send_lends_the_object(ctx):
     assert pull.recv(copy=False).bytes == big
     push.close()
     pull.close()
+
+
+def test_bytes_from_4_kib_are_lent_below_the_copy_threshold(ctx):
+    """Lending beats copying from 4 KiB, so an exact bytes travels by
+    reference from there even below COPY_THRESHOLD; smaller ones and other
+    buffers keep pyzmq's copy semantics, and a tracked copy=False send of
+    one is reported done at once, as pyzmq reports its copies."""
+    pull = ctx.socket(oxmq.PULL)
+    pull.bind("inproc://lend4k")
+    push = ctx.socket(oxmq.PUSH)
+    push.connect("inproc://lend4k")
+    assert push.copy_threshold > 4096
+    mid = b"m" * 4096
+    push.send(mid)
+    assert pull.recv() is mid
+    tracker = push.send(mid, copy=False, track=True)
+    assert tracker.done
+    assert pull.recv() is mid
+    below = b"b" * 4095
+    push.send(below)
+    got = pull.recv()
+    assert got == below and got is not below
+    ba = bytearray(mid)
+    push.send(ba)
+    ba[0] = 0
+    assert pull.recv() == mid
+    push.close()
+    pull.close()
