@@ -13,8 +13,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := test
 
 # Debian packages the build/tests need (checked with dpkg -s, installed only if missing).
-# libsodium-dev + pkg-config: CURVE's boxes (crates/oxmq-sodium) link the system libsodium.
-DEB_PKGS := libzmq3-dev pkg-config libsodium-dev
+DEB_PKGS := libzmq3-dev pkg-config
 
 CARGO ?= cargo
 PYTHON ?= python3
