@@ -55,9 +55,15 @@ fn class_for_len(len: usize) -> usize {
     (len.next_power_of_two().trailing_zeros() - MID_MIN.trailing_zeros()) as usize
 }
 
-/// An empty buffer with room for at least `len` bytes: a pooled one when
-/// `len` is large and an idle buffer fits (without wasting more than half of
-/// it), else a new one of exactly `len`.
+/// The largest class a buffer of capacity `cap` can serve (`MID_MIN <= cap < MIN`).
+fn class_for_capacity(cap: usize) -> usize {
+    (cap.ilog2() - MID_MIN.trailing_zeros()) as usize
+}
+
+/// An empty buffer with room for at least `len` bytes. Mid-size: one of
+/// `len`'s power-of-two class, pooled if one is idle. Large: a pooled one if
+/// an idle buffer fits (without wasting more than half of it). Otherwise a
+/// new one of exactly `len`.
 pub(crate) fn take(len: usize) -> Vec<u8> {
     if (MID_MIN..MIN).contains(&len) {
         let class = class_for_len(len);
@@ -95,8 +101,7 @@ impl Drop for Pooled {
         let buf = std::mem::take(&mut self.0);
         let cap = buf.capacity();
         if cap < MIN {
-            // The largest class this buffer can serve.
-            return put_mid((cap.ilog2() - MID_MIN.trailing_zeros()) as usize, buf);
+            return put_mid(class_for_capacity(cap), buf);
         }
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
         if idle.bytes + cap <= MAX_IDLE {
@@ -127,10 +132,9 @@ fn take_mid(class: usize) -> Option<Vec<u8>> {
             let mut shared = MID[class].lock().unwrap_or_else(|e| e.into_inner());
             let n = shared.bufs.len().min(local_cap(class) / 2);
             let at = shared.bufs.len() - n;
-            let batch: Vec<Vec<u8>> = shared.bufs.drain(at..).collect();
-            shared.bytes -= batch.iter().map(Vec::capacity).sum::<usize>();
+            shared.bytes -= shared.bufs[at..].iter().map(Vec::capacity).sum::<usize>();
+            mine.extend(shared.bufs.drain(at..));
             drop(shared);
-            mine.extend(batch);
             mine.pop()
         })
         .unwrap_or_else(|_| {
