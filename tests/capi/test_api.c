@@ -468,6 +468,25 @@ static void test_messages(void *ctx)
     CHECK(zmq_msg_size(&m) == 100 && zmq_msg_data(&m) == before && ((char *)before)[99] == 7);
     FAILS(zmq_msg_send(&m, NULL, 0), ENOTSOCK);
     OK(zmq_msg_close(&m));
+    /* A caller's buffer too: a failed send neither frees nor copies it. */
+    static char lent[200];
+    freed_count = 0;
+    OK(zmq_msg_init_data(&m, lent, sizeof lent, free_fn, NULL));
+    FAILS(zmq_msg_send(&m, lonely, ZMQ_DONTWAIT), EAGAIN);
+    CHECK(freed_count == 0 && zmq_msg_data(&m) == lent && zmq_msg_size(&m) == sizeof lent);
+    OK(zmq_msg_close(&m));
+    wait_freed(1);
+    /* A shared body stays shared, with its other reference intact. */
+    OK(zmq_msg_init_size(&m, 300));
+    memset(zmq_msg_data(&m), 5, 300);
+    zmq_msg_t other;
+    OK(zmq_msg_init(&other));
+    OK(zmq_msg_copy(&other, &m));
+    FAILS(zmq_msg_send(&m, lonely, ZMQ_DONTWAIT), EAGAIN);
+    CHECK(zmq_msg_get(&m, ZMQ_SHARED) == 1 && zmq_msg_data(&m) == zmq_msg_data(&other));
+    CHECK(zmq_msg_size(&m) == 300 && ((char *)zmq_msg_data(&m))[299] == 5);
+    OK(zmq_msg_close(&other));
+    OK(zmq_msg_close(&m));
     OK(zmq_close(lonely));
 
     /* copy and move. */

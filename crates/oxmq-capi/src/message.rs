@@ -66,7 +66,7 @@ const _: () = assert!(align_of::<Slot>() <= align_of::<zmq_msg_t>());
 
 impl Content {
     /// Turn a writable buffer into a shared frame in place (same allocation).
-    fn freeze(&mut self) -> &Msg {
+    fn freeze(&mut self) -> &mut Msg {
         if let Content::Buffer(v) = self {
             *self = Content::Frame(Msg::from_owner(std::mem::take(v)));
         }
@@ -387,10 +387,20 @@ pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags
         let slot = unsafe { live(msg) }?;
         let frame = slot.content.freeze();
         let len = frame.len();
-        // The core consumes what it is given even when the send fails, and
-        // libzmq leaves a failed message with the caller: send a copy (inline
-        // bytes, or one more reference to a heap body).
-        socket.send(frame.clone_detached(), flags)?;
+        if len <= INLINE_CAPACITY {
+            // Small: the copy travels inline, so a lent body is released
+            // here, on the caller's thread; the original stays until success.
+            socket.send(frame.clone_detached(), flags)?;
+        } else {
+            // A heap body moves: no extra reference whose count the sender's
+            // and the receiver's threads would both touch. libzmq leaves a
+            // failed message with the caller, and the core hands it back.
+            let frame = std::mem::replace(frame, Msg::new());
+            if let Err((frame, e)) = socket.send_or_keep(frame, flags) {
+                slot.content = Content::Frame(frame);
+                return Err(e.into());
+            }
+        }
         replace(slot, Content::Frame(Msg::new()));
         Ok(clamp_len(len))
     })

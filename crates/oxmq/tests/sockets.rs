@@ -466,6 +466,38 @@ fn req_efsm() {
 }
 
 #[test]
+fn send_or_keep_hands_back_the_message_on_every_failure() {
+    let _g = guard();
+    let ctx = Context::new();
+    let body = bytes::Bytes::from(vec![b'k'; 4096]);
+    let same_body = |m: &Msg| m.as_slice().as_ptr() == body.as_ptr() && m.len() == body.len();
+    // EAGAIN: no peer yet.
+    let lonely = sock(&ctx, SocketType::Push);
+    let (m, e) = lonely.send_or_keep(Msg::from(body.clone()), DONTWAIT).unwrap_err();
+    assert_eq!(e.errno(), errno::EAGAIN);
+    assert!(same_body(&m), "the very same body comes back, not a copy");
+    // EFSM: REQ sends twice.
+    let rep = sock(&ctx, SocketType::Rep);
+    let req = sock(&ctx, SocketType::Req);
+    link(Transport::InprocBindFirst, &rep, &req);
+    req.send_or_keep(m, 0).unwrap();
+    let (m, e) = req.send_or_keep(Msg::from(body.clone()), DONTWAIT).unwrap_err();
+    assert_eq!(e.errno(), errno::EFSM);
+    assert!(same_body(&m));
+    assert!(same_body(&rep.recv(0).unwrap()), "the sent body arrives by reference on inproc");
+    // A thread-safe type takes its own path.
+    let client = sock(&ctx, SocketType::Client);
+    let (m, e) = client.send_or_keep(m, DONTWAIT).unwrap_err();
+    assert_eq!(e.errno(), errno::EAGAIN);
+    assert!(same_body(&m));
+    // ETERM: a blocking send when the context shuts down.
+    ctx.shutdown();
+    let (m, e) = lonely.send_or_keep(m, 0).unwrap_err();
+    assert_eq!(e.errno(), errno::ETERM);
+    assert!(same_body(&m));
+}
+
+#[test]
 fn req_relaxed_and_correlate() {
     let _g = guard();
     let ctx = Context::new();

@@ -182,6 +182,20 @@ impl Socket {
         self.core()?.send(msg.into(), flags)
     }
 
+    /// Send one frame, handing it back with the error when the send fails
+    /// (as libzmq's `zmq_msg_send` leaves a failed message with its caller).
+    /// A caller that must keep its message on failure needs no copy of it.
+    #[inline]
+    pub fn send_or_keep(&self, msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
+        if let Some(shared) = &self.shared {
+            return self.send_shared_or_keep(shared, msg, flags);
+        }
+        match self.core() {
+            Ok(mut core) => core.send_or_keep(msg, flags),
+            Err(e) => Err((msg, e)),
+        }
+    }
+
     /// Send all frames of a message.
     pub fn send_multipart<I, M>(&self, parts: I, flags: i32) -> Result<()>
     where
@@ -406,10 +420,20 @@ impl Core {
     }
 
     #[inline]
-    fn send(&mut self, mut msg: Msg, flags: i32) -> Result<()> {
+    fn send(&mut self, msg: Msg, flags: i32) -> Result<()> {
+        self.send_or_keep(msg, flags).map_err(|(_, e)| e)
+    }
+
+    /// `send`, handing the message back when it fails (libzmq leaves a
+    /// failed message with its caller), so a caller that must keep it needs
+    /// no copy up front.
+    #[inline]
+    fn send_or_keep(&mut self, mut msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
         msg.set_more(flags & SNDMORE != 0);
         if self.mailbox.has_pending() {
-            self.process_commands()?;
+            if let Err(e) = self.process_commands() {
+                return Err((msg, e));
+            }
         }
         let msg = match self.pattern.send(msg, &mut self.pipes) {
             Ok(()) => {
@@ -419,34 +443,37 @@ impl Core {
                 return Ok(());
             }
             Err((m, Error::Again)) => m,
-            Err((_, e)) => {
+            Err(failed) => {
                 self.reap();
-                return Err(e);
+                return Err(failed);
             }
         };
         self.send_slow(msg, flags)
     }
 
     #[cold]
-    fn send_slow(&mut self, mut msg: Msg, flags: i32) -> Result<()> {
+    fn send_slow(&mut self, mut msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
         let timeout = if flags & DONTWAIT != 0 { Some(Duration::ZERO) } else { self.options.sndtimeo };
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
-            self.check_term()?;
-            self.process_commands()?;
+            if let Err(e) = self.check_term().and_then(|()| self.process_commands()) {
+                return Err((msg, e));
+            }
             match self.pattern.send(msg, &mut self.pipes) {
                 Ok(()) => {
                     self.reap();
                     return Ok(());
                 }
                 Err((m, Error::Again)) => msg = m,
-                Err((_, e)) => {
+                Err(failed) => {
                     self.reap();
-                    return Err(e);
+                    return Err(failed);
                 }
             }
             self.reap();
-            self.wait(deadline)?;
+            if let Err(e) = self.wait(deadline) {
+                return Err((msg, e));
+            }
         }
     }
 

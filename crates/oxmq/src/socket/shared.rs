@@ -269,13 +269,26 @@ impl Socket {
         Ok(core.pattern.last_peer_routing_id())
     }
 
-    pub(super) fn send_shared(&self, shared: &SharedWait, mut msg: Msg, flags: i32) -> Result<()> {
+    pub(super) fn send_shared(&self, shared: &SharedWait, msg: Msg, flags: i32) -> Result<()> {
+        self.send_shared_or_keep(shared, msg, flags).map_err(|(_, e)| e)
+    }
+
+    /// `send_shared`, handing the message back when it fails.
+    pub(super) fn send_shared_or_keep(
+        &self,
+        shared: &SharedWait,
+        mut msg: Msg,
+        flags: i32,
+    ) -> std::result::Result<(), (Msg, Error)> {
         msg.set_more(flags & super::SNDMORE != 0);
         let mut deadline = None;
         loop {
             let seen = shared.epoch();
             let (result, timeout) = {
-                let mut core = self.core()?;
+                let mut core = match self.core() {
+                    Ok(core) => core,
+                    Err(e) => return Err((msg, e)),
+                };
                 let r = core.try_send(msg);
                 (r, core.options.sndtimeo)
             };
@@ -285,10 +298,12 @@ impl Socket {
                     return Ok(());
                 }
                 Err((m, Error::Again)) => msg = m,
-                Err((_, e)) => return Err(e),
+                Err(failed) => return Err(failed),
             }
             let d = *deadline.get_or_insert_with(|| wait_deadline(flags, timeout));
-            self.sleep_shared(shared, seen, d)?;
+            if let Err(e) = self.sleep_shared(shared, seen, d) {
+                return Err((msg, e));
+            }
         }
     }
 

@@ -113,7 +113,8 @@ impl Socket {
 
     /// One non-blocking attempt; `false` when it would have blocked.
     fn send_nonblock(&self, msg: Msg, flags: i32) -> Result<bool, Error> {
-        Ok(self.run(true, opt::SNDTIMEO, |s| s.send(msg.clone(), flags | DONTWAIT))?.is_some())
+        let mut pending = Some(msg);
+        Ok(self.run(true, opt::SNDTIMEO, |s| send_pending(s, &mut pending, flags))?.is_some())
     }
 
     // --- Ruby methods -----------------------------------------------------
@@ -132,10 +133,11 @@ impl Socket {
     #[inline]
     fn send_frame_blocking(&self, msg: Msg, flags: i32) -> Result<bool, Error> {
         let sock = self.enter()?;
-        match sock.send(msg.clone(), flags | DONTWAIT) {
+        let mut pending = Some(msg);
+        match send_pending(&sock, &mut pending, flags) {
             Ok(()) => Ok(true),
             Err(oxmq::Error::Again) => {
-                self.block(&sock, opt::SNDTIMEO, |s| s.send(msg.clone(), flags | DONTWAIT))?;
+                self.block(&sock, opt::SNDTIMEO, |s| send_pending(s, &mut pending, flags))?;
                 Ok(true)
             }
             Err(e) => Err(core_error(e)),
@@ -290,4 +292,17 @@ impl Socket {
     pub(crate) fn lent_strings(ruby: &Ruby) -> usize {
         pin::lent_count(ruby)
     }
+}
+
+/// One non-blocking try at sending the frame in `pending`, which keeps it
+/// when the try fails: retries need no copy, and a heap body gets no extra
+/// reference for another thread to race on.
+fn send_pending(s: &oxmq::Socket, pending: &mut Option<Msg>, flags: i32) -> ZResult<()> {
+    let Some(msg) = pending.take() else {
+        return Ok(()); // sent by an earlier try
+    };
+    s.send_or_keep(msg, flags | DONTWAIT).map_err(|(msg, e)| {
+        *pending = Some(msg);
+        e
+    })
 }
