@@ -453,6 +453,8 @@ def sec_trailing(data):
     md.append("Every comparison of this run in which oxmq is behind a peer (speed ratio oxmq/peer below 1.00; for "
               "times, costs and memory it is peer ÷ oxmq), worst first; large tcp/ipc messages are also held "
               "against 0.9× the raw socket's bandwidth measured in the same cell, and REQ/REP round trips (p50) against 1.5× a plain-socket ping-pong of the same size. %d comparisons.\n" % len(rows))
+    md.append("Why each family of these cells trails, from profiles, and what closing the gap would take: "
+              "[TRAILING.md](TRAILING.md) (written by hand; it names the commit and runs it comes from).\n")
     md.append("| study | cell | measure | oxmq side | peer | ratio |")
     md.append("|---|---|---|---|---|---|")
     for n, cell, metric, mine, peer, ratio in rows:
