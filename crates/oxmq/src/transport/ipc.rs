@@ -4,7 +4,7 @@
 use crate::error::Error;
 use crate::options::Options;
 use crate::transport::endpoint::IpcAddr;
-use socket2::{Domain, SockAddr, Socket, Type};
+use socket2::{Domain, SockAddr, SockRef, Socket, Type};
 use std::ffi::{CString, OsString};
 use std::io;
 use std::os::fd::OwnedFd;
@@ -138,6 +138,24 @@ pub(crate) fn start_connect(addr: &IpcAddr) -> io::Result<mio::net::UnixStream> 
     Ok(mio::net::UnixStream::from_std(std::os::unix::net::UnixStream::from(fd)))
 }
 
+/// Kernel buffer size asked for on each side of an ipc connection. The
+/// kernel's default (`wmem_default`, 208 KiB) is smaller than a 256 KiB
+/// message, which then crosses in several writes, each waiting for the peer
+/// to read: a 256 KiB REQ/REP round trip took ~170 us instead of ~120 us, and
+/// 4 MiB messages moved at a third of the rate. The kernel caps the request
+/// at `wmem_max` / `rmem_max`, and a Unix socket is charged only for the
+/// bytes actually queued.
+pub(crate) const BUFFER: usize = 1 << 20;
+
+/// Sizes a connected Unix stream's buffers (accepted or connected). As in
+/// libzmq, SNDBUF and RCVBUF apply to tcp only. A refusal leaves the
+/// kernel's default; the connection works either way.
+pub(crate) fn tune_stream(stream: &impl std::os::fd::AsFd) {
+    let sock = SockRef::from(stream);
+    let _ = sock.set_send_buffer_size(BUFFER);
+    let _ = sock.set_recv_buffer_size(BUFFER);
+}
+
 /// After a writable event on a connecting socket: `Ok(true)` connected,
 /// `Ok(false)` still in progress, `Err` failed.
 pub(crate) fn finish_connect(stream: &mio::net::UnixStream) -> io::Result<bool> {
@@ -176,6 +194,22 @@ mod tests {
         assert_eq!(ep, format!("ipc://{}", p.display()));
         drop(cleanup);
         let _ = std::fs::remove_dir(&dir);
+    }
+
+    #[test]
+    fn streams_get_larger_buffers_than_the_kernel_default() {
+        let sizes = |s: &std::os::unix::net::UnixStream| {
+            let r = SockRef::from(s);
+            (r.send_buffer_size().unwrap(), r.recv_buffer_size().unwrap())
+        };
+        let (untuned, _) = std::os::unix::net::UnixStream::pair().unwrap();
+        let (kernel_snd, kernel_rcv) = sizes(&untuned);
+        // The kernel caps the request at wmem_max / rmem_max (never below
+        // the default) and doubles it: always above the untuned default.
+        let (a, _) = std::os::unix::net::UnixStream::pair().unwrap();
+        tune_stream(&a);
+        let (snd, rcv) = sizes(&a);
+        assert!(snd > kernel_snd && rcv > kernel_rcv, "{snd}/{rcv} vs default {kernel_snd}/{kernel_rcv}");
     }
 
     #[cfg(target_os = "linux")]

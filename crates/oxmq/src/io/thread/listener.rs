@@ -8,7 +8,7 @@ use crate::io::stream::Stream;
 use crate::io::ws::WsListen;
 use crate::monitor::monitor_event as ev;
 use crate::transport::filter;
-use crate::transport::ipc::IpcCleanup;
+use crate::transport::ipc::{self, IpcCleanup};
 use crate::transport::tcp;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -69,9 +69,10 @@ pub(super) fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<
                 tcp::tune_stream(&s, opts);
                 (filter::tcp_peer_allowed(opts, &peer), Stream::Tcp(s))
             }),
-            ListenSock::Unix(s) => {
-                s.accept().map(|(s, _)| (filter::ipc_peer_allowed(opts, s.as_raw_fd()), Stream::Unix(s)))
-            }
+            ListenSock::Unix(s) => s.accept().map(|(s, _)| {
+                ipc::tune_stream(&s);
+                (filter::ipc_peer_allowed(opts, s.as_raw_fd()), Stream::Unix(s))
+            }),
             ListenSock::Ws(s, ws) => s.accept().and_then(|(s, peer)| {
                 tcp::tune_stream(&s, opts);
                 Ok((filter::tcp_peer_allowed(opts, &peer), ws.wrap(s)?))

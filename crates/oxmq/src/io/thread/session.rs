@@ -394,8 +394,10 @@ pub(super) fn run_session(
                 };
                 match status {
                     Ok(true) => {
-                        if let Stream::Tcp(t) = &stream {
-                            tcp::tune_stream(t, &s.link.cfg.options);
+                        match &stream {
+                            Stream::Tcp(t) => tcp::tune_stream(t, &s.link.cfg.options),
+                            Stream::Unix(u) => ipc::tune_stream(u),
+                            _ => {}
                         }
                         s.link.emit(ev::CONNECTED, stream.fd() as u32);
                         let stream = match &s.ws {
