@@ -4,13 +4,25 @@
 //! it to 0 with one non-blocking read, and `wait` blocks in `poll(2)` until it
 //! is readable. The fd can also be registered with an external poller via
 //! [`Signaler::raw_fd`].
+//!
+//! `drain` skips its read when every `signal` so far has been read already:
+//! a blocking receive drains once before it sleeps and once after it wakes,
+//! and the first of those reads found nothing nearly always.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 pub(crate) struct Signaler {
     fd: OwnedFd,
+    /// Signals not yet read back: each `signal` adds 1 before it writes 1,
+    /// and each `drain` subtracts what its read returned (the eventfd sums
+    /// the writes). So whenever the counter holds a write, this is positive
+    /// and the next drain reads it: a poller never spins on a readable fd
+    /// that drains skip. Positive with nothing written yet (a signal between
+    /// its add and its write) costs one read that finds nothing.
+    unread: AtomicI64,
 }
 
 impl Signaler {
@@ -21,13 +33,14 @@ impl Signaler {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `fd` is a freshly created descriptor that nobody else owns.
-        Ok(Signaler { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+        Ok(Signaler { fd: unsafe { OwnedFd::from_raw_fd(fd) }, unread: AtomicI64::new(0) })
     }
 
     /// Make the fd readable. Never blocks; a saturated counter (EAGAIN) is
     /// already readable, so that error is ignored.
     pub(crate) fn signal(&self) {
         let one: u64 = 1;
+        self.unread.fetch_add(1, Ordering::SeqCst);
         loop {
             // SAFETY: writes 8 bytes from a live local `u64`.
             let n = unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
@@ -37,6 +50,8 @@ impl Signaler {
             let err = io::Error::last_os_error();
             match err.raw_os_error() {
                 Some(libc::EINTR) => continue,
+                // Saturated (2^64 - 2 unread signals): already readable. This
+                // signal stays counted, so drains keep reading, as before.
                 Some(libc::EAGAIN) => return,
                 _ => {
                     debug_assert!(false, "eventfd write failed: {err}");
@@ -46,15 +61,30 @@ impl Signaler {
         }
     }
 
-    /// Reset the counter to 0 (one non-blocking read; EAGAIN = already 0).
+    /// Reset the counter to 0 (one non-blocking read; EAGAIN = already 0),
+    /// or nothing when every signal has been read already. Called by the
+    /// socket's owner only (one drain at a time).
     pub(crate) fn drain(&self) {
+        let counted = self.unread.swap(0, Ordering::SeqCst);
+        if counted <= 0 {
+            self.unread.fetch_add(counted, Ordering::SeqCst);
+            return;
+        }
         let mut buf: u64 = 0;
-        loop {
+        let read = loop {
             // SAFETY: reads at most 8 bytes into a live local `u64`.
             let n = unsafe { libc::read(self.fd.as_raw_fd(), (&mut buf as *mut u64).cast(), 8) };
-            if n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return;
+            if n == 8 {
+                break buf.min(i64::MAX as u64) as i64;
             }
+            if n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break 0;
+            }
+        };
+        // Signals counted but not yet written stay counted; writes read
+        // whose signals were counted after our swap are taken off.
+        if counted != read {
+            self.unread.fetch_add(counted - read, Ordering::SeqCst);
         }
     }
 
@@ -124,6 +154,30 @@ mod tests {
         s.drain(); // draining an empty eventfd is fine
         s.signal();
         assert!(s.wait(Some(Duration::ZERO)).unwrap());
+    }
+
+    #[test]
+    fn drain_after_racing_signals_never_leaves_the_fd_readable() {
+        // Signals from another thread race drains; once both sides stop,
+        // one more drain must leave the fd unreadable (a poller would
+        // otherwise spin on it), and a signal must make it readable again.
+        let s = Arc::new(Signaler::new().unwrap());
+        let s2 = s.clone();
+        let t = std::thread::spawn(move || {
+            for _ in 0..20_000 {
+                s2.signal();
+            }
+        });
+        for _ in 0..20_000 {
+            s.drain();
+        }
+        t.join().unwrap();
+        s.drain();
+        assert!(!s.wait(Some(Duration::ZERO)).unwrap());
+        s.signal();
+        assert!(s.wait(Some(Duration::ZERO)).unwrap());
+        s.drain();
+        assert!(!s.wait(Some(Duration::ZERO)).unwrap());
     }
 
     #[test]
