@@ -176,9 +176,11 @@ impl Socket {
         // Each try hands the frame back on failure: no copy for the next one,
         // and no extra reference to a heap body for another thread to race on.
         let mut pending = Some(msg);
-        match self.with(|s| send_pending(s, &mut pending, flags)) {
+        match self.with(|s| s.send_from(&mut pending, flags | oxmq::DONTWAIT).map_err(core_errno)) {
             Ok(()) => Ok(()),
-            Err(errno::EAGAIN) => self.block_on(py, opt::SNDTIMEO, move |s| send_pending(s, &mut pending, flags)),
+            Err(errno::EAGAIN) => self.block_on(py, opt::SNDTIMEO, move |s| {
+                s.send_from(&mut pending, flags | oxmq::DONTWAIT).map_err(core_errno)
+            }),
             Err(e) => Err(zmq_error(py, e)),
         }
     }
@@ -701,16 +703,4 @@ impl Socket {
         let rev = poll_targets(py, &items, ms)?;
         Ok(rev[0] as i32)
     }
-}
-
-/// One non-blocking try at sending the frame in `pending`, which keeps it
-/// when the try fails.
-fn send_pending(s: &oxmq::Socket, pending: &mut Option<Msg>, flags: i32) -> ZResult<()> {
-    let Some(msg) = pending.take() else {
-        return Ok(()); // sent by an earlier try
-    };
-    s.send_or_keep(msg, flags | oxmq::DONTWAIT).map_err(|(msg, e)| {
-        *pending = Some(msg);
-        core_errno(e)
-    })
 }

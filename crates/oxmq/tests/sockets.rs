@@ -498,6 +498,23 @@ fn send_or_keep_hands_back_the_message_on_every_failure() {
 }
 
 #[test]
+fn send_from_keeps_the_frame_until_a_try_sends_it() {
+    let _g = guard();
+    let ctx = Context::new();
+    let push = sock(&ctx, SocketType::Push);
+    let mut pending = Some(Msg::from(&b"kept"[..]));
+    assert_eq!(push.send_from(&mut pending, DONTWAIT).unwrap_err().errno(), errno::EAGAIN);
+    assert_eq!(pending.as_ref().map(Msg::as_slice), Some(&b"kept"[..]), "a failed try leaves it");
+    let pull = sock(&ctx, SocketType::Pull);
+    link(Transport::InprocBindFirst, &pull, &push);
+    push.send_from(&mut pending, 0).unwrap();
+    assert!(pending.is_none(), "sent: taken");
+    push.send_from(&mut pending, 0).unwrap(); // nothing left to send
+    assert_eq!(recv(&pull), b"kept");
+    assert_nothing_within(&pull, 50);
+}
+
+#[test]
 fn req_relaxed_and_correlate() {
     let _g = guard();
     let ctx = Context::new();

@@ -196,6 +196,21 @@ impl Socket {
         }
     }
 
+    /// Send the frame in `pending`, leaving it there when the send fails:
+    /// a caller that retries (a binding's non-blocking try, then its own
+    /// wait) needs no copy per try. `Ok` with nothing to send when an
+    /// earlier try already sent it.
+    #[inline]
+    pub fn send_from(&self, pending: &mut Option<Msg>, flags: i32) -> Result<()> {
+        let Some(msg) = pending.take() else {
+            return Ok(());
+        };
+        self.send_or_keep(msg, flags).map_err(|(msg, e)| {
+            *pending = Some(msg);
+            e
+        })
+    }
+
     /// Send all frames of a message.
     pub fn send_multipart<I, M>(&self, parts: I, flags: i32) -> Result<()>
     where

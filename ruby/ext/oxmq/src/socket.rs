@@ -114,7 +114,7 @@ impl Socket {
     /// One non-blocking attempt; `false` when it would have blocked.
     fn send_nonblock(&self, msg: Msg, flags: i32) -> Result<bool, Error> {
         let mut pending = Some(msg);
-        Ok(self.run(true, opt::SNDTIMEO, |s| send_pending(s, &mut pending, flags))?.is_some())
+        Ok(self.run(true, opt::SNDTIMEO, |s| s.send_from(&mut pending, flags | DONTWAIT))?.is_some())
     }
 
     // --- Ruby methods -----------------------------------------------------
@@ -134,10 +134,10 @@ impl Socket {
     fn send_frame_blocking(&self, msg: Msg, flags: i32) -> Result<bool, Error> {
         let sock = self.enter()?;
         let mut pending = Some(msg);
-        match send_pending(&sock, &mut pending, flags) {
+        match sock.send_from(&mut pending, flags | DONTWAIT) {
             Ok(()) => Ok(true),
             Err(oxmq::Error::Again) => {
-                self.block(&sock, opt::SNDTIMEO, |s| send_pending(s, &mut pending, flags))?;
+                self.block(&sock, opt::SNDTIMEO, |s| s.send_from(&mut pending, flags | DONTWAIT))?;
                 Ok(true)
             }
             Err(e) => Err(core_error(e)),
@@ -292,17 +292,4 @@ impl Socket {
     pub(crate) fn lent_strings(ruby: &Ruby) -> usize {
         pin::lent_count(ruby)
     }
-}
-
-/// One non-blocking try at sending the frame in `pending`, which keeps it
-/// when the try fails: retries need no copy, and a heap body gets no extra
-/// reference for another thread to race on.
-fn send_pending(s: &oxmq::Socket, pending: &mut Option<Msg>, flags: i32) -> ZResult<()> {
-    let Some(msg) = pending.take() else {
-        return Ok(()); // sent by an earlier try
-    };
-    s.send_or_keep(msg, flags | DONTWAIT).map_err(|(msg, e)| {
-        *pending = Some(msg);
-        e
-    })
 }
