@@ -284,3 +284,29 @@ def test_monitored_queue_prefixes_each_side():
     ctx.term()
     t.join(5)
     assert not t.is_alive()
+
+
+def test_context_destroy_ends_a_running_proxy():
+    # The proxy's sockets are lent to the core for the run: destroy() from
+    # another thread neither waits on them nor leaves term() waiting.
+    ctx = oxmq.Context()
+    front, back = ctx.socket(oxmq.PULL), ctx.socket(oxmq.PUSH)
+    front.bind("inproc://destroy-front")
+    back.bind("inproc://destroy-back")
+    raised = []
+
+    def run():
+        try:
+            oxmq.proxy(front, back)
+        except oxmq.ContextTerminated as e:
+            raised.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    time.sleep(0.1)
+    done = threading.Event()
+    threading.Thread(target=lambda: (ctx.destroy(linger=0), done.set()), daemon=True).start()
+    assert done.wait(5), "destroy() hung on a running proxy"
+    t.join(5)
+    assert not t.is_alive() and len(raised) == 1
+    assert front.closed and back.closed
