@@ -18,7 +18,7 @@ from typing import Any, Optional, Tuple
 
 from oxmq import backend, constants, error
 from oxmq._oxmq import __version__ as __oxmq_version__
-from oxmq._oxmq import strerror
+from oxmq._oxmq import proxy_steerable, strerror
 from oxmq.constants import *  # noqa: F401,F403
 from oxmq.error import *  # noqa: F401,F403
 from oxmq.sugar import (
@@ -108,11 +108,6 @@ def zmq_errno() -> int:
 def device(device_type: int, frontend: Socket, backend: Socket) -> None:
     """Legacy ``zmq_device``: the same as ``proxy(frontend, backend)``."""
     proxy(frontend, backend)
-
-
-def proxy_steerable(frontend: Socket, backend: Socket, capture: Optional[Socket] = None, control: Optional[Socket] = None) -> None:
-    """``zmq_proxy_steerable`` is not available in this version of oxmq."""
-    raise ZMQError(constants.ENOTSUP, "proxy_steerable is not supported by this version of oxmq")
 
 
 def get_includes() -> list:

@@ -67,6 +67,8 @@ fn _oxmq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::strerror, m)?)?;
     m.add_function(wrap_pyfunction!(poll::zmq_poll, m)?)?;
     m.add_function(wrap_pyfunction!(proxy::proxy, m)?)?;
+    m.add_function(wrap_pyfunction!(proxy::proxy_steerable, m)?)?;
+    m.add_function(wrap_pyfunction!(proxy::monitored_queue, m)?)?;
     m.add_function(wrap_pyfunction!(_drain_releases, m)?)?;
     m.add_function(wrap_pyfunction!(zmq_version_info, m)?)?;
     m.add_function(wrap_pyfunction!(security::z85_encode, m)?)?;

@@ -1,15 +1,134 @@
-//! `zmq_proxy`, run without the GIL.
+//! `proxy`, `proxy_steerable` and `monitored_queue`: the core's proxy
+//! ([`oxmq::Proxy`]), run without the GIL. The only Python-specific part is
+//! [`SignalCheck`], the core wait's hook that runs signal handlers.
 
 use crate::errors::*;
 use crate::socket::*;
 use crate::SLICE;
-use oxmq::{errno, Msg};
+use oxmq::proxy::CaptureSocket;
+use oxmq::{errno, Proxy, WaitHook};
 use pyo3::prelude::*;
-use std::os::raw::c_int;
-use std::time::Instant;
+use std::time::Duration;
+
+/// Runs Python's signal handlers while the proxy waits: at least every
+/// [`SLICE`], re-taking the GIL. Only the main thread runs handlers, so a
+/// proxy in another thread never takes the GIL back (and a signal that
+/// interrupts its wait only makes it wait again).
+struct SignalCheck {
+    on_main_thread: bool,
+    raised: Option<PyErr>,
+}
+
+impl WaitHook for SignalCheck {
+    fn slice(&self) -> Option<Duration> {
+        self.on_main_thread.then_some(SLICE)
+    }
+
+    fn check(&mut self) -> oxmq::Result<()> {
+        if !self.on_main_thread {
+            return Ok(());
+        }
+        Python::attach(|py| py.check_signals()).map_err(|e| {
+            self.raised = Some(e);
+            oxmq::Error::Interrupted
+        })
+    }
+}
+
+/// What kind of proxy to run.
+struct Options<'a> {
+    prefixes: Option<(&'a [u8], &'a [u8])>,
+    swap_router_ids: bool,
+}
+
+/// Run the core proxy over `socks` (frontend, backend, capture, control).
+///
+/// The core sockets are lent to the proxy for the run: taken out of their
+/// Python owners (which meanwhile read as closed, so another thread's
+/// `close`, `closed` or `Context.destroy` never waits on a proxy that may
+/// run forever) and put back when it returns. When it returns ETERM they are
+/// closed instead, as closing is all libzmq allows after ETERM, so the
+/// context's termination is not left waiting for them.
+fn run(py: Python<'_>, socks: [Option<&Socket>; 4], options: Options<'_>) -> PyResult<()> {
+    // Frontend and backend may be one socket, or shadows of one.
+    let mut owners: Vec<&SocketShared> = Vec::with_capacity(4);
+    let mut slots = [None; 4];
+    for (slot, s) in slots.iter_mut().zip(socks) {
+        if let Some(s) = s {
+            let shared: &SocketShared = s;
+            let i = owners.iter().position(|o| std::ptr::eq(*o, shared)).unwrap_or_else(|| {
+                owners.push(shared);
+                owners.len() - 1
+            });
+            *slot = Some(i);
+        }
+    }
+    let mut lent: Vec<oxmq::Socket> = Vec::with_capacity(owners.len());
+    for o in &owners {
+        match o.inner.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(s) => lent.push(s),
+            None => {
+                give_back(&owners, lent);
+                return Err(zmq_error(py, errno::ENOTSOCK));
+            }
+        }
+    }
+    let threading = py.import("threading")?;
+    let on_main_thread = threading.call_method0("main_thread")?.is(&threading.call_method0("current_thread")?);
+    let mut hook = SignalCheck { on_main_thread, raised: None };
+    let hook_ref = &mut hook;
+    let (result, lent) = py.detach(move || {
+        let result = run_lent(&lent, slots, options, hook_ref);
+        (result, lent)
+    });
+    if matches!(result, Err(oxmq::Error::Terminated)) {
+        py.detach(move || drop(lent));
+    } else {
+        give_back(&owners, lent);
+    }
+    match (result, hook.raised) {
+        (_, Some(e)) => Err(e),
+        (Ok(()), None) => Ok(()),
+        (Err(e), None) => Err(zmq_error(py, core_errno(e))),
+    }
+}
+
+fn run_lent(
+    lent: &[oxmq::Socket],
+    slots: [Option<usize>; 4],
+    options: Options<'_>,
+    hook: &mut SignalCheck,
+) -> oxmq::Result<()> {
+    let socket = |i: Option<usize>| i.map(|i| &lent[i]);
+    let (Some(front), Some(back)) = (socket(slots[0]), socket(slots[1])) else {
+        return Err(oxmq::Error::NotSocket);
+    };
+    let mut capture = socket(slots[2]).map(|c| match options.prefixes {
+        Some((f, b)) => CaptureSocket::prefixed(c, f, b),
+        None => CaptureSocket::new(c),
+    });
+    let mut proxy = Proxy::new(front, back);
+    if let Some(c) = capture.as_mut() {
+        proxy = proxy.capture(c);
+    }
+    if let Some(c) = socket(slots[3]) {
+        proxy = proxy.control(c);
+    }
+    if options.swap_router_ids {
+        proxy = proxy.swap_router_ids();
+    }
+    proxy.run_with(hook)
+}
+
+/// Put lent core sockets back into their owners, in order.
+fn give_back(owners: &[&SocketShared], lent: Vec<oxmq::Socket>) {
+    for (o, s) in owners.iter().zip(lent) {
+        *o.inner.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+    }
+}
 
 /// `zmq_proxy`: forward messages between `frontend` and `backend` (and copy
-/// them to `capture`) until the context is terminated. Runs without the GIL.
+/// them to `capture`) until the context is terminated.
 #[pyfunction]
 #[pyo3(signature = (frontend, backend, capture=None))]
 pub(crate) fn proxy(
@@ -18,76 +137,39 @@ pub(crate) fn proxy(
     backend: &Bound<'_, Socket>,
     capture: Option<&Bound<'_, Socket>>,
 ) -> PyResult<()> {
-    let socks: [&Socket; 2] = [frontend.get(), backend.get()];
-    let capture: Option<&Socket> = capture.map(|c| c.get());
-    // pending[d]: frames received from socks[d], not yet all sent to socks[1 - d].
-    let mut pending: [Vec<Msg>; 2] = [Vec::new(), Vec::new()];
-    // A direction whose source cannot receive (PUSH, PUB...) is skipped.
-    let mut can_recv = [true, true];
-    loop {
-        let out = py.detach(|| -> Waited<()> {
-            let slice_end = Instant::now() + SLICE;
-            loop {
-                let mut progress = false;
-                for d in 0..2 {
-                    let (src, dst) = (socks[d], socks[1 - d]);
-                    if d == 1 && std::ptr::eq(socks[0], socks[1]) {
-                        break;
-                    }
-                    if pending[d].is_empty() && can_recv[d] {
-                        match src.with(|s| s.recv_multipart(oxmq::DONTWAIT).map_err(core_errno)) {
-                            Ok(parts) => {
-                                if let Some(c) = capture {
-                                    let n = parts.len();
-                                    for (i, m) in parts.iter().enumerate() {
-                                        let f = oxmq::DONTWAIT | if i + 1 < n { oxmq::SNDMORE } else { 0 };
-                                        let _ = c.with(|s| s.send(m.clone(), f).map_err(core_errno));
-                                    }
-                                }
-                                pending[d] = parts;
-                                pending[d].reverse();
-                            }
-                            Err(errno::EAGAIN) => {}
-                            Err(errno::ENOTSUP) => can_recv[d] = false,
-                            Err(e) => return Waited::Failed(e),
-                        }
-                    }
-                    while let Some(m) = pending[d].pop() {
-                        let f = oxmq::DONTWAIT | if pending[d].is_empty() { 0 } else { oxmq::SNDMORE };
-                        match dst.with(|s| s.send(m.clone(), f).map_err(core_errno)) {
-                            Ok(()) => progress = true,
-                            Err(errno::EAGAIN) => {
-                                pending[d].push(m);
-                                break;
-                            }
-                            Err(e) => return Waited::Failed(e),
-                        }
-                    }
-                }
-                if progress {
-                    if Instant::now() >= slice_end {
-                        return Waited::CheckSignals;
-                    }
-                    continue;
-                }
-                // Nothing moved: wait on the descriptors that matter.
-                let mut pfds = Vec::with_capacity(2);
-                for d in 0..2 {
-                    let fd = if pending[d].is_empty() { socks[d].fd } else { socks[1 - d].fd };
-                    pfds.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
-                }
-                let left = slice_end.saturating_duration_since(Instant::now());
-                // SAFETY: valid pollfd array alive across the call.
-                let rc = unsafe { libc::poll(pfds.as_mut_ptr(), 2, left.as_millis() as c_int + 1) };
-                if rc < 0 || Instant::now() >= slice_end {
-                    return Waited::CheckSignals;
-                }
-            }
-        });
-        match out {
-            Waited::Done(()) => return Ok(()),
-            Waited::Failed(e) => return Err(zmq_error(py, e)),
-            Waited::CheckSignals => py.check_signals()?,
-        }
-    }
+    let socks = [Some(frontend.get()), Some(backend.get()), capture.map(|c| c.get()), None];
+    run(py, socks, Options { prefixes: None, swap_router_ids: false })
+}
+
+/// `zmq_proxy_steerable`: `proxy`, steered by PAUSE / RESUME / TERMINATE /
+/// STATISTICS on `control`; returns after TERMINATE.
+#[pyfunction]
+#[pyo3(signature = (frontend, backend, capture=None, control=None))]
+pub(crate) fn proxy_steerable(
+    py: Python<'_>,
+    frontend: &Bound<'_, Socket>,
+    backend: &Bound<'_, Socket>,
+    capture: Option<&Bound<'_, Socket>>,
+    control: Option<&Bound<'_, Socket>>,
+) -> PyResult<()> {
+    let socks = [Some(frontend.get()), Some(backend.get()), capture.map(|c| c.get()), control.map(|c| c.get())];
+    run(py, socks, Options { prefixes: None, swap_router_ids: false })
+}
+
+/// pyzmq's `monitored_queue`: forward both ways between `in_socket` and
+/// `out_socket`, copying each message to `mon_socket` after a frame naming
+/// its side (`in_prefix` / `out_prefix`); between two ROUTERs the first two
+/// frames are swapped, so a message names its sender to its addressee.
+#[pyfunction]
+#[pyo3(signature = (in_socket, out_socket, mon_socket, in_prefix, out_prefix))]
+pub(crate) fn monitored_queue(
+    py: Python<'_>,
+    in_socket: &Bound<'_, Socket>,
+    out_socket: &Bound<'_, Socket>,
+    mon_socket: &Bound<'_, Socket>,
+    in_prefix: &[u8],
+    out_prefix: &[u8],
+) -> PyResult<()> {
+    let socks = [Some(in_socket.get()), Some(out_socket.get()), Some(mon_socket.get()), None];
+    run(py, socks, Options { prefixes: Some((in_prefix, out_prefix)), swap_router_ids: true })
 }

@@ -32,7 +32,9 @@ def _sigint_later(delay):
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="needs the main thread")
-@pytest.mark.parametrize("what", ["recv", "recv_multipart", "recv_string", "send", "poller", "socket_poll", "tracker"])
+@pytest.mark.parametrize(
+    "what", ["recv", "recv_multipart", "recv_string", "send", "poller", "socket_poll", "tracker", "proxy", "proxy_steerable"]
+)
 def test_ctrl_c_interrupts_blocking_call(make, what):
     pull = make(oxmq.PULL, rcvtimeo=-1)
     pull.bind("inproc://sigint-%s" % what)
@@ -46,6 +48,9 @@ def test_ctrl_c_interrupts_blocking_call(make, what):
         "poller": lambda: oxmq.zmq_poll([(pull, oxmq.POLLIN)], -1),
         "socket_poll": lambda: pull.poll(),
         "tracker": None,
+        # nothing arrives: the core proxy waits, running signal handlers
+        "proxy": lambda: oxmq.proxy(pull, push),
+        "proxy_steerable": lambda: oxmq.proxy_steerable(pull, push, None, make(oxmq.PAIR)),
     }
     if what == "tracker":
         peer = make(oxmq.PULL)

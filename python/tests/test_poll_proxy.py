@@ -201,3 +201,112 @@ def test_device_streamer():
     ctx.term()
     t.join(5)
     assert not t.is_alive()
+
+
+def _stats(ctl):
+    ctl.send(b"STATISTICS")
+    parts = ctl.recv_multipart()
+    assert len(parts) == 8
+    return [int.from_bytes(p, "little") for p in parts]
+
+
+def test_proxy_steerable_pause_resume_statistics_terminate():
+    ctx = oxmq.Context()
+    front, back, mon, ctl = (ctx.socket(k) for k in (oxmq.PULL, oxmq.PUSH, oxmq.PUSH, oxmq.PAIR))
+    for s, ep in ((front, "front"), (back, "back"), (mon, "mon"), (ctl, "ctl")):
+        s.bind("inproc://steer-" + ep)
+    done = []
+
+    def run():
+        oxmq.proxy_steerable(front, back, mon, ctl)
+        done.append(True)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    push, pull, cap, c = (ctx.socket(k) for k in (oxmq.PUSH, oxmq.PULL, oxmq.PULL, oxmq.PAIR))
+    for s, ep in ((push, "front"), (pull, "back"), (cap, "mon"), (c, "ctl")):
+        s.rcvtimeo = 5000
+        s.linger = 0
+        s.connect("inproc://steer-" + ep)
+    push.send_multipart([b"ab", b"cd"])
+    assert pull.recv_multipart() == [b"ab", b"cd"]
+    assert cap.recv_multipart() == [b"ab", b"cd"]
+    # a multipart message counts once; frontend in, backend out
+    assert _stats(c) == [1, 4, 0, 0, 0, 0, 1, 4]
+    assert cap.recv() == b"STATISTICS"  # control commands are captured too
+    c.send(b"PAUSE")
+    push.send(b"held")
+    assert pull.poll(200) == 0
+    c.send(b"RESUME")
+    assert pull.recv() == b"held"
+    c.send(b"TERMINATE")
+    t.join(5)
+    assert done == [True]
+    for s in (front, back, mon, ctl, push, pull, cap, c):
+        s.close(linger=0)
+    ctx.term()
+
+
+def test_monitored_queue_prefixes_each_side():
+    from oxmq.devices import monitored_queue
+
+    ctx = oxmq.Context()
+    a, b, mon = ctx.socket(oxmq.PAIR), ctx.socket(oxmq.PAIR), ctx.socket(oxmq.PUSH)
+    a.bind("inproc://mq-a")
+    b.bind("inproc://mq-b")
+    mon.bind("inproc://mq-mon")
+
+    def run():
+        try:
+            monitored_queue(a, b, mon, b"IN", b"OUT")
+        except oxmq.ContextTerminated:
+            pass
+        for s in (a, b, mon):
+            s.close(linger=0)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    alice, bob, watch = ctx.socket(oxmq.PAIR), ctx.socket(oxmq.PAIR), ctx.socket(oxmq.PULL)
+    for s, ep in ((alice, "a"), (bob, "b"), (watch, "mon")):
+        s.rcvtimeo = 5000
+        s.linger = 0
+        s.connect("inproc://mq-" + ep)
+    alice.send_multipart([b"hello", b"bob"])
+    assert bob.recv_multipart() == [b"hello", b"bob"]
+    bob.send(b"hi")
+    assert alice.recv() == b"hi"
+    assert watch.recv_multipart() == [b"IN", b"hello", b"bob"]
+    assert watch.recv_multipart() == [b"OUT", b"hi"]
+    with pytest.raises(TypeError):
+        monitored_queue(a, b, mon, "in", b"out")
+    for s in (alice, bob, watch):
+        s.close()
+    ctx.term()
+    t.join(5)
+    assert not t.is_alive()
+
+
+def test_context_destroy_ends_a_running_proxy():
+    # The proxy's sockets are lent to the core for the run: destroy() from
+    # another thread neither waits on them nor leaves term() waiting.
+    ctx = oxmq.Context()
+    front, back = ctx.socket(oxmq.PULL), ctx.socket(oxmq.PUSH)
+    front.bind("inproc://destroy-front")
+    back.bind("inproc://destroy-back")
+    raised = []
+
+    def run():
+        try:
+            oxmq.proxy(front, back)
+        except oxmq.ContextTerminated as e:
+            raised.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    time.sleep(0.1)
+    done = threading.Event()
+    threading.Thread(target=lambda: (ctx.destroy(linger=0), done.set()), daemon=True).start()
+    assert done.wait(5), "destroy() hung on a running proxy"
+    t.join(5)
+    assert not t.is_alive() and len(raised) == 1
+    assert front.closed and back.closed

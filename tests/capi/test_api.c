@@ -664,6 +664,7 @@ static void test_proxy(void)
     }
     CHECK(stats[0] == 1 && stats[1] == 10); /* frontend: 1 message in, 10 bytes */
     CHECK(stats[6] == 1 && stats[7] == 10); /* backend: 1 message out */
+    expect_str(cap, "STATISTICS"); /* the capture sees control commands too */
 
     OK(send_str(ctl, "PAUSE", 0));
     OK(send_str(ctl, "RESUME", 0));

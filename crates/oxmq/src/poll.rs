@@ -71,6 +71,61 @@ fn from_os_events(os: libc::c_short) -> i16 {
     ev
 }
 
+/// How a caller's runtime waits: the core's [`poll`] does the waiting, and
+/// the hook decides what a signal (or the end of a slice) means. A language
+/// runtime that must run signal handlers while a call blocks (Python's
+/// `check_signals`, with its lock re-taken) implements it in a few lines;
+/// [`CoreWait`] is libzmq's behaviour.
+pub trait WaitHook {
+    /// The longest a wait may last before [`WaitHook::check`] runs (`None`:
+    /// only when a signal interrupts it).
+    fn slice(&self) -> Option<Duration> {
+        None
+    }
+
+    /// A wait was interrupted by a signal or its slice ended. `Ok` waits
+    /// again (to the caller's own deadline); an error ends the wait with it.
+    fn check(&mut self) -> Result<()>;
+}
+
+/// libzmq's wait: a signal ends it with [`Error::Interrupted`] (EINTR).
+pub struct CoreWait;
+
+impl WaitHook for CoreWait {
+    fn check(&mut self) -> Result<()> {
+        Err(Error::Interrupted)
+    }
+}
+
+/// [`poll`], with `hook` deciding what a signal means and how often it is
+/// asked. `timeout_ms` as for [`poll`]; the slices do not extend it.
+pub fn poll_with(items: &mut [PollItem<'_>], timeout_ms: i64, hook: &mut dyn WaitHook) -> Result<usize> {
+    let deadline = (timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
+    loop {
+        let left_ms = match deadline {
+            Some(d) => ceil_ms(d.saturating_duration_since(Instant::now())),
+            None => timeout_ms,
+        };
+        let (wait_ms, sliced) = match hook.slice().map(ceil_ms) {
+            Some(s) if left_ms < 0 || s < left_ms => (s, true),
+            _ => (left_ms, false),
+        };
+        match poll(items, wait_ms) {
+            Ok(0) if sliced => hook.check()?,
+            Err(Error::Interrupted) => hook.check()?,
+            other => return other,
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(0);
+        }
+    }
+}
+
+/// A duration in poll's milliseconds, rounded up so a wait never ends early.
+fn ceil_ms(d: Duration) -> i64 {
+    d.as_millis().min(i32::MAX as u128) as i64 + (!d.subsec_nanos().is_multiple_of(1_000_000)) as i64
+}
+
 /// Wait until at least one item is ready or `timeout_ms` passes (-1: forever,
 /// 0: just check). Returns how many items are ready; see [`PollItem::revents`].
 ///

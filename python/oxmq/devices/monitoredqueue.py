@@ -1,21 +1,11 @@
 """``monitored_queue``: a queue device that also copies every message to a
 monitor socket, prefixed with where it came from (pyzmq's
-``zmq.devices.monitoredqueue``)."""
+``zmq.devices.monitoredqueue``). The forwarding is the core's proxy."""
 
 from __future__ import annotations
 
-from typing import Any, List
-
 import oxmq as zmq
-
-
-def _relay(src: zmq.Socket, dst: zmq.Socket, mon: zmq.Socket, prefix: bytes, swap_ids: bool) -> None:
-    msg: List[Any] = src.recv_multipart(zmq.DONTWAIT, copy=False)
-    mon.send_multipart([prefix] + msg, copy=False)
-    if swap_ids and len(msg) >= 2:
-        # ROUTER to ROUTER: the sender's id comes first, the destination's second
-        msg = [msg[1], msg[0]] + msg[2:]
-    dst.send_multipart(msg, copy=False)
+from oxmq._oxmq import monitored_queue as _monitored_queue
 
 
 def monitored_queue(
@@ -27,26 +17,13 @@ def monitored_queue(
 ) -> None:
     """Forward messages both ways between ``in_socket`` and ``out_socket``;
     each one is also sent to ``mon_socket`` after a first frame saying its
-    side (``in_prefix`` or ``out_prefix``). Runs until the context ends."""
+    side (``in_prefix`` or ``out_prefix``). Between two ROUTERs the first two
+    frames are swapped, so the addressee sees the sender's id. Runs until the
+    context ends."""
     for name, prefix in (("in_prefix", in_prefix), ("out_prefix", out_prefix)):
         if not isinstance(prefix, bytes):
             raise TypeError(f"{name} must be bytes, not {type(prefix).__name__}")
-    swap_ids = in_socket.type == zmq.ROUTER and out_socket.type == zmq.ROUTER
-    poller = zmq.Poller()
-    poller.register(in_socket, zmq.POLLIN)
-    poller.register(out_socket, zmq.POLLIN)
-    while True:
-        events = dict(poller.poll())
-        if in_socket in events:
-            try:
-                _relay(in_socket, out_socket, mon_socket, in_prefix, swap_ids)
-            except zmq.Again:
-                pass
-        if out_socket in events:
-            try:
-                _relay(out_socket, in_socket, mon_socket, out_prefix, swap_ids)
-            except zmq.Again:
-                pass
+    _monitored_queue(in_socket, out_socket, mon_socket, in_prefix, out_prefix)
 
 
 __all__ = ["monitored_queue"]
