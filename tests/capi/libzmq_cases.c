@@ -59,13 +59,101 @@ static void test_z85(void)
     CHECK(zmq_z85_encode(text, NULL, 0) == text && text[0] == 0);
 }
 
+/* The string left in `opt`, and its length as getsockopt reports it. */
+static void expect_string_opt(void *s, int opt, const char *want, size_t want_len)
+{
+    char buf[512];
+    size_t len = sizeof buf;
+    OK(zmq_getsockopt(s, opt, buf, &len));
+    CHECK(len == want_len + 1);
+    CHECK(buf[want_len] == 0 && memcmp(buf, want, want_len) == 0);
+}
+
+/* test_socks: test_socks_proxy_options and test_socks_userpass_options,
+ * and the same rules on the other string options (libzmq 4.3.4 and 4.3.5
+ * answer alike). */
+static void test_string_options(void *ctx)
+{
+    char big[300];
+    memset(big, 'a', sizeof big);
+    void *s = socket_of(ctx, ZMQ_SUB);
+
+    /* SOCKS_PROXY: NULL clears it, "" is refused, any length is taken. */
+    OK(zmq_setsockopt(s, ZMQ_SOCKS_PROXY, "somehost:1080", 13));
+    expect_string_opt(s, ZMQ_SOCKS_PROXY, "somehost:1080", 13);
+    OK(zmq_setsockopt(s, ZMQ_SOCKS_PROXY, NULL, 0));
+    expect_string_opt(s, ZMQ_SOCKS_PROXY, "", 0);
+    FAILS(zmq_setsockopt(s, ZMQ_SOCKS_PROXY, "", 0), EINVAL);
+    FAILS(zmq_setsockopt(s, ZMQ_SOCKS_PROXY, NULL, 5), EINVAL);
+    OK(zmq_setsockopt(s, ZMQ_SOCKS_PROXY, big, 256));
+    expect_string_opt(s, ZMQ_SOCKS_PROXY, big, 256);
+
+    /* SOCKS_USERNAME/PASSWORD: NULL (whatever the length) and "" clear it,
+     * at most 255 bytes. */
+    const int creds[2] = {ZMQ_SOCKS_USERNAME, ZMQ_SOCKS_PASSWORD};
+    for (int i = 0; i < 2; i++) {
+        int opt = creds[i];
+        expect_string_opt(s, opt, "", 0);
+        OK(zmq_setsockopt(s, opt, "someuser", 8));
+        expect_string_opt(s, opt, "someuser", 8);
+        OK(zmq_setsockopt(s, opt, NULL, 0));
+        expect_string_opt(s, opt, "", 0);
+        OK(zmq_setsockopt(s, opt, "someuser", 8));
+        OK(zmq_setsockopt(s, opt, "", 0));
+        expect_string_opt(s, opt, "", 0);
+        OK(zmq_setsockopt(s, opt, "someuser", 8));
+        OK(zmq_setsockopt(s, opt, NULL, 5));
+        expect_string_opt(s, opt, "", 0);
+        OK(zmq_setsockopt(s, opt, big, 255));
+        expect_string_opt(s, opt, big, 255);
+        FAILS(zmq_setsockopt(s, opt, big, 256), EINVAL);
+        expect_string_opt(s, opt, big, 255);
+        /* the NUL needs room too */
+        char small[255];
+        size_t len = 255;
+        FAILS(zmq_getsockopt(s, opt, small, &len), EINVAL);
+    }
+
+    /* BINDTODEVICE: NULL clears it, "" is refused, at most 16 bytes. */
+    OK(zmq_setsockopt(s, ZMQ_BINDTODEVICE, big, 16));
+    expect_string_opt(s, ZMQ_BINDTODEVICE, big, 16);
+    FAILS(zmq_setsockopt(s, ZMQ_BINDTODEVICE, big, 17), EINVAL);
+    FAILS(zmq_setsockopt(s, ZMQ_BINDTODEVICE, "", 0), EINVAL);
+    OK(zmq_setsockopt(s, ZMQ_BINDTODEVICE, NULL, 0));
+    expect_string_opt(s, ZMQ_BINDTODEVICE, "", 0);
+
+    /* ZAP_DOMAIN: neither NULL nor "" is taken. */
+    OK(zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "global", 6));
+    FAILS(zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, NULL, 0), EINVAL);
+    FAILS(zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "", 0), EINVAL);
+    expect_string_opt(s, ZMQ_ZAP_DOMAIN, "global", 6);
+
+    /* PLAIN_USERNAME: NULL goes back to the NULL mechanism and keeps the name. */
+    OK(zmq_setsockopt(s, ZMQ_PLAIN_USERNAME, "admin", 5));
+    int mechanism = -1;
+    size_t len = sizeof mechanism;
+    OK(zmq_getsockopt(s, ZMQ_MECHANISM, &mechanism, &len));
+    CHECK(mechanism == ZMQ_PLAIN);
+    OK(zmq_setsockopt(s, ZMQ_PLAIN_USERNAME, NULL, 0));
+    OK(zmq_getsockopt(s, ZMQ_MECHANISM, &mechanism, &len));
+    CHECK(mechanism == ZMQ_NULL);
+    expect_string_opt(s, ZMQ_PLAIN_USERNAME, "admin", 5);
+    FAILS(zmq_setsockopt(s, ZMQ_PLAIN_USERNAME, "", 0), EINVAL);
+
+    OK(zmq_close(s));
+}
+
 int main(void)
 {
     CHECK(mkdtemp(tmpdir) != NULL);
     test_z85();
+    void *ctx = zmq_ctx_new();
+    NOTNULL(ctx);
+    test_string_options(ctx);
+    OK(zmq_ctx_term(ctx));
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     CHECK(system(cmd) == 0);
-    printf("libzmq_cases: z85\n");
+    printf("libzmq_cases: z85, string options\n");
     return 0;
 }

@@ -715,7 +715,18 @@ impl Core {
                 return Ok(());
             }
         }
-        let null_clears = null_ok && matches!(option, opt::PLAIN_USERNAME | opt::PLAIN_PASSWORD | opt::ZAP_DOMAIN);
+        // libzmq: a NULL value clears these strings (PLAIN's switch back to
+        // the NULL mechanism); ZAP_DOMAIN refuses it like any empty value.
+        let null_clears = null_ok
+            && matches!(
+                option,
+                opt::PLAIN_USERNAME
+                    | opt::PLAIN_PASSWORD
+                    | opt::SOCKS_PROXY
+                    | opt::SOCKS_USERNAME
+                    | opt::SOCKS_PASSWORD
+                    | opt::BINDTODEVICE
+            );
         if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok && !null_clears {
             return Err(Error::Invalid("this option needs a non-empty value"));
         }
