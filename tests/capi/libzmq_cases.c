@@ -143,6 +143,81 @@ static void test_string_options(void *ctx)
     OK(zmq_close(s));
 }
 
+/* test_srcfd: a received message names the fd of its connection (tcp and
+ * ipc; the `__fd` property), none for inproc (-1, EINVAL). */
+static void srcfd_over(void *ctx, const char *where, int tcp)
+{
+    char ep[256];
+    void *rep = socket_of(ctx, ZMQ_REP);
+    void *req = socket_of(ctx, ZMQ_REQ);
+    bound_endpoint(rep, where, ep, sizeof ep);
+    OK(zmq_connect(req, ep));
+    OK(send_str(req, "ping", 0));
+    zmq_msg_t msg;
+    OK(zmq_msg_init(&msg));
+    CHECK(zmq_msg_recv(&msg, rep, 0) == 4);
+    int fd = zmq_msg_get(&msg, ZMQ_SRCFD);
+    if (strncmp(where, "inproc", 6) == 0) {
+        CHECK(fd == -1 && zmq_errno() == EINVAL);
+        OK(zmq_msg_close(&msg));
+        OK(zmq_close(req));
+        OK(zmq_close(rep));
+        return;
+    }
+    CHECK(fd >= 0);
+    const char *fd_text = zmq_msg_gets(&msg, "__fd");
+    NOTNULL(fd_text);
+    CHECK(atoi(fd_text) == fd);
+    zmq_msg_t copy;
+    OK(zmq_msg_init(&copy));
+    OK(zmq_msg_copy(&copy, &msg));
+    CHECK(zmq_msg_get(&copy, ZMQ_SRCFD) == fd);
+    OK(zmq_msg_close(&copy));
+    /* Peer-Address goes with it: the IP over tcp, localhost:UID:GID:PID over ipc. */
+    const char *peer = zmq_msg_gets(&msg, "Peer-Address");
+    NOTNULL(peer);
+    char want[128];
+    if (tcp)
+        snprintf(want, sizeof want, "127.0.0.1");
+    else
+        snprintf(want, sizeof want, "localhost:%u:%u:%d", (unsigned)getuid(), (unsigned)getgid(), (int)getpid());
+    if (strcmp(peer, want) != 0) {
+        fprintf(stderr, "Peer-Address %s, expected %s\n", peer, want);
+        exit(1);
+    }
+    OK(zmq_msg_close(&msg));
+    /* It is the connection's fd: its peer is the REQ's end. */
+    struct sockaddr_storage ss;
+    socklen_t sslen = sizeof ss;
+    CHECK(getpeername(fd, (struct sockaddr *)&ss, &sslen) == 0);
+    if (tcp) {
+        char host[NI_MAXHOST];
+        CHECK(getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof host, NULL, 0, NI_NUMERICHOST) == 0);
+        CHECK(strcmp(host, "127.0.0.1") == 0);
+    } else {
+        CHECK(ss.ss_family == AF_UNIX);
+    }
+    OK(send_str(rep, "pong", 0));
+    expect_str(req, "pong");
+    OK(zmq_close(req));
+    OK(zmq_close(rep));
+
+    /* A message made here has no source. */
+    OK(zmq_msg_init_size(&msg, 3));
+    errno = 0;
+    CHECK(zmq_msg_get(&msg, ZMQ_SRCFD) == -1 && zmq_errno() == EINVAL);
+    OK(zmq_msg_close(&msg));
+}
+
+static void test_srcfd(void *ctx)
+{
+    char ep[300];
+    srcfd_over(ctx, "tcp://127.0.0.1:*", 1);
+    snprintf(ep, sizeof ep, "ipc://%s/srcfd.ipc", tmpdir);
+    srcfd_over(ctx, ep, 0);
+    srcfd_over(ctx, "inproc://srcfd", 0);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(tmpdir) != NULL);
@@ -150,10 +225,11 @@ int main(void)
     void *ctx = zmq_ctx_new();
     NOTNULL(ctx);
     test_string_options(ctx);
+    test_srcfd(ctx);
     OK(zmq_ctx_term(ctx));
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     CHECK(system(cmd) == 0);
-    printf("libzmq_cases: z85, string options\n");
+    printf("libzmq_cases: z85, string options, SRCFD\n");
     return 0;
 }
