@@ -218,6 +218,35 @@ static void test_srcfd(void *ctx)
     srcfd_over(ctx, "inproc://srcfd", 0);
 }
 
+/* test_rebind_ipc: a second PUSH binds the path of a closed one; the PULL
+ * reconnects to it. Also after an unbind, and with the first socket closed
+ * only after the second has bound (its listener closing last). */
+static void test_rebind_ipc(void *ctx)
+{
+    char ep[300];
+    snprintf(ep, sizeof ep, "ipc://%s/rebind.ipc", tmpdir);
+    void *first = socket_of(ctx, ZMQ_PUSH);
+    void *second = socket_of(ctx, ZMQ_PUSH);
+    OK(zmq_bind(first, ep));
+    void *pull = socket_of(ctx, ZMQ_PULL);
+    OK(zmq_connect(pull, ep));
+    OK(send_str(first, "one", 0));
+    expect_str(pull, "one");
+    OK(zmq_close(first));
+    OK(zmq_bind(second, ep));
+    OK(send_str(second, "two", 0));
+    expect_str(pull, "two");
+
+    OK(zmq_unbind(second, ep));
+    void *third = socket_of(ctx, ZMQ_PUSH);
+    OK(zmq_bind(third, ep));
+    OK(zmq_close(second));
+    OK(send_str(third, "three", 0));
+    expect_str(pull, "three");
+    OK(zmq_close(third));
+    OK(zmq_close(pull));
+}
+
 int main(void)
 {
     CHECK(mkdtemp(tmpdir) != NULL);
@@ -226,10 +255,11 @@ int main(void)
     NOTNULL(ctx);
     test_string_options(ctx);
     test_srcfd(ctx);
+    test_rebind_ipc(ctx);
     OK(zmq_ctx_term(ctx));
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     CHECK(system(cmd) == 0);
-    printf("libzmq_cases: z85, string options, SRCFD\n");
+    printf("libzmq_cases: z85, string options, SRCFD, ipc rebind\n");
     return 0;
 }
