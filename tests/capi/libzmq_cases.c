@@ -247,6 +247,60 @@ static void test_rebind_ipc(void *ctx)
     OK(zmq_close(pull));
 }
 
+/* test_fork: the child closes the parent's socket and terminates the
+ * parent's context (EINTR, at once, as libzmq: the I/O thread is the
+ * parent's), then talks to the parent through a context of its own. */
+static void test_fork(void)
+{
+    void *ctx = zmq_ctx_new();
+    NOTNULL(ctx);
+    void *pull = socket_of(ctx, ZMQ_PULL);
+    char ep[256];
+    bound_endpoint(pull, "tcp://127.0.0.1:*", ep, sizeof ep);
+    /* A live connection in the parent, so its I/O thread has work. */
+    void *push = socket_of(ctx, ZMQ_PUSH);
+    OK(zmq_connect(push, ep));
+    OK(send_str(push, "parent", 0));
+    expect_str(pull, "parent");
+
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        alarm(20); /* a hang fails the parent's waitpid check */
+        CHECK(zmq_close(push) == 0);
+        CHECK(zmq_close(pull) == 0);
+        errno = 0;
+        CHECK(zmq_ctx_term(ctx) == -1 && errno == EINTR);
+        CHECK(zmq_ctx_term(ctx) == -1 && errno == EINTR);
+        errno = 0;
+        CHECK(zmq_socket(ctx, ZMQ_PUSH) == NULL && errno == ETERM);
+        void *child_ctx = zmq_ctx_new();
+        NOTNULL(child_ctx);
+        void *out = zmq_socket(child_ctx, ZMQ_PUSH);
+        NOTNULL(out);
+        OK(zmq_connect(out, ep));
+        for (int i = 0; i < 5; i++)
+            CHECK(send_str(out, "Hello", 0) == 5);
+        OK(zmq_close(out));
+        OK(zmq_ctx_term(child_ctx));
+        _exit(0);
+    }
+    for (int i = 0; i < 5; i++)
+        expect_str(pull, "Hello");
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "fork child: status %d\n", status);
+        exit(1);
+    }
+    /* The parent's sockets and context are untouched by the child. */
+    OK(send_str(push, "still here", 0));
+    expect_str(pull, "still here");
+    OK(zmq_close(push));
+    OK(zmq_close(pull));
+    OK(zmq_ctx_term(ctx));
+}
+
 int main(void)
 {
     CHECK(mkdtemp(tmpdir) != NULL);
@@ -257,9 +311,10 @@ int main(void)
     test_srcfd(ctx);
     test_rebind_ipc(ctx);
     OK(zmq_ctx_term(ctx));
+    test_fork();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     CHECK(system(cmd) == 0);
-    printf("libzmq_cases: z85, string options, SRCFD, ipc rebind\n");
+    printf("libzmq_cases: z85, string options, SRCFD, ipc rebind, fork\n");
     return 0;
 }

@@ -1,6 +1,6 @@
 //! Version, errors, capabilities and contexts.
 
-use crate::boundary::{CResult, EINVAL};
+use crate::boundary::{CResult, Errno, EINVAL};
 use crate::handle::{write_out, CtxHandle};
 use oxmq::{ctxopt, Context, Error};
 use std::collections::HashMap;
@@ -85,6 +85,15 @@ pub extern "C" fn zmq_init(io_threads: c_int) -> *mut c_void {
 #[no_mangle]
 pub unsafe extern "C" fn zmq_ctx_term(context: *mut c_void) -> c_int {
     ffi_int!({
+        // SAFETY: `context` is NULL or a handle from zmq_ctx_new (zmq.h contract).
+        let ctx = &unsafe { CtxHandle::from_raw(context) }?.ctx;
+        if ctx.is_forked_copy() {
+            // A fork child terminating its parent's context: as libzmq, it
+            // waits for nothing and fails with EINTR (again if called again),
+            // the handle staying valid.
+            ctx.term();
+            return Err(Errno(oxmq::errno::EINTR));
+        }
         // SAFETY: `context` is NULL or a handle from zmq_ctx_new (zmq.h contract).
         let h = unsafe { CtxHandle::take(context) }?;
         h.ctx.term();
