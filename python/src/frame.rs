@@ -280,6 +280,11 @@ impl Frame {
             return match o {
                 // MORE
                 1 => Ok((self.msg.more() as i32).into_pyobject(py)?.into_any().unbind()),
+                // SRCFD (deprecated): the fd of the connection it came from
+                2 => match self.props.as_ref().and_then(|p| p.src_fd()) {
+                    Some(fd) => Ok(fd.into_pyobject(py)?.into_any().unbind()),
+                    None => Err(zmq_error(py, errno::EINVAL)),
+                },
                 // SHARED
                 3 => Ok(0i32.into_pyobject(py)?.into_any().unbind()),
                 _ => Err(zmq_error(py, errno::EINVAL)),

@@ -1,6 +1,7 @@
 """Frame, zero-copy send/recv, MessageTracker, buffer release."""
 
 import gc
+import os
 import sys
 import time
 
@@ -50,6 +51,29 @@ def test_frame_more(pair):
     f2 = b.recv(copy=False)
     assert f1.more and f1.get(oxmq.MORE) == 1
     assert not f2.more
+
+
+def test_frame_srcfd_is_the_connections_fd(make):
+    """pyzmq's Frame.get(zmq.SRCFD) (deprecated): the fd of the tcp/ipc
+    connection the frame came from, as libzmq's test_srcfd checks."""
+    import socket as pysocket
+
+    rep, req = make(oxmq.REP), make(oxmq.REQ)
+    rep.bind("tcp://127.0.0.1:*")
+    req.connect(rep.last_endpoint.decode())
+    req.send(b"ping")
+    f = rep.recv(copy=False)
+    fd = f.get(oxmq.SRCFD)
+    assert fd >= 0 and f.get("__fd") == str(fd)
+    assert f.get("Peer-Address") == "127.0.0.1"
+    peer = pysocket.socket(fileno=os.dup(fd))
+    try:
+        assert peer.getpeername()[0] == "127.0.0.1"
+    finally:
+        peer.close()
+    with pytest.raises(oxmq.ZMQError) as e:
+        oxmq.Frame(b"made here").get(oxmq.SRCFD)
+    assert e.value.errno == oxmq.EINVAL
 
 
 def test_frame_construct_and_send(pair):

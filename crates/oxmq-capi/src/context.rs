@@ -1,6 +1,6 @@
 //! Version, errors, capabilities and contexts.
 
-use crate::boundary::{last_errno, CResult, EINVAL};
+use crate::boundary::{CResult, Errno, EINVAL};
 use crate::handle::{write_out, CtxHandle};
 use oxmq::{ctxopt, Context, Error};
 use std::collections::HashMap;
@@ -20,19 +20,13 @@ pub unsafe extern "C" fn zmq_version(major: *mut c_int, minor: *mut c_int, patch
     })
 }
 
-/// libzmq returns the C library's `errno`; so do we (every failing call sets
-/// it last). Should something have reset it to 0, our thread-local copy of
-/// the last error answers instead.
+/// libzmq returns the C library's `errno` as it is, so a caller that reset
+/// it to 0 reads 0 (libzmq's own test_base85 does exactly that).
 #[no_mangle]
 pub extern "C" fn zmq_errno() -> c_int {
     ffi_boundary!(0, {
         // SAFETY: `__errno_location` returns a valid pointer to this thread's errno.
-        let e = unsafe { *libc::__errno_location() };
-        if e != 0 {
-            e
-        } else {
-            last_errno()
-        }
+        unsafe { *libc::__errno_location() }
     })
 }
 
@@ -91,6 +85,15 @@ pub extern "C" fn zmq_init(io_threads: c_int) -> *mut c_void {
 #[no_mangle]
 pub unsafe extern "C" fn zmq_ctx_term(context: *mut c_void) -> c_int {
     ffi_int!({
+        // SAFETY: `context` is NULL or a handle from zmq_ctx_new (zmq.h contract).
+        let ctx = &unsafe { CtxHandle::from_raw(context) }?.ctx;
+        if ctx.is_forked_copy() {
+            // A fork child terminating its parent's context: as libzmq, it
+            // waits for nothing and fails with EINTR (again if called again),
+            // the handle staying valid.
+            ctx.term();
+            return Err(Errno(oxmq::errno::EINTR));
+        }
         // SAFETY: `context` is NULL or a handle from zmq_ctx_new (zmq.h contract).
         let h = unsafe { CtxHandle::take(context) }?;
         h.ctx.term();

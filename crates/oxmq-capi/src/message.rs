@@ -284,7 +284,9 @@ pub unsafe extern "C" fn zmq_msg_get(msg: *const zmq_msg_t, property: c_int) -> 
         let slot = unsafe { live(msg) }?;
         match property {
             ZMQ_MORE => Ok(matches!(&slot.content, Content::Frame(m) if m.more()) as c_int),
-            ZMQ_SRCFD => Ok(-1),
+            // As libzmq: the `__fd` property of the connection the message
+            // came from (tcp, ipc); none (inproc, or built here) is -1, EINVAL.
+            ZMQ_SRCFD => slot.properties.as_ref().and_then(|p| p.src_fd()).ok_or(EINVAL),
             ZMQ_SHARED => Ok(slot.shared as c_int),
             _ => Err(EINVAL),
         }

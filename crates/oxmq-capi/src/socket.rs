@@ -96,13 +96,21 @@ pub unsafe extern "C" fn zmq_setsockopt(
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let socket = unsafe { SocketHandle::from_raw(s) }?;
+        if optval.is_null() {
+            // libzmq: NULL clears SOCKS_USERNAME/PASSWORD whatever the length;
+            // with a length, a string option is EINVAL (an integer one is
+            // read through NULL there: EFAULT here).
+            if optvallen == 0 || matches!(option, opt::SOCKS_USERNAME | opt::SOCKS_PASSWORD) {
+                socket.clear_option(option)?;
+                return Ok(0);
+            }
+            if option_table::lookup(option).is_some_and(|s| matches!(s.kind, Kind::Str)) {
+                return Err(EINVAL);
+            }
+        }
         // SAFETY: `optval` is NULL or holds `optvallen` bytes (zmq.h contract).
         let value = unsafe { bytes(optval, optvallen) }?;
-        if optval.is_null() && optvallen == 0 {
-            socket.clear_option(option)?;
-        } else {
-            socket.set_option_bytes(option, value)?;
-        }
+        socket.set_option_bytes(option, value)?;
         Ok(0)
     })
 }

@@ -27,8 +27,9 @@ pub unsafe extern "C" fn zmq_z85_encode(dest: *mut c_char, data: *const u8, size
     })
 }
 
-/// Decode the NUL-terminated `string` (length a multiple of 5) into `dest`,
-/// which holds `strlen * 4 / 5` bytes; returns `dest`, or NULL with EINVAL.
+/// Decode the NUL-terminated `string` (length a non-zero multiple of 5, as
+/// libzmq requires) into `dest`, which holds `strlen * 4 / 5` bytes; returns
+/// `dest`, or NULL with EINVAL.
 #[no_mangle]
 pub unsafe extern "C" fn zmq_z85_decode(dest: *mut u8, string: *const c_char) -> *mut u8 {
     ffi_ptr!({
@@ -37,7 +38,7 @@ pub unsafe extern "C" fn zmq_z85_decode(dest: *mut u8, string: *const c_char) ->
         }
         // SAFETY: non-NULL and NUL-terminated (zmq.h contract).
         let text = unsafe { CStr::from_ptr(string) }.to_bytes();
-        if text.len() % 5 != 0 {
+        if text.is_empty() || text.len() % 5 != 0 {
             return Err(EINVAL);
         }
         // SAFETY: zmq.h: `dest` holds `strlen * 4 / 5` writable bytes.

@@ -1,5 +1,14 @@
 //! The context: owns the I/O thread, the inproc name registry, and the set of
 //! live sockets that termination waits for.
+//!
+//! Fork: a child process gets a copy of the context's memory but none of its
+//! threads, while its eventfds and epoll set are shared with the parent. As
+//! libzmq does, the context remembers the process that made it; in any other
+//! process (a fork child) closing its sockets and terminating it touch none
+//! of that: nothing is signalled, waited for or freed (the child leaks the
+//! copy, as libzmq's does), and the child makes a new context of its own.
+//! No `pthread_atfork` handler is needed, so runtimes that fork without
+//! calling any (Python's `os.fork()` included) are covered too.
 
 use crate::error::{Error, Result};
 use crate::io::{IoThread, ThreadTuning, THREAD_DFLT};
@@ -54,6 +63,8 @@ pub(crate) struct CtxState {
 }
 
 pub(crate) struct CtxInner {
+    /// The process that made the context (see the module's note on fork).
+    pid: u32,
     state: Mutex<CtxState>,
     sockets_gone: Condvar,
     terminated: AtomicBool,
@@ -72,6 +83,7 @@ impl Context {
     pub fn new() -> Context {
         Context {
             inner: Arc::new(CtxInner {
+                pid: std::process::id(),
                 state: Mutex::new(CtxState {
                     sockets: HashMap::new(),
                     inproc: InprocRegistry::default(),
@@ -118,7 +130,15 @@ impl Context {
     /// Terminate: blocking calls in other threads fail with ETERM; then wait
     /// until every socket is closed and every lingering message is sent or
     /// its linger has expired (libzmq `zmq_ctx_term`).
+    ///
+    /// In a fork child (see [`Context::is_forked_copy`]) it only marks the
+    /// context terminated, and returns at once: the threads it would wait
+    /// for live in the parent.
     pub fn term(&self) {
+        if self.inner.is_forked_copy() {
+            self.inner.terminated.store(true, Ordering::SeqCst);
+            return;
+        }
         self.shutdown();
         let mut st = self.inner.lock();
         while !st.sockets.is_empty() {
@@ -135,6 +155,10 @@ impl Context {
     /// ETERM, without waiting (libzmq `zmq_ctx_shutdown`).
     pub fn shutdown(&self) {
         self.inner.terminated.store(true, Ordering::SeqCst);
+        if self.inner.is_forked_copy() {
+            // The sockets' eventfds are the parent's too: wake nobody there.
+            return;
+        }
         let st = self.inner.lock();
         for mb in st.sockets.values() {
             mb.poke();
@@ -190,6 +214,12 @@ impl Context {
     pub fn is_terminated(&self) -> bool {
         self.inner.is_terminated()
     }
+
+    /// Whether this is a fork child's copy of a context made by its parent
+    /// (libzmq compares the pid the same way). Costs a `getpid` call.
+    pub fn is_forked_copy(&self) -> bool {
+        self.inner.is_forked_copy()
+    }
 }
 
 impl CtxInner {
@@ -200,6 +230,11 @@ impl CtxInner {
     #[inline]
     pub(crate) fn is_terminated(&self) -> bool {
         self.terminated.load(Ordering::Relaxed)
+    }
+
+    /// See [`Context::is_forked_copy`]. Only on close and termination paths.
+    pub(crate) fn is_forked_copy(&self) -> bool {
+        std::process::id() != self.pid
     }
 
     /// The I/O thread, started on first use.
@@ -238,6 +273,17 @@ impl CtxInner {
 
 impl Drop for CtxInner {
     fn drop(&mut self) {
+        if self.is_forked_copy() {
+            // The I/O thread is the parent's: stopping it would signal the
+            // parent's copy and join a thread this process does not have.
+            // What the sockets and inproc names hold may signal the
+            // parent's eventfds when dropped: left as they are too.
+            std::mem::forget(self.io.take());
+            let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+            std::mem::forget(std::mem::take(&mut st.sockets));
+            std::mem::forget(std::mem::take(&mut st.inproc));
+            return;
+        }
         // Every socket holds the context, so none is left: only lingering
         // connections may remain.
         if let Some(io) = self.io.get() {

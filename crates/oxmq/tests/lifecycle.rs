@@ -287,6 +287,56 @@ fn push_reconnects_to_restarted_pull() {
     assert_eq!(recv(&pull2), b"after");
 }
 
+/// libzmq's test_rebind_ipc: a PUSH bound on an ipc path is closed and a
+/// second PUSH binds the same path at once; the connected PULL reconnects to
+/// it. The first listener closes in the I/O thread after the second bind
+/// replaced the socket file, so it must not remove that file (libzmq removes
+/// only `ipc://*` files).
+#[test]
+fn pull_reconnects_to_a_rebound_ipc_path() {
+    let _g = guard();
+    let ctx = Context::new();
+    let ep = ipc_path_endpoint();
+    let path = ep.strip_prefix("ipc://").unwrap().to_string();
+    let first = sock(&ctx, SocketType::Push);
+    first.bind(&ep).unwrap();
+    let pull = sock(&ctx, SocketType::Pull);
+    pull.connect(&ep).unwrap();
+    send(&first, b"42");
+    assert_eq!(recv(&pull), b"42");
+    drop(first);
+    let second = sock(&ctx, SocketType::Push);
+    second.bind(&ep).unwrap();
+    send(&second, b"43");
+    assert_eq!(recv(&pull), b"43");
+    // The same with an unbind, the first socket closing after the rebind.
+    second.unbind(&ep).unwrap();
+    let third = sock(&ctx, SocketType::Push);
+    third.bind(&ep).unwrap();
+    drop(second);
+    send(&third, b"44");
+    assert_eq!(recv(&pull), b"44");
+    drop(third);
+    // libzmq leaves a named path's file behind; the next bind replaces it.
+    assert!(eventually(BOUND, || std::path::Path::new(&path).exists()));
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// An `ipc://*` listener's file and directory go with it, as in libzmq.
+#[test]
+fn wildcard_ipc_file_is_removed_on_close() {
+    let _g = guard();
+    let ctx = Context::new();
+    let s = sock(&ctx, SocketType::Pull);
+    s.bind("ipc://*").unwrap();
+    let ep = s.last_endpoint().unwrap();
+    let path = std::path::PathBuf::from(ep.strip_prefix("ipc://").unwrap());
+    assert!(path.exists());
+    drop(s);
+    ctx.term();
+    assert!(!path.exists() && !path.parent().unwrap().exists(), "{ep}");
+}
+
 #[test]
 fn sub_resubscribes_after_pub_restart() {
     let _g = guard();

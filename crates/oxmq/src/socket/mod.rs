@@ -35,6 +35,7 @@ use oxmq_proto::SocketType;
 use peer::PeerProperties;
 use pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
 use std::collections::HashMap;
+use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
@@ -48,7 +49,8 @@ pub const SNDMORE: i32 = 2;
 /// A ZeroMQ socket. Not `Sync`: like libzmq, one thread uses it at a time;
 /// it may move between threads. Dropping it closes it (honouring LINGER).
 pub struct Socket {
-    core: CoreCell<Core>,
+    /// Dropped by `Drop for Socket` (never, in a fork child: see there).
+    core: ManuallyDrop<CoreCell<Core>>,
     kind: SocketType,
     /// Thread-safe types (SERVER, CLIENT, ...): where blocked callers sleep
     /// without holding the socket.
@@ -93,7 +95,7 @@ impl Socket {
             kind,
             shared: kind.is_thread_safe().then(|| Arc::new(shared::SharedWait::new(mailbox.clone()))),
             _not_sync: std::marker::PhantomData,
-            core: CoreCell::new(Core {
+            core: ManuallyDrop::new(CoreCell::new(Core {
                 id,
                 kind,
                 ctx: ctx.inner.clone(),
@@ -113,7 +115,7 @@ impl Socket {
                 monitor: Monitor::new(),
                 router_raw: false,
                 disconnected: Default::default(),
-            }),
+            })),
         }
     }
 
@@ -410,7 +412,16 @@ impl Socket {
 impl Drop for Socket {
     fn drop(&mut self) {
         let core = self.core.get_mut();
+        if core.ctx.is_forked_copy() {
+            // A fork child's copy of its parent's socket: closing it would
+            // signal eventfds and an I/O thread that belong to the parent,
+            // and its pipes wake them when dropped. Left as it is, as
+            // libzmq's child leaves it.
+            return;
+        }
         core.close();
+        // SAFETY: dropped once, here, and `self.core` is not used after.
+        unsafe { ManuallyDrop::drop(&mut self.core) };
     }
 }
 
@@ -715,7 +726,18 @@ impl Core {
                 return Ok(());
             }
         }
-        let null_clears = null_ok && matches!(option, opt::PLAIN_USERNAME | opt::PLAIN_PASSWORD | opt::ZAP_DOMAIN);
+        // libzmq: a NULL value clears these strings (PLAIN's switch back to
+        // the NULL mechanism); ZAP_DOMAIN refuses it like any empty value.
+        let null_clears = null_ok
+            && matches!(
+                option,
+                opt::PLAIN_USERNAME
+                    | opt::PLAIN_PASSWORD
+                    | opt::SOCKS_PROXY
+                    | opt::SOCKS_USERNAME
+                    | opt::SOCKS_PASSWORD
+                    | opt::BINDTODEVICE
+            );
         if matches!(spec.kind, Kind::Bytes | Kind::Str) && value.is_empty() && !spec.empty_ok && !null_clears {
             return Err(Error::Invalid("this option needs a non-empty value"));
         }

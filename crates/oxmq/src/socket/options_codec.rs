@@ -101,11 +101,12 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
                 }
                 let sec = &mut o.security;
                 if value.is_empty() {
+                    // libzmq keeps the credential itself: it still reads back.
                     sec.mechanism = mechanism::NULL;
-                } else {
-                    sec.as_server = false;
-                    sec.mechanism = mechanism::PLAIN;
+                    return Ok(true);
                 }
+                sec.as_server = false;
+                sec.mechanism = mechanism::PLAIN;
                 if option == opt::PLAIN_USERNAME {
                     sec.plain.username = value.to_vec();
                 } else {
@@ -128,8 +129,18 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
                 }
                 sec.mechanism = mechanism::CURVE;
             }
-            opt::BINDTODEVICE => o.bindtodevice = value.to_vec(),
+            opt::BINDTODEVICE => {
+                // libzmq: at most BINDDEVSIZ (16) bytes, the kernel's IFNAMSIZ.
+                if value.len() > 16 {
+                    return Err(Error::Invalid("BINDTODEVICE is at most 16 bytes"));
+                }
+                o.bindtodevice = value.to_vec()
+            }
             opt::SOCKS_PROXY => o.socks_proxy = value.to_vec(),
+            // RFC 1929 carries each in one length byte.
+            opt::SOCKS_USERNAME | opt::SOCKS_PASSWORD if value.len() > 255 => {
+                return Err(Error::Invalid("SOCKS credentials are at most 255 bytes"))
+            }
             opt::SOCKS_USERNAME => o.socks_username = value.to_vec(),
             opt::SOCKS_PASSWORD => o.socks_password = value.to_vec(),
             opt::TCP_ACCEPT_FILTER => o.tcp_accept_filters.push(

@@ -32,6 +32,12 @@ impl PeerProperties {
         self.get_cstr(name).map(CStr::to_bytes)
     }
 
+    /// The fd of the connection (tcp, ipc) these properties belong to, as
+    /// libzmq's deprecated `ZMQ_SRCFD` reports it (its `__fd` property).
+    pub fn src_fd(&self) -> Option<i32> {
+        std::str::from_utf8(self.get("__fd")?).ok()?.parse().ok()
+    }
+
     /// A property's value as a C string.
     pub fn get_cstr(&self, name: &str) -> Option<&CStr> {
         self.props.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_c_str())

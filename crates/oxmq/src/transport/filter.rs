@@ -53,20 +53,25 @@ pub(crate) fn tcp_peer_allowed(opts: &Options, peer: &SocketAddr) -> bool {
     })
 }
 
-/// Whether an ipc peer passes IPC_FILTER_* (no filter: everyone).
-pub(crate) fn ipc_peer_allowed(opts: &Options, fd: RawFd) -> bool {
-    if opts.ipc_filter_uids.is_empty() && opts.ipc_filter_gids.is_empty() && opts.ipc_filter_pids.is_empty() {
-        return true;
-    }
+/// The credentials of the process at the other end of a Unix socket.
+pub(crate) fn peer_cred(fd: RawFd) -> Option<libc::ucred> {
     let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: `cred` and `len` are valid for writes of the sizes given.
     let rc = unsafe {
         libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_PEERCRED, (&mut cred as *mut libc::ucred).cast(), &mut len)
     };
-    if rc != 0 {
-        return false;
+    (rc == 0).then_some(cred)
+}
+
+/// Whether an ipc peer passes IPC_FILTER_* (no filter: everyone).
+pub(crate) fn ipc_peer_allowed(opts: &Options, fd: RawFd) -> bool {
+    if opts.ipc_filter_uids.is_empty() && opts.ipc_filter_gids.is_empty() && opts.ipc_filter_pids.is_empty() {
+        return true;
     }
+    let Some(cred) = peer_cred(fd) else {
+        return false;
+    };
     // The options keep libzmq's C ints; uid/gid compare as the same bits.
     if opts.ipc_filter_uids.contains(&(cred.uid as i32))
         || opts.ipc_filter_gids.contains(&(cred.gid as i32))

@@ -11,20 +11,22 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-/// Removes a bound socket file (and the wildcard directory holding it) when
-/// the listener closes, as libzmq does.
+/// Removes an `ipc://*` listener's socket file and the directory made for
+/// it when the listener closes, as libzmq does. A named path is left alone,
+/// as libzmq leaves it: the listener closes in the I/O thread after the
+/// socket has gone, by when another socket may have bound the same path
+/// (binding replaces the file), and removing that one would leave its
+/// clients reconnecting to nothing forever (libzmq's test_rebind_ipc).
 #[derive(Debug)]
 pub(crate) struct IpcCleanup {
     file: PathBuf,
-    dir: Option<PathBuf>,
+    dir: PathBuf,
 }
 
 impl Drop for IpcCleanup {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.file);
-        if let Some(d) = &self.dir {
-            let _ = std::fs::remove_dir(d);
-        }
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
@@ -115,7 +117,7 @@ pub(crate) fn bind(
         }
     };
     let (endpoint, cleanup) = match &addr {
-        IpcAddr::Path(p) => (format!("ipc://{}", p.display()), Some(IpcCleanup { file: p.clone(), dir })),
+        IpcAddr::Path(p) => (format!("ipc://{}", p.display()), dir.map(|dir| IpcCleanup { file: p.clone(), dir })),
         IpcAddr::Abstract(n) => (format!("ipc://@{}", String::from_utf8_lossy(n)), None),
         IpcAddr::Wildcard => unreachable!("wildcard resolved above"),
     };
@@ -186,14 +188,26 @@ mod tests {
     }
 
     #[test]
+    fn a_named_path_outlives_its_listener() {
+        let dir = make_wildcard_dir().unwrap();
+        let p = dir.join("named");
+        let (l, _, cleanup) = bind(&IpcAddr::Path(p.clone()), &Options::default()).unwrap();
+        assert!(cleanup.is_none(), "libzmq unlinks only ipc://* files");
+        drop(l);
+        assert!(p.exists());
+        std::fs::remove_file(&p).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
     fn stale_file_is_replaced() {
         let dir = make_wildcard_dir().unwrap();
         let p = dir.join("stale");
         std::fs::write(&p, b"x").unwrap();
-        let (_l, ep, cleanup) = bind(&IpcAddr::Path(p.clone()), &Options::default()).unwrap();
+        let (_l, ep, _) = bind(&IpcAddr::Path(p.clone()), &Options::default()).unwrap();
         assert_eq!(ep, format!("ipc://{}", p.display()));
-        drop(cleanup);
-        let _ = std::fs::remove_dir(&dir);
+        std::fs::remove_file(&p).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::options::notify;
 use crate::pipe::{pipe, pipe_conflate, Wake, WakeSlot};
 use crate::socket::mailbox::{Mailbox, SocketCommand};
 use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
-use oxmq_proto::{HandshakeError, PeerInfo, SocketType};
+use oxmq_proto::{HandshakeError, Metadata, PeerInfo, SocketType};
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
@@ -133,20 +133,27 @@ pub(super) fn new_pipe_pair(
 }
 
 /// Tell the socket who the peer is, ahead of its messages: its connection
-/// properties (READY metadata plus "Peer-Address", for `zmq_msg_gets`) and,
-/// for ROUTER, its routing id.
+/// properties (for `zmq_msg_gets`) and, for ROUTER, its routing id.
+///
+/// The properties go in libzmq's order of precedence, which the first match
+/// of a name follows: what this side knows (Peer-Address, `__fd`), then what
+/// ZAP said (User-Id and the handler's metadata), then what the peer
+/// announced in READY, so a peer cannot pass itself off as another address
+/// or user by naming those properties itself.
 pub(super) fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo, stream: &Stream) {
-    let mut props = peer.metadata.clone();
+    let mut props = Metadata::new();
+    if let Some(address) = peer_address(stream) {
+        props.insert("Peer-Address", address.as_bytes());
+        // libzmq's private property behind the deprecated ZMQ_SRCFD, set
+        // with Peer-Address: a few bytes per connection, nothing per message
+        // (every message already carries its connection's properties).
+        props.insert("__fd", stream.fd().to_string().as_bytes());
+    }
     if let Some(user_id) = &peer.user_id {
         props.insert("User-Id", user_id);
     }
-    for (name, value) in peer.zap_properties.iter() {
+    for (name, value) in peer.zap_properties.iter().chain(peer.metadata.iter()) {
         props.insert(name, value);
-    }
-    if let Some(t) = stream.tcp() {
-        if let Ok(addr) = t.peer_addr() {
-            props.insert("Peer-Address", addr.ip().to_string().as_bytes());
-        }
     }
     let mut encoded = Vec::with_capacity(64);
     props.encode(&mut encoded);
@@ -168,6 +175,18 @@ pub(super) fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo
         ep.inn.write(Msg::new());
     }
     ep.inn.flush();
+}
+
+/// The peer's address as libzmq's metadata names it: the IP address over
+/// tcp and ws, `localhost:UID:GID:PID` over ipc (SO_PEERCRED).
+fn peer_address(stream: &Stream) -> Option<String> {
+    match stream.tcp() {
+        Some(t) => t.peer_addr().ok().map(|a| a.ip().to_string()),
+        None => {
+            let cred = crate::transport::filter::peer_cred(stream.fd())?;
+            Some(format!("localhost:{}:{}:{}", cred.uid, cred.gid, cred.pid))
+        }
+    }
 }
 
 /// A connection that completed its handshake ended: what the socket reads

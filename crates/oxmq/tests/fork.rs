@@ -1,0 +1,125 @@
+//! A fork child's copy of its parent's context (libzmq's test_fork): closing
+//! its sockets and terminating it wait for nothing (the I/O thread is the
+//! parent's) and disturb nothing in the parent; a new context works.
+
+mod common;
+
+use common::*;
+use oxmq::{Context, SocketType};
+use std::time::{Duration, Instant};
+
+/// Runs `child` in a fork child, which exits 0 if it returns true; the
+/// parent gets the child's exit status (None if it had to be killed).
+fn in_child(child: impl FnOnce() -> bool, parent: impl FnOnce()) -> Option<i32> {
+    // SAFETY: the child runs only `child` and then `_exit`s; the other test
+    // threads do not exist there, and nothing the child uses waits for them.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(false);
+        // SAFETY: leaves the child at once, running no destructors or atexit.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    parent();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a valid out-pointer; `pid` is our child.
+        let rc = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if rc == pid {
+            return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+        }
+        if Instant::now() >= deadline {
+            // SAFETY: `pid` is our child; it is reaped just after.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Drop, in a fork child, the child's copy of a value the parent keeps using.
+fn drop_in_child<T>(value: &T) {
+    // SAFETY: called only in a fork child, which `_exit`s without dropping
+    // `value` itself: this bitwise copy is the child's one and only drop.
+    // The parent's value lives in the parent's memory, untouched.
+    drop(unsafe { std::ptr::read(value) });
+}
+
+#[test]
+fn child_terminates_the_parents_context_and_uses_its_own() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    let ep = bind_fresh(Transport::Tcp, &pull);
+    let push = sock(&ctx, SocketType::Push);
+    push.connect(&ep).unwrap();
+    send(&push, b"parent");
+    assert_eq!(recv(&pull), b"parent");
+    let status = in_child(
+        || {
+            if !ctx.is_forked_copy() {
+                return false;
+            }
+            let started = Instant::now();
+            drop_in_child(&push);
+            drop_in_child(&pull);
+            ctx.term();
+            if !ctx.is_terminated() || started.elapsed() > Duration::from_secs(5) {
+                return false;
+            }
+            let own = Context::new();
+            if own.is_forked_copy() {
+                return false;
+            }
+            // Default LINGER (infinite): term delivers the messages.
+            let out = own.socket(SocketType::Push).unwrap();
+            out.connect(&ep).unwrap();
+            for _ in 0..5 {
+                send(&out, b"Hello");
+            }
+            drop(out);
+            own.term();
+            true
+        },
+        || {
+            for _ in 0..5 {
+                assert_eq!(recv(&pull), b"Hello");
+            }
+        },
+    );
+    assert_eq!(status, Some(0), "the child hung or failed");
+    // Nothing of the parent's was closed or signalled by the child.
+    assert!(!ctx.is_forked_copy());
+    send(&push, b"still here");
+    assert_eq!(recv(&pull), b"still here");
+    drop(push);
+    drop(pull);
+    ctx.term();
+}
+
+/// A child that only drops its copies (as a runtime's finalizers would at
+/// exit) neither hangs nor closes the parent's listener.
+#[test]
+fn child_dropping_its_copies_leaves_the_parent_working() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    let ep = bind_fresh(Transport::IpcPath, &pull);
+    let status = in_child(
+        || {
+            drop_in_child(&pull);
+            drop_in_child(&ctx);
+            true
+        },
+        || {},
+    );
+    assert_eq!(status, Some(0));
+    let push = sock(&ctx, SocketType::Push);
+    push.connect(&ep).unwrap();
+    send(&push, b"after the child");
+    assert_eq!(recv(&pull), b"after the child");
+}
