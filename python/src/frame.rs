@@ -3,7 +3,7 @@
 
 use crate::errors::*;
 use crate::release::{drain_releases, Owner, Tracker};
-use crate::{DEFAULT_COPY_THRESHOLD, SLICE};
+use crate::{COPY_THRESHOLD, SLICE};
 use oxmq::{errno, Msg};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
@@ -37,20 +37,30 @@ pub(crate) fn make_tracker(py: Python<'_>, t: Arc<Tracker>) -> PyResult<Py<PyAny
 /// 1-2 KiB even). The copy threshold still governs every other buffer.
 const LEND_BYTES_MIN: usize = 4096;
 
-/// The size from which an exact `bytes` travels by reference.
+/// The size from which a socket lends an exact `bytes` on a copying send
+/// (and hands an inproc receiver in this process that very object back).
+///
+/// oxmq's own policy, while the program has set no copy threshold: from
+/// `LEND_BYTES_MIN` (or the threshold, if lower), since a `bytes` cannot
+/// change and the copy would be invisible. Once the program sets one
+/// (`zmq.COPY_THRESHOLD`, `Socket.copy_threshold`, `copy_threshold=`), pyzmq's
+/// policy exactly: copying sends and receives always copy.
 #[inline]
-fn lend_min(threshold: usize) -> usize {
-    threshold.min(LEND_BYTES_MIN)
+pub(crate) fn lend_min(threshold: usize, pyzmq_policy: bool) -> usize {
+    if pyzmq_policy {
+        usize::MAX
+    } else {
+        threshold.min(LEND_BYTES_MIN)
+    }
 }
 
 /// A frame holding `b`'s bytes for a copying send: an exact `bytes` of at
-/// least `lend_min(threshold)` bytes is lent by reference instead (it is
-/// immutable, so the copy would be invisible), smaller or subclassed ones
-/// are copied.
+/// least `lend_min` bytes is lent by reference instead, smaller or
+/// subclassed ones are copied.
 #[inline]
-pub(crate) fn bytes_to_msg(b: &Bound<'_, PyBytes>, threshold: usize) -> Msg {
+pub(crate) fn bytes_to_msg(b: &Bound<'_, PyBytes>, lend_min: usize) -> Msg {
     let data = b.as_bytes();
-    if data.len() >= lend_min(threshold) && b.is_exact_instance_of::<PyBytes>() {
+    if data.len() >= lend_min && b.is_exact_instance_of::<PyBytes>() {
         if let Some(owner) = Owner::lend_bytes(b) {
             return Msg::from_owner(owner);
         }
@@ -59,10 +69,10 @@ pub(crate) fn bytes_to_msg(b: &Bound<'_, PyBytes>, threshold: usize) -> Msg {
 }
 
 /// A received body as `bytes`: the sender's own object when it was lent in
-/// this process (inproc), else a copy.
+/// this process (inproc) and is at least `lend_min` long, else a copy.
 #[inline]
-pub(crate) fn msg_to_bytes(py: Python<'_>, m: &Msg, threshold: usize) -> Py<PyAny> {
-    if m.len() >= lend_min(threshold) {
+pub(crate) fn msg_to_bytes(py: Python<'_>, m: &Msg, lend_min: usize) -> Py<PyAny> {
+    if m.len() >= lend_min {
         if let Some(obj) = crate::release::lent_bytes_object(py, m.as_slice()) {
             return obj;
         }
@@ -70,15 +80,37 @@ pub(crate) fn msg_to_bytes(py: Python<'_>, m: &Msg, threshold: usize) -> Py<PyAn
     PyBytes::new(py, m.as_slice()).into_any().unbind()
 }
 
+/// How [`buffer_to_msg`] made its frame.
+pub(crate) enum Made {
+    /// The bytes were copied: nothing to track (pyzmq's finished tracker).
+    Copied,
+    /// The buffer is lent to the core; the tracker, when one was asked for,
+    /// is done once the core releases it.
+    Lent(Option<Py<PyAny>>),
+}
+
+impl Made {
+    /// What pyzmq's `Frame(track=...)` holds: the finished tracker for a
+    /// tracked copy, the live one for a tracked loan, else None.
+    pub(crate) fn frame_tracker(self, py: Python<'_>, track: bool) -> PyResult<Option<Py<PyAny>>> {
+        match self {
+            Made::Copied if track => Ok(Some(finished_tracker(py)?)),
+            Made::Copied => Ok(None),
+            Made::Lent(t) => Ok(t),
+        }
+    }
+}
+
 /// A frame from any buffer-protocol object: copied when `copy` or when
-/// smaller than `threshold`, otherwise wrapped without copying.
+/// smaller than a non-zero `threshold` (pyzmq: a threshold of 0 never
+/// copies), otherwise wrapped without copying.
 pub(crate) fn buffer_to_msg(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
     copy: bool,
     track: bool,
     threshold: usize,
-) -> PyResult<(Msg, Option<Py<PyAny>>)> {
+) -> PyResult<(Msg, Made)> {
     let buf = pyo3::buffer::PyUntypedBuffer::get(data).map_err(|_| {
         PyTypeError::new_err(format!(
             "expected bytes or an object supporting the buffer protocol, got {}",
@@ -94,15 +126,14 @@ pub(crate) fn buffer_to_msg(
         let slice = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, len) };
         let msg = Msg::from_slice(slice);
         buf.release(py);
-        let t = if track && !copy { Some(finished_tracker(py)?) } else { None };
-        return Ok((msg, t));
+        return Ok((msg, Made::Copied));
     }
     let tracker = track.then(|| Arc::new(Tracker::default()));
     let py_tracker = match &tracker {
         Some(t) => Some(make_tracker(py, t.clone())?),
         None => None,
     };
-    Ok((Msg::from_owner(Owner::new(buf, tracker)), py_tracker))
+    Ok((Msg::from_owner(Owner::new(buf, tracker)), Made::Lent(py_tracker)))
 }
 
 /// One received (or prepared) message frame; supports the buffer protocol.
@@ -201,18 +232,16 @@ impl Frame {
                 group: GroupSlot::default(),
             });
         }
-        // pyzmq: copy=None means "copy small buffers, wrap large ones".
-        let threshold = copy_threshold.unwrap_or(DEFAULT_COPY_THRESHOLD);
+        // pyzmq: copy=None means "copy buffers below the threshold, wrap the
+        // rest", the threshold being `zmq.COPY_THRESHOLD` at this call.
+        let threshold = copy_threshold.unwrap_or_else(|| COPY_THRESHOLD.load(Ordering::Relaxed));
         let (copy, threshold) = match copy {
             Some(true) => (true, 0),
             Some(false) => (false, 0),
             None => (false, threshold),
         };
-        let (msg, tracker) = buffer_to_msg(py, data, copy, track, threshold)?;
-        let tracker = match (track, tracker) {
-            (true, None) => Some(finished_tracker(py)?),
-            (_, t) => t,
-        };
+        let (msg, made) = buffer_to_msg(py, data, copy, track, threshold)?;
+        let tracker = made.frame_tracker(py, track)?;
         Ok(Frame {
             msg,
             bytes: PyOnceLock::new(),
@@ -357,11 +386,12 @@ impl Frame {
         Ok(format!("<zmq.Frame({r}{suffix})>"))
     }
 
-    fn __copy__(&self) -> Frame {
+    /// Shares the body and, as in pyzmq, the tracker.
+    fn __copy__(&self, py: Python<'_>) -> Frame {
         Frame {
             msg: self.msg.clone(),
             bytes: PyOnceLock::new(),
-            tracker: None,
+            tracker: self.tracker.as_ref().map(|t| t.clone_ref(py)),
             props: self.props.clone(),
             view: PyOnceLock::new(),
             routing_id: AtomicU32::new(self.routing_id.load(Ordering::Relaxed)),
@@ -369,8 +399,8 @@ impl Frame {
         }
     }
 
-    fn fast_copy(&self) -> Frame {
-        self.__copy__()
+    fn fast_copy(&self, py: Python<'_>) -> Frame {
+        self.__copy__(py)
     }
 
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
