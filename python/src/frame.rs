@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyByteArray, PyByteArrayMethods, PyBytes, PyString};
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -146,6 +146,9 @@ pub struct Frame {
     pub(crate) props: Option<Arc<oxmq::PeerProperties>>,
     /// `.buffer`: one memoryview, handed out every time (as pyzmq does).
     pub(crate) view: PyOnceLock<Py<PyAny>>,
+    /// The frame's own writable copy of the body, made by the first buffer
+    /// export (see `__getbuffer__`); from then on it is the frame's content.
+    pub(crate) private: PyOnceLock<Py<PyByteArray>>,
     /// Draft API `Frame.routing_id` (the frame is otherwise immutable).
     pub(crate) routing_id: AtomicU32,
     /// Draft RADIO/DISH: a group set on this frame (`frame.group = ...`).
@@ -180,6 +183,40 @@ pub(crate) fn msg_with_group(py: Python<'_>, msg: Msg, group: Option<&[u8]>) -> 
 }
 
 impl Frame {
+    /// The frame's content: its writable copy once a buffer was exported,
+    /// else the message body.
+    pub(crate) fn data<'a>(&'a self, py: Python<'a>) -> &'a [u8] {
+        match self.private.get(py) {
+            Some(b) => {
+                let b = b.bind(py);
+                // SAFETY: the bytearray is private to this frame (never handed
+                // out, so never resized) and lives as long as `self`; Python
+                // code writes to it only through buffer exports, with the GIL
+                // held, as it is here, so no write runs while this is read.
+                unsafe { std::slice::from_raw_parts(b.data() as *const u8, b.len()) }
+            }
+            None => self.msg.as_slice(),
+        }
+    }
+
+    /// The message to send (or copy) for this frame: its body, or its
+    /// written-to copy, with its routing id and draft group.
+    pub(crate) fn to_send(&self, py: Python<'_>) -> PyResult<Msg> {
+        let base = match self.private.get(py) {
+            None => self.msg.clone(),
+            Some(_) => {
+                let m = Msg::from_slice(self.data(py));
+                match self.msg.group() {
+                    [] => m,
+                    g => msg_with_group(py, m, Some(g))?,
+                }
+            }
+        };
+        let mut msg = msg_with_group(py, base, self.group.get().as_deref())?;
+        msg.set_routing_id(self.routing_id.load(Ordering::Relaxed));
+        Ok(msg)
+    }
+
     pub(crate) fn with_props(msg: Msg, props: Option<Arc<oxmq::PeerProperties>>) -> Frame {
         let routing_id = AtomicU32::new(msg.routing_id());
         Frame {
@@ -188,6 +225,7 @@ impl Frame {
             tracker: None,
             props,
             view: PyOnceLock::new(),
+            private: PyOnceLock::new(),
             routing_id,
             group: GroupSlot::default(),
         }
@@ -214,6 +252,7 @@ impl Frame {
                 tracker,
                 props: None,
                 view: PyOnceLock::new(),
+                private: PyOnceLock::new(),
                 routing_id: AtomicU32::new(0),
                 group: GroupSlot::default(),
             });
@@ -223,11 +262,12 @@ impl Frame {
         }
         if let Ok(f) = data.cast::<Frame>() {
             return Ok(Frame {
-                msg: f.get().msg.clone(),
+                msg: f.get().to_send(py)?,
                 bytes: PyOnceLock::new(),
                 tracker: None,
                 props: None,
                 view: PyOnceLock::new(),
+                private: PyOnceLock::new(),
                 routing_id: AtomicU32::new(f.get().routing_id.load(Ordering::Relaxed)),
                 group: GroupSlot::default(),
             });
@@ -248,6 +288,7 @@ impl Frame {
             tracker,
             props: None,
             view: PyOnceLock::new(),
+            private: PyOnceLock::new(),
             routing_id: AtomicU32::new(0),
             group: GroupSlot::default(),
         })
@@ -256,10 +297,10 @@ impl Frame {
     /// The frame's bytes (copied once, then cached).
     #[getter]
     fn bytes(&self, py: Python<'_>) -> Py<PyBytes> {
-        self.bytes.get_or_init(py, || PyBytes::new(py, self.msg.as_slice()).unbind()).clone_ref(py)
+        self.bytes.get_or_init(py, || PyBytes::new(py, self.data(py)).unbind()).clone_ref(py)
     }
 
-    /// A read-only memoryview of the frame (no copy); the same object each time.
+    /// A writable memoryview of the frame (its own copy, see `__getbuffer__`); the same object each time.
     #[getter]
     fn buffer<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
@@ -369,7 +410,7 @@ impl Frame {
 
     /// pyzmq's form: `<zmq.Frame(b'...')>`, long frames cut to 12 bytes plus their size.
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let body = self.msg.as_slice();
+        let body = self.data(py);
         let (shown, suffix) = if body.len() > 16 {
             let n = body.len();
             let size = match n {
@@ -387,42 +428,49 @@ impl Frame {
     }
 
     /// Shares the body and, as in pyzmq, the tracker.
-    fn __copy__(&self, py: Python<'_>) -> Frame {
-        Frame {
-            msg: self.msg.clone(),
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Frame> {
+        Ok(Frame {
+            msg: self.to_send(py)?,
             bytes: PyOnceLock::new(),
             tracker: self.tracker.as_ref().map(|t| t.clone_ref(py)),
             props: self.props.clone(),
             view: PyOnceLock::new(),
+            private: PyOnceLock::new(),
             routing_id: AtomicU32::new(self.routing_id.load(Ordering::Relaxed)),
             group: GroupSlot(std::sync::Mutex::new(self.group.get())),
-        }
+        })
     }
 
-    fn fast_copy(&self, py: Python<'_>) -> Frame {
+    fn fast_copy(&self, py: Python<'_>) -> PyResult<Frame> {
         self.__copy__(py)
     }
 
+    /// Writable, as in pyzmq (`memoryview(frame)`, numpy), also for a
+    /// read-only request. The first export gives the frame its own copy of
+    /// the body and every export is of that copy: the body itself may be
+    /// shared with other receivers of the same message, or be a sender's
+    /// `bytes`, and writing must reach neither. Receiving, `.bytes` and
+    /// sending a frame nobody exported never copy for this.
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
-        if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
-            return Err(PyBufferError::new_err("Frame is read-only"));
-        }
-        let data = slf.get().msg.as_slice();
-        // SAFETY: `view` is provided by the caller; the data lives inside the
-        // frame object (inline) or its shared buffer, neither of which moves or
-        // changes while the view holds a reference to the frame.
+        let py = slf.py();
+        let frame = slf.get();
+        let private = frame.private.get_or_init(py, || PyByteArray::new(py, frame.msg.as_slice()).unbind());
+        let private = private.bind(py);
+        // SAFETY: `view` is provided by the caller. The bytearray is private
+        // to the frame, never resized, and lives as long as the frame, which
+        // the view holds a reference to.
         let rc = unsafe {
             ffi::PyBuffer_FillInfo(
                 view,
                 slf.as_ptr(),
-                data.as_ptr() as *mut std::ffi::c_void,
-                data.len() as ffi::Py_ssize_t,
-                1,
+                private.data() as *mut std::ffi::c_void,
+                private.len() as ffi::Py_ssize_t,
+                0,
                 flags,
             )
         };
         if rc < 0 {
-            return Err(PyErr::fetch(slf.py()));
+            return Err(PyErr::fetch(py));
         }
         Ok(())
     }

@@ -257,9 +257,7 @@ impl Socket {
             // a Frame reports its own tracker, whatever `copy` and `track` say (pyzmq)
             let t = f.tracker.as_ref().map(|t| t.clone_ref(py));
             // Draft RADIO/DISH: a group set on the Frame goes with it.
-            let mut msg = msg_with_group(py, f.msg.clone(), f.group.get().as_deref())?;
-            msg.set_routing_id(f.routing_id.load(Ordering::Relaxed));
-            return Ok((msg, t));
+            return Ok((f.to_send(py)?, t));
         } else if data.is_instance_of::<PyString>() {
             return Err(PyTypeError::new_err("unicode not allowed, use send_string"));
         }

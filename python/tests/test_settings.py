@@ -269,3 +269,20 @@ def test_repr_cls(zmq, ctx, monkeypatch):
     s = ctx.socket(zmq.PUSH, socket_class=SubSub)
     assert "SubSub" in repr(s)
     s.close()
+
+
+def test_set_threshold_copies_copying_sends(zmq, ctx, monkeypatch):
+    # oxmq's own policy (nothing set) lends an 8 KiB bytes even on a copying
+    # send; setting a threshold, even pyzmq's default value, copies as pyzmq does
+    payload = b"q" * 8192
+    monkeypatch.setattr(zmq, "COPY_THRESHOLD", int("65536"))
+    push, pull = inproc_pair(zmq, ctx, "module-set-copies")
+    push.send(payload)
+    got = pull.recv()
+    assert got == payload and got is not payload
+    monkeypatch.undo()
+    push2, pull2 = inproc_pair(zmq, ctx, "socket-set-copies")
+    push2.copy_threshold = 65536
+    push2.send(payload)
+    got = pull2.recv()
+    assert got == payload and got is not payload
