@@ -12,7 +12,9 @@
 
 from __future__ import annotations
 
+import sys as _sys
 import time as _time
+import types as _types
 from enum import Enum, IntEnum, IntFlag
 from typing import Any, Optional, Tuple
 
@@ -66,8 +68,32 @@ class Stopwatch:
         self._start = None
         return elapsed
 
-#: ``copy=False`` sends smaller than this are copied (pyzmq's default).
+#: ``copy=False`` sends smaller than this are copied (pyzmq's default). A
+#: socket's ``copy_threshold`` starts from it, and ``Frame`` uses it, as in
+#: pyzmq; assigning it also switches sockets made afterwards to pyzmq's copy
+#: policy (see ``_Module``).
 COPY_THRESHOLD = 65536
+_DEFAULT_COPY_THRESHOLD = COPY_THRESHOLD
+
+
+class _Module(_types.ModuleType):
+    """This package's module type: forwards run-time settings to the core.
+
+    pyzmq reads ``zmq.COPY_THRESHOLD`` each time it makes a socket or a
+    ``Frame``; oxmq's native code keeps a copy, updated on each assignment.
+    Putting the original object back (pytest's ``monkeypatch`` undo) counts as
+    unset, so oxmq's own policy returns.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "COPY_THRESHOLD":
+            from oxmq._oxmq import _set_copy_threshold
+
+            _set_copy_threshold(value, value is not _DEFAULT_COPY_THRESHOLD)
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Module
 
 
 

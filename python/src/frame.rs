@@ -3,13 +3,13 @@
 
 use crate::errors::*;
 use crate::release::{drain_releases, Owner, Tracker};
-use crate::{DEFAULT_COPY_THRESHOLD, SLICE};
+use crate::{COPY_THRESHOLD, SLICE};
 use oxmq::{errno, Msg};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyByteArray, PyByteArrayMethods, PyBytes, PyString};
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -37,20 +37,30 @@ pub(crate) fn make_tracker(py: Python<'_>, t: Arc<Tracker>) -> PyResult<Py<PyAny
 /// 1-2 KiB even). The copy threshold still governs every other buffer.
 const LEND_BYTES_MIN: usize = 4096;
 
-/// The size from which an exact `bytes` travels by reference.
+/// The size from which a socket lends an exact `bytes` on a copying send
+/// (and hands an inproc receiver in this process that very object back).
+///
+/// oxmq's own policy, while the program has set no copy threshold: from
+/// `LEND_BYTES_MIN` (or the threshold, if lower), since a `bytes` cannot
+/// change and the copy would be invisible. Once the program sets one
+/// (`zmq.COPY_THRESHOLD`, `Socket.copy_threshold`, `copy_threshold=`), pyzmq's
+/// policy exactly: copying sends and receives always copy.
 #[inline]
-fn lend_min(threshold: usize) -> usize {
-    threshold.min(LEND_BYTES_MIN)
+pub(crate) fn lend_min(threshold: usize, pyzmq_policy: bool) -> usize {
+    if pyzmq_policy {
+        usize::MAX
+    } else {
+        threshold.min(LEND_BYTES_MIN)
+    }
 }
 
 /// A frame holding `b`'s bytes for a copying send: an exact `bytes` of at
-/// least `lend_min(threshold)` bytes is lent by reference instead (it is
-/// immutable, so the copy would be invisible), smaller or subclassed ones
-/// are copied.
+/// least `lend_min` bytes is lent by reference instead, smaller or
+/// subclassed ones are copied.
 #[inline]
-pub(crate) fn bytes_to_msg(b: &Bound<'_, PyBytes>, threshold: usize) -> Msg {
+pub(crate) fn bytes_to_msg(b: &Bound<'_, PyBytes>, lend_min: usize) -> Msg {
     let data = b.as_bytes();
-    if data.len() >= lend_min(threshold) && b.is_exact_instance_of::<PyBytes>() {
+    if data.len() >= lend_min && b.is_exact_instance_of::<PyBytes>() {
         if let Some(owner) = Owner::lend_bytes(b) {
             return Msg::from_owner(owner);
         }
@@ -59,10 +69,10 @@ pub(crate) fn bytes_to_msg(b: &Bound<'_, PyBytes>, threshold: usize) -> Msg {
 }
 
 /// A received body as `bytes`: the sender's own object when it was lent in
-/// this process (inproc), else a copy.
+/// this process (inproc) and is at least `lend_min` long, else a copy.
 #[inline]
-pub(crate) fn msg_to_bytes(py: Python<'_>, m: &Msg, threshold: usize) -> Py<PyAny> {
-    if m.len() >= lend_min(threshold) {
+pub(crate) fn msg_to_bytes(py: Python<'_>, m: &Msg, lend_min: usize) -> Py<PyAny> {
+    if m.len() >= lend_min {
         if let Some(obj) = crate::release::lent_bytes_object(py, m.as_slice()) {
             return obj;
         }
@@ -70,15 +80,37 @@ pub(crate) fn msg_to_bytes(py: Python<'_>, m: &Msg, threshold: usize) -> Py<PyAn
     PyBytes::new(py, m.as_slice()).into_any().unbind()
 }
 
+/// How [`buffer_to_msg`] made its frame.
+pub(crate) enum Made {
+    /// The bytes were copied: nothing to track (pyzmq's finished tracker).
+    Copied,
+    /// The buffer is lent to the core; the tracker, when one was asked for,
+    /// is done once the core releases it.
+    Lent(Option<Py<PyAny>>),
+}
+
+impl Made {
+    /// What pyzmq's `Frame(track=...)` holds: the finished tracker for a
+    /// tracked copy, the live one for a tracked loan, else None.
+    pub(crate) fn frame_tracker(self, py: Python<'_>, track: bool) -> PyResult<Option<Py<PyAny>>> {
+        match self {
+            Made::Copied if track => Ok(Some(finished_tracker(py)?)),
+            Made::Copied => Ok(None),
+            Made::Lent(t) => Ok(t),
+        }
+    }
+}
+
 /// A frame from any buffer-protocol object: copied when `copy` or when
-/// smaller than `threshold`, otherwise wrapped without copying.
+/// smaller than a non-zero `threshold` (pyzmq: a threshold of 0 never
+/// copies), otherwise wrapped without copying.
 pub(crate) fn buffer_to_msg(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
     copy: bool,
     track: bool,
     threshold: usize,
-) -> PyResult<(Msg, Option<Py<PyAny>>)> {
+) -> PyResult<(Msg, Made)> {
     let buf = pyo3::buffer::PyUntypedBuffer::get(data).map_err(|_| {
         PyTypeError::new_err(format!(
             "expected bytes or an object supporting the buffer protocol, got {}",
@@ -94,15 +126,14 @@ pub(crate) fn buffer_to_msg(
         let slice = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, len) };
         let msg = Msg::from_slice(slice);
         buf.release(py);
-        let t = if track && !copy { Some(finished_tracker(py)?) } else { None };
-        return Ok((msg, t));
+        return Ok((msg, Made::Copied));
     }
     let tracker = track.then(|| Arc::new(Tracker::default()));
     let py_tracker = match &tracker {
         Some(t) => Some(make_tracker(py, t.clone())?),
         None => None,
     };
-    Ok((Msg::from_owner(Owner::new(buf, tracker)), py_tracker))
+    Ok((Msg::from_owner(Owner::new(buf, tracker)), Made::Lent(py_tracker)))
 }
 
 /// One received (or prepared) message frame; supports the buffer protocol.
@@ -115,6 +146,9 @@ pub struct Frame {
     pub(crate) props: Option<Arc<oxmq::PeerProperties>>,
     /// `.buffer`: one memoryview, handed out every time (as pyzmq does).
     pub(crate) view: PyOnceLock<Py<PyAny>>,
+    /// The frame's own writable copy of the body, made by the first buffer
+    /// export (see `__getbuffer__`); from then on it is the frame's content.
+    pub(crate) private: PyOnceLock<Py<PyByteArray>>,
     /// Draft API `Frame.routing_id` (the frame is otherwise immutable).
     pub(crate) routing_id: AtomicU32,
     /// Draft RADIO/DISH: a group set on this frame (`frame.group = ...`).
@@ -149,6 +183,40 @@ pub(crate) fn msg_with_group(py: Python<'_>, msg: Msg, group: Option<&[u8]>) -> 
 }
 
 impl Frame {
+    /// The frame's content: its writable copy once a buffer was exported,
+    /// else the message body.
+    pub(crate) fn data<'a>(&'a self, py: Python<'a>) -> &'a [u8] {
+        match self.private.get(py) {
+            Some(b) => {
+                let b = b.bind(py);
+                // SAFETY: the bytearray is private to this frame (never handed
+                // out, so never resized) and lives as long as `self`; Python
+                // code writes to it only through buffer exports, with the GIL
+                // held, as it is here, so no write runs while this is read.
+                unsafe { std::slice::from_raw_parts(b.data() as *const u8, b.len()) }
+            }
+            None => self.msg.as_slice(),
+        }
+    }
+
+    /// The message to send (or copy) for this frame: its body, or its
+    /// written-to copy, with its routing id and draft group.
+    pub(crate) fn to_send(&self, py: Python<'_>) -> PyResult<Msg> {
+        let base = match self.private.get(py) {
+            None => self.msg.clone(),
+            Some(_) => {
+                let m = Msg::from_slice(self.data(py));
+                match self.msg.group() {
+                    [] => m,
+                    g => msg_with_group(py, m, Some(g))?,
+                }
+            }
+        };
+        let mut msg = msg_with_group(py, base, self.group.get().as_deref())?;
+        msg.set_routing_id(self.routing_id.load(Ordering::Relaxed));
+        Ok(msg)
+    }
+
     pub(crate) fn with_props(msg: Msg, props: Option<Arc<oxmq::PeerProperties>>) -> Frame {
         let routing_id = AtomicU32::new(msg.routing_id());
         Frame {
@@ -157,6 +225,7 @@ impl Frame {
             tracker: None,
             props,
             view: PyOnceLock::new(),
+            private: PyOnceLock::new(),
             routing_id,
             group: GroupSlot::default(),
         }
@@ -183,6 +252,7 @@ impl Frame {
                 tracker,
                 props: None,
                 view: PyOnceLock::new(),
+                private: PyOnceLock::new(),
                 routing_id: AtomicU32::new(0),
                 group: GroupSlot::default(),
             });
@@ -192,33 +262,33 @@ impl Frame {
         }
         if let Ok(f) = data.cast::<Frame>() {
             return Ok(Frame {
-                msg: f.get().msg.clone(),
+                msg: f.get().to_send(py)?,
                 bytes: PyOnceLock::new(),
                 tracker: None,
                 props: None,
                 view: PyOnceLock::new(),
+                private: PyOnceLock::new(),
                 routing_id: AtomicU32::new(f.get().routing_id.load(Ordering::Relaxed)),
                 group: GroupSlot::default(),
             });
         }
-        // pyzmq: copy=None means "copy small buffers, wrap large ones".
-        let threshold = copy_threshold.unwrap_or(DEFAULT_COPY_THRESHOLD);
+        // pyzmq: copy=None means "copy buffers below the threshold, wrap the
+        // rest", the threshold being `zmq.COPY_THRESHOLD` at this call.
+        let threshold = copy_threshold.unwrap_or_else(|| COPY_THRESHOLD.load(Ordering::Relaxed));
         let (copy, threshold) = match copy {
             Some(true) => (true, 0),
             Some(false) => (false, 0),
             None => (false, threshold),
         };
-        let (msg, tracker) = buffer_to_msg(py, data, copy, track, threshold)?;
-        let tracker = match (track, tracker) {
-            (true, None) => Some(finished_tracker(py)?),
-            (_, t) => t,
-        };
+        let (msg, made) = buffer_to_msg(py, data, copy, track, threshold)?;
+        let tracker = made.frame_tracker(py, track)?;
         Ok(Frame {
             msg,
             bytes: PyOnceLock::new(),
             tracker,
             props: None,
             view: PyOnceLock::new(),
+            private: PyOnceLock::new(),
             routing_id: AtomicU32::new(0),
             group: GroupSlot::default(),
         })
@@ -227,10 +297,10 @@ impl Frame {
     /// The frame's bytes (copied once, then cached).
     #[getter]
     fn bytes(&self, py: Python<'_>) -> Py<PyBytes> {
-        self.bytes.get_or_init(py, || PyBytes::new(py, self.msg.as_slice()).unbind()).clone_ref(py)
+        self.bytes.get_or_init(py, || PyBytes::new(py, self.data(py)).unbind()).clone_ref(py)
     }
 
-    /// A read-only memoryview of the frame (no copy); the same object each time.
+    /// A writable memoryview of the frame (its own copy, see `__getbuffer__`); the same object each time.
     #[getter]
     fn buffer<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
@@ -345,7 +415,7 @@ impl Frame {
 
     /// pyzmq's form: `<zmq.Frame(b'...')>`, long frames cut to 12 bytes plus their size.
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let body = self.msg.as_slice();
+        let body = self.data(py);
         let (shown, suffix) = if body.len() > 16 {
             let n = body.len();
             let size = match n {
@@ -362,42 +432,50 @@ impl Frame {
         Ok(format!("<zmq.Frame({r}{suffix})>"))
     }
 
-    fn __copy__(&self) -> Frame {
-        Frame {
-            msg: self.msg.clone(),
+    /// Shares the body and, as in pyzmq, the tracker.
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Frame> {
+        Ok(Frame {
+            msg: self.to_send(py)?,
             bytes: PyOnceLock::new(),
-            tracker: None,
+            tracker: self.tracker.as_ref().map(|t| t.clone_ref(py)),
             props: self.props.clone(),
             view: PyOnceLock::new(),
+            private: PyOnceLock::new(),
             routing_id: AtomicU32::new(self.routing_id.load(Ordering::Relaxed)),
             group: GroupSlot(std::sync::Mutex::new(self.group.get())),
-        }
+        })
     }
 
-    fn fast_copy(&self) -> Frame {
-        self.__copy__()
+    fn fast_copy(&self, py: Python<'_>) -> PyResult<Frame> {
+        self.__copy__(py)
     }
 
+    /// Writable, as in pyzmq (`memoryview(frame)`, numpy), also for a
+    /// read-only request. The first export gives the frame its own copy of
+    /// the body and every export is of that copy: the body itself may be
+    /// shared with other receivers of the same message, or be a sender's
+    /// `bytes`, and writing must reach neither. Receiving, `.bytes` and
+    /// sending a frame nobody exported never copy for this.
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
-        if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
-            return Err(PyBufferError::new_err("Frame is read-only"));
-        }
-        let data = slf.get().msg.as_slice();
-        // SAFETY: `view` is provided by the caller; the data lives inside the
-        // frame object (inline) or its shared buffer, neither of which moves or
-        // changes while the view holds a reference to the frame.
+        let py = slf.py();
+        let frame = slf.get();
+        let private = frame.private.get_or_init(py, || PyByteArray::new(py, frame.msg.as_slice()).unbind());
+        let private = private.bind(py);
+        // SAFETY: `view` is provided by the caller. The bytearray is private
+        // to the frame, never resized, and lives as long as the frame, which
+        // the view holds a reference to.
         let rc = unsafe {
             ffi::PyBuffer_FillInfo(
                 view,
                 slf.as_ptr(),
-                data.as_ptr() as *mut std::ffi::c_void,
-                data.len() as ffi::Py_ssize_t,
-                1,
+                private.data() as *mut std::ffi::c_void,
+                private.len() as ffi::Py_ssize_t,
+                0,
                 flags,
             )
         };
         if rc < 0 {
-            return Err(PyErr::fetch(slf.py()));
+            return Err(PyErr::fetch(py));
         }
         Ok(())
     }

@@ -36,6 +36,7 @@ use frame::{Frame, NativeTracker};
 use pyo3::prelude::*;
 use release::drain_releases;
 use socket::Socket;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Longest time a blocking call waits without re-taking the GIL to check signals.
@@ -43,6 +44,25 @@ pub(crate) const SLICE: Duration = Duration::from_millis(100);
 
 /// pyzmq's default zero-copy threshold: smaller `copy=False` sends are copied.
 pub(crate) const DEFAULT_COPY_THRESHOLD: usize = 65536;
+
+/// `zmq.COPY_THRESHOLD` as the program last assigned it (the package's
+/// module hook forwards each assignment): a socket's `copy_threshold` starts
+/// from it, and a `Frame` made without `copy_threshold=` uses it, as in pyzmq.
+pub(crate) static COPY_THRESHOLD: AtomicUsize = AtomicUsize::new(DEFAULT_COPY_THRESHOLD);
+
+/// Whether the program set `zmq.COPY_THRESHOLD` itself: sockets made while it
+/// is set follow pyzmq's copy policy exactly instead of oxmq's (see
+/// [`frame::CopyPolicy`]).
+pub(crate) static COPY_THRESHOLD_SET: AtomicBool = AtomicBool::new(false);
+
+/// Called by the package whenever `zmq.COPY_THRESHOLD` is assigned; `explicit`
+/// is false when the original value is put back (pytest's monkeypatch undo).
+/// `None` means 0 (never copy), as pyzmq treats a falsy threshold.
+#[pyfunction]
+fn _set_copy_threshold(value: Option<usize>, explicit: bool) {
+    COPY_THRESHOLD.store(value.unwrap_or(0), Ordering::Relaxed);
+    COPY_THRESHOLD_SET.store(explicit, Ordering::Relaxed);
+}
 
 pub(crate) type ZResult<T> = Result<T, i32>;
 
@@ -70,6 +90,7 @@ fn _oxmq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(proxy::proxy_steerable, m)?)?;
     m.add_function(wrap_pyfunction!(proxy::monitored_queue, m)?)?;
     m.add_function(wrap_pyfunction!(_drain_releases, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_copy_threshold, m)?)?;
     m.add_function(wrap_pyfunction!(zmq_version_info, m)?)?;
     m.add_function(wrap_pyfunction!(security::z85_encode, m)?)?;
     m.add_function(wrap_pyfunction!(security::z85_decode, m)?)?;

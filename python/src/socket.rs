@@ -8,7 +8,7 @@ use crate::options::*;
 use crate::poll::*;
 use crate::release::{self, drain_releases};
 use crate::shadow::Registry;
-use crate::{ZResult, DEFAULT_COPY_THRESHOLD, SLICE};
+use crate::{ZResult, COPY_THRESHOLD, COPY_THRESHOLD_SET, SLICE};
 use oxmq::{errno, opt, Msg};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -36,6 +36,8 @@ pub(crate) struct SocketShared {
     pub(crate) fd: i32,
     pub(crate) kind: i32,
     pub(crate) copy_threshold: AtomicUsize,
+    /// [`lend_min`] for this socket's threshold and policy.
+    pub(crate) lend_min: AtomicUsize,
 }
 
 static SOCKETS: Registry<SocketShared> = Registry::new();
@@ -208,8 +210,27 @@ impl Socket {
         Ok(parts)
     }
 
+    /// A received frame as `recv(copy=False, track=...)` returns it: pyzmq
+    /// gives a tracked receive the finished tracker.
+    fn received_frame(
+        &self,
+        py: Python<'_>,
+        m: Msg,
+        props: Option<Arc<oxmq::PeerProperties>>,
+        track: bool,
+    ) -> PyResult<Frame> {
+        let mut f = Frame::with_props(m, props);
+        if track {
+            f.tracker = Some(finished_tracker(py)?);
+        }
+        Ok(f)
+    }
+
     /// Turn a Python object into a frame for sending.
-    /// Returns the frame and, for tracked zero-copy sends, its tracker.
+    /// Returns the frame and what pyzmq's `send` returns for it: a Frame's
+    /// own tracker; for other data sent with `copy=False`, the finished
+    /// tracker when it was copied (below the threshold), the live one for a
+    /// tracked loan.
     pub(crate) fn to_msg(
         &self,
         py: Python<'_>,
@@ -217,33 +238,36 @@ impl Socket {
         copy: bool,
         track: bool,
     ) -> PyResult<(Msg, Option<Py<PyAny>>)> {
+        let threshold = self.copy_threshold.load(Ordering::Relaxed);
         if let Ok(b) = data.cast::<PyBytes>() {
-            let bytes = b.as_bytes();
-            let threshold = self.copy_threshold.load(Ordering::Relaxed);
+            let lend_min = self.lend_min.load(Ordering::Relaxed);
             if copy {
-                return Ok((bytes_to_msg(b, threshold), None));
+                return Ok((bytes_to_msg(b, lend_min), None));
             }
-            if bytes.len() < threshold {
-                // Below the threshold pyzmq copies and reports the send done;
-                // a lent `bytes` is as good, since nobody can change it.
-                let t = if track { Some(finished_tracker(py)?) } else { None };
-                return Ok((bytes_to_msg(b, threshold), t));
+            if b.as_bytes().len() < threshold {
+                // pyzmq copies a `copy=False` send below the threshold and
+                // returns its finished tracker, tracked or not.
+                return Ok((bytes_to_msg(b, lend_min), Some(finished_tracker(py)?)));
             }
         } else if let Ok(f) = data.cast::<Frame>() {
             let f = f.get();
             if track && f.tracker.is_none() {
                 return Err(PyValueError::new_err("Not a tracked message"));
             }
-            // a tracked Frame reports its own tracker, whatever `track` says (pyzmq)
+            // a Frame reports its own tracker, whatever `copy` and `track` say (pyzmq)
             let t = f.tracker.as_ref().map(|t| t.clone_ref(py));
             // Draft RADIO/DISH: a group set on the Frame goes with it.
-            let mut msg = msg_with_group(py, f.msg.clone(), f.group.get().as_deref())?;
-            msg.set_routing_id(f.routing_id.load(Ordering::Relaxed));
-            return Ok((msg, t));
+            return Ok((f.to_send(py)?, t));
         } else if data.is_instance_of::<PyString>() {
             return Err(PyTypeError::new_err("unicode not allowed, use send_string"));
         }
-        buffer_to_msg(py, data, copy, track, self.copy_threshold.load(Ordering::Relaxed))
+        let (msg, made) = buffer_to_msg(py, data, copy, track, threshold)?;
+        let tracker = match made {
+            Made::Copied if copy => None,
+            Made::Copied => Some(finished_tracker(py)?),
+            Made::Lent(t) => t,
+        };
+        Ok((msg, tracker))
     }
 }
 
@@ -274,6 +298,9 @@ impl Socket {
                 .clone(),
             None => return Err(PyTypeError::new_err("Socket needs an oxmq Context as its first argument")),
         };
+        // pyzmq: the threshold starts from `zmq.COPY_THRESHOLD` at creation.
+        let threshold = COPY_THRESHOLD.load(Ordering::Relaxed);
+        let pyzmq_policy = COPY_THRESHOLD_SET.load(Ordering::Relaxed);
         let kind = oxmq::SocketType::from_raw(socket_type).ok_or_else(|| zmq_error(py, errno::EINVAL))?;
         let sock = ctx.socket(kind).map_err(|e| zmq_error(py, core_errno(e)))?;
         // Thread-safe (draft) types hand out no FD, but blocking calls here still wait on it.
@@ -283,7 +310,8 @@ impl Socket {
             ctx,
             fd,
             kind: socket_type,
-            copy_threshold: AtomicUsize::new(DEFAULT_COPY_THRESHOLD),
+            copy_threshold: AtomicUsize::new(threshold),
+            lend_min: AtomicUsize::new(lend_min(threshold, pyzmq_policy)),
         });
         SOCKETS.add(&shared);
         Ok(Socket { shared })
@@ -308,9 +336,13 @@ impl Socket {
         self.copy_threshold.load(Ordering::Relaxed)
     }
 
+    /// Setting it (to any value) also switches this socket to pyzmq's copy
+    /// policy (see [`lend_min`]); `None` is 0, never copy, as in pyzmq.
     #[setter]
-    fn set_copy_threshold(&self, value: usize) {
-        self.copy_threshold.store(value, Ordering::Relaxed)
+    fn set_copy_threshold(&self, value: Option<usize>) {
+        let value = value.unwrap_or(0);
+        self.copy_threshold.store(value, Ordering::Relaxed);
+        self.lend_min.store(lend_min(value, true), Ordering::Relaxed);
     }
 
     /// The socket type number (`zmq.PUSH`, ...).
@@ -467,8 +499,8 @@ impl Socket {
         // Fast path: bytes, copied.
         if copy && routing_id.is_none() {
             if let Ok(b) = data.cast::<PyBytes>() {
-                let threshold = self.copy_threshold.load(Ordering::Relaxed);
-                let msg = msg_with_group(py, bytes_to_msg(b, threshold), group.as_deref())?;
+                let lend_min = self.lend_min.load(Ordering::Relaxed);
+                let msg = msg_with_group(py, bytes_to_msg(b, lend_min), group.as_deref())?;
                 self.send_msg(py, msg, flags)?;
                 return Ok(None);
             }
@@ -479,7 +511,7 @@ impl Socket {
         }
         let msg = msg_with_group(py, msg, group.as_deref())?;
         self.send_msg(py, msg, flags)?;
-        Ok(if copy { None } else { tracker })
+        Ok(tracker)
     }
 
     /// Draft DISH: join a group (str or bytes), as pyzmq's `Socket.join`.
@@ -520,13 +552,12 @@ impl Socket {
     /// Receive one frame: bytes, or a `Frame` (zero-copy view) if `copy=False`.
     #[pyo3(signature = (flags=0, copy=true, track=false))]
     fn recv(&self, py: Python<'_>, flags: i32, copy: bool, track: bool) -> PyResult<Py<PyAny>> {
-        let _ = track;
         release::maybe_drain(py);
         let m = self.recv_msg(py, flags)?;
         if copy {
-            Ok(msg_to_bytes(py, &m, self.copy_threshold.load(Ordering::Relaxed)))
+            Ok(msg_to_bytes(py, &m, self.lend_min.load(Ordering::Relaxed)))
         } else {
-            Ok(Py::new(py, Frame::with_props(m, self.peer_props()))?.into_any())
+            Ok(Py::new(py, self.received_frame(py, m, self.peer_props(), track)?)?.into_any())
         }
     }
 
@@ -595,10 +626,13 @@ impl Socket {
         release::maybe_drain(py);
         let mut msgs: Vec<Msg> = Vec::new();
         let mut trackers: Vec<Py<PyAny>> = Vec::new();
+        // pyzmq returns what the last part's send returned
+        let mut last: Option<Py<PyAny>> = None;
         let mut add = |i: usize, item: &Bound<'_, PyAny>| -> PyResult<()> {
             if copy {
                 if let Ok(b) = item.cast::<PyBytes>() {
-                    msgs.push(bytes_to_msg(b, self.copy_threshold.load(Ordering::Relaxed)));
+                    msgs.push(bytes_to_msg(b, self.lend_min.load(Ordering::Relaxed)));
+                    last = None;
                     return Ok(());
                 }
             }
@@ -619,9 +653,10 @@ impl Socket {
                 }
             })?;
             msgs.push(m);
-            if let Some(t) = t {
-                trackers.push(t);
+            if let Some(t) = &t {
+                trackers.push(t.clone_ref(py));
             }
+            last = t;
             Ok(())
         };
         if let Ok(list) = msg_parts.cast::<PyList>() {
@@ -649,8 +684,9 @@ impl Socket {
             self.send_msg(py, m, f)?;
         }
         if copy || !track {
-            return Ok(None);
+            return Ok(last);
         }
+        // tracked zero-copy parts: done once every part is (pyzmq: the last only)
         let cls = py.import("oxmq.sugar.tracker")?.getattr("MessageTracker")?;
         Ok(Some(cls.call1(PyTuple::new(py, trackers)?)?.unbind()))
     }
@@ -658,7 +694,6 @@ impl Socket {
     /// Receive all frames of one message as a list (one native call).
     #[pyo3(signature = (flags=0, copy=true, track=false))]
     fn recv_multipart(&self, py: Python<'_>, flags: i32, copy: bool, track: bool) -> PyResult<Py<PyList>> {
-        let _ = track;
         release::maybe_drain(py);
         let first = self.recv_msg(py, flags)?;
         let parts = if first.more() {
@@ -684,9 +719,9 @@ impl Socket {
         let list = PyList::empty(py);
         for m in parts {
             if copy {
-                list.append(msg_to_bytes(py, &m, self.copy_threshold.load(Ordering::Relaxed)))?;
+                list.append(msg_to_bytes(py, &m, self.lend_min.load(Ordering::Relaxed)))?;
             } else {
-                list.append(Py::new(py, Frame::with_props(m, props.clone()))?)?;
+                list.append(Py::new(py, self.received_frame(py, m, props.clone(), track)?)?)?;
             }
         }
         Ok(list.unbind())

@@ -65,10 +65,10 @@ def fetch_suite(cache: Path, version: str, python: str) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     sdist = cache / f"pyzmq-{version}.tar.gz"
     if not sdist.exists():
-        log(f"==> pip download pyzmq=={version} --no-deps --no-binary :all: -> {cache}")
+        log(f"==> pip download pyzmq=={version} --no-deps --no-binary pyzmq -> {cache}")
         subprocess.run(
             [python, "-m", "pip", "download", "-q", "--disable-pip-version-check", f"pyzmq=={version}",
-             "--no-deps", "--no-binary", ":all:", "-d", str(cache)],
+             "--no-deps", "--no-binary", "pyzmq", "-d", str(cache)],
             check=True,
         )
     tmp = cache / f"extract-{os.getpid()}"

@@ -31,8 +31,8 @@ class MessageTracker:
             elif isinstance(obj, MessageTracker):
                 self.peers.add(obj)
             elif isinstance(obj, Frame):
-                if obj.tracker is None:
-                    raise ValueError("Not a tracked frame")
+                if not obj.tracker:
+                    raise ValueError("Not a tracked message")
                 self.peers.add(obj.tracker)
             else:
                 raise TypeError(f"Require Events or Message Frames, not {type(obj)}")
@@ -51,7 +51,8 @@ class MessageTracker:
 
         Raises ``NotDone`` if the sends are still in progress at the timeout.
         """
-        if timeout is None or timeout < 0:
+        # pyzmq: False or a negative timeout waits forever
+        if timeout is None or timeout is False or timeout < 0:
             deadline = None
         else:
             deadline = time.monotonic() + timeout
