@@ -15,10 +15,17 @@
 //! process-wide list of idle buffers, bounded in bytes; mid-size bodies from
 //! one stack per power-of-two size, also bounded. Smaller bodies are plain
 //! allocations.
+//!
+//! The shared lists are only ever tried, never waited for: a list another
+//! thread holds means a plain allocation (or a plain free) instead. A lock
+//! held by the parent's I/O thread at `fork()` stays held forever in the
+//! child, which has no such thread; waiting on it hung a child that sent a
+//! 1 KiB message on its own new context (libzmq's test_fork pattern, with a
+//! larger body). Contention costs one allocation, never a wait.
 
 use bytes::Bytes;
 use std::cell::RefCell;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 /// Bodies at least this large share one list of idle buffers.
 pub(crate) const MIN: usize = 64 * 1024;
@@ -45,6 +52,17 @@ static MID: [Mutex<Idle>; MID_CLASSES] = [const { Mutex::new(Idle { bufs: Vec::n
 /// to the shared stack. A sender's thread takes buffers and another thread
 /// (a receiver, an I/O thread) returns them, so each lock moves a batch.
 const LOCAL_BYTES: usize = 256 * 1024;
+
+/// The shared list behind `m`, unless another thread (or a thread that no
+/// longer exists, after a fork) holds it. A poisoned list is still sound:
+/// every update leaves `bufs` and `bytes` consistent before anything can panic.
+fn try_shared(m: &Mutex<Idle>) -> Option<MutexGuard<'_, Idle>> {
+    match m.try_lock() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
 
 thread_local! {
     static LOCAL: RefCell<[Vec<Vec<u8>>; MID_CLASSES]> = const { RefCell::new([const { Vec::new() }; MID_CLASSES]) };
@@ -76,7 +94,9 @@ pub(crate) fn take(len: usize) -> Vec<u8> {
         };
     }
     if len >= MIN {
-        let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut idle) = try_shared(&IDLE) else {
+            return Vec::with_capacity(len);
+        };
         if let Some(i) = idle.bufs.iter().position(|b| b.capacity() >= len && b.capacity() / 2 <= len) {
             let mut b = idle.bufs.swap_remove(i);
             idle.bytes -= b.capacity();
@@ -103,7 +123,9 @@ impl Drop for Pooled {
         if cap < MIN {
             return put_mid(class_for_capacity(cap), buf);
         }
-        let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut idle) = try_shared(&IDLE) else {
+            return; // held elsewhere: `buf` is freed
+        };
         if idle.bytes + cap <= MAX_IDLE {
             idle.bytes += cap;
             idle.bufs.push(buf);
@@ -129,7 +151,7 @@ fn take_mid(class: usize) -> Option<Vec<u8>> {
             if let Some(b) = mine.pop() {
                 return Some(b);
             }
-            let mut shared = MID[class].lock().unwrap_or_else(|e| e.into_inner());
+            let mut shared = try_shared(&MID[class])?;
             let n = shared.bufs.len().min(local_cap(class) / 2);
             let at = shared.bufs.len() - n;
             shared.bytes -= shared.bufs[at..].iter().map(Vec::capacity).sum::<usize>();
@@ -139,7 +161,7 @@ fn take_mid(class: usize) -> Option<Vec<u8>> {
         })
         .unwrap_or_else(|_| {
             // This thread is exiting: go to the shared stack directly.
-            let mut shared = MID[class].lock().unwrap_or_else(|e| e.into_inner());
+            let mut shared = try_shared(&MID[class])?;
             let b = shared.bufs.pop()?;
             shared.bytes -= b.capacity();
             Some(b)
@@ -167,18 +189,19 @@ fn put_mid(class: usize, buf: Vec<u8>) {
     if batch.is_empty() {
         return;
     }
+    let Some(mut shared) = try_shared(&MID[class]) else {
+        return; // held elsewhere: the batch is freed
+    };
     let mut spill = Vec::new();
-    {
-        let mut shared = MID[class].lock().unwrap_or_else(|e| e.into_inner());
-        for b in batch {
-            if shared.bytes + b.capacity() <= MID_MAX_IDLE {
-                shared.bytes += b.capacity();
-                shared.bufs.push(b);
-            } else {
-                spill.push(b);
-            }
+    for b in batch {
+        if shared.bytes + b.capacity() <= MID_MAX_IDLE {
+            shared.bytes += b.capacity();
+            shared.bufs.push(b);
+        } else {
+            spill.push(b);
         }
     }
+    drop(shared);
     drop(spill); // over the bound: freed outside the lock
 }
 
@@ -270,6 +293,25 @@ mod tests {
             assert!(idle.bytes <= MID_MAX_IDLE);
             assert_eq!(idle.bytes, idle.bufs.iter().map(|b| b.capacity()).sum::<usize>());
         }
+    }
+
+    #[test]
+    fn a_held_shared_list_never_blocks_a_take_or_a_free() {
+        // As in a fork child whose parent's I/O thread held the list: the
+        // holder never lets go while the other thread takes and frees.
+        let top = MID_CLASSES - 1;
+        let held = (IDLE.lock().unwrap(), MID[top].lock().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let large = copy(&vec![1u8; MIN * 3]);
+            let mid: Vec<Bytes> = (0..4 * local_cap(top)).map(|_| copy(&[2u8; MIN - 1])).collect();
+            let ok = large.len() == MIN * 3 && mid.iter().all(|b| b.len() == MIN - 1);
+            drop((large, mid));
+            tx.send(ok).unwrap();
+        });
+        let ok = rx.recv_timeout(std::time::Duration::from_secs(60));
+        drop(held);
+        assert_eq!(ok, Ok(true), "take/free waited for a list another thread holds");
     }
 
     #[test]
