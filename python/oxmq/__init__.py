@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os as _os
 import time as _time
 from enum import Enum, IntEnum, IntFlag
 from typing import Any, Optional, Tuple
@@ -116,13 +117,18 @@ def proxy_steerable(frontend: Socket, backend: Socket, capture: Optional[Socket]
 
 
 def get_includes() -> list:
-    """pyzmq compatibility: no C headers are shipped."""
-    return []
+    """Directories to compile C code against oxmq with, as pyzmq's: the
+    package's parent, its ``utils`` folder, and ``include`` with oxmq's
+    ``zmq.h`` (libzmq 4.3's API; shipped with the package)."""
+    base = _os.path.dirname(_os.path.abspath(__file__))
+    return [_os.path.dirname(base), _os.path.join(base, "utils"), _os.path.join(base, "include")]
 
 
 def get_library_dirs() -> list:
-    """pyzmq compatibility: no C library is shipped."""
-    return []
+    """The directory holding oxmq's drop-in ``libzmq.so`` (its C ABI, shipped
+    with the package), to link C code against with ``-lzmq``; named ``zmq``
+    as pyzmq's is."""
+    return [_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_capi", "zmq")]
 
 
 def curve_keypair() -> Tuple[bytes, bytes]:
