@@ -252,6 +252,22 @@ def main() -> int:
     def passed(side: str, f: str) -> Set[str]:
         return {n for n, o in results.get(side, {}).get(f, {}).items() if o == "passed"}
 
+    # M is what passes on pyzmq: a pyzmq test that failed (a port taken by
+    # another process, a loaded machine) would shrink M silently, so each gets
+    # one retry alone too, and those that still fail are listed.
+    pyzmq_retried: Dict[str, str] = {}
+    if sides == ["pyzmq", "oxmq"]:
+        for f in files:
+            again = sorted(n for n, o in results["pyzmq"].get(f, {}).items() if o in ("failed", "error"))
+            if not again:
+                continue
+            res, note, _ = run_file(root, f, "pyzmq", args.python, [], args.test_timeout, args.file_timeout,
+                                    outdir, only=again, tag=".retry")
+            for n in again:
+                pyzmq_retried[n] = res.get(n, "not run" + (f" ({note})" if note else ""))
+                if pyzmq_retried[n] == "passed":
+                    results["pyzmq"][f][n] = "passed"
+
     # One retry, alone, for each test that passes on pyzmq, is not a known
     # failure, and failed on oxmq (timing on a loaded machine).
     retried: Dict[str, str] = {}
@@ -293,7 +309,7 @@ def main() -> int:
             log(f"  {o:8} {n}{'  (known)' if n in known else ''}")
     (cache / "results.json").write_text(json.dumps(
         {"version": args.version, "results": results, "excluded": excl, "known_failures": known,
-         "retried": retried, "oxmq_passed_of_pyzmq": total_ox, "pyzmq_passed": total_ref}, indent=1, sort_keys=True))
+         "retried": retried, "pyzmq_retried": pyzmq_retried, "oxmq_passed_of_pyzmq": total_ox, "pyzmq_passed": total_ref}, indent=1, sort_keys=True))
     log("")
     wall = time.monotonic() - t0
     if sides != ["pyzmq", "oxmq"]:
@@ -323,6 +339,11 @@ def main() -> int:
         f"{len(passed_on_retry)} passed the second time")
     for n in passed_on_retry:
         log(f"  passed on retry: {n}")
+    log(f"retries on pyzmq: {len(pyzmq_retried)} test(s) that failed on pyzmq were run once more, alone; "
+        f"{sum(o == 'passed' for o in pyzmq_retried.values())} passed the second time")
+    for n, o in sorted(pyzmq_retried.items()):
+        if o != "passed":
+            log(f"  fails on pyzmq itself (not in M): {n} [{o}]")
     for n in now_pass:
         log(f"now passes: remove from the list ({Path(args.known_failures).name}): {n}")
     for n in stale:
