@@ -2,7 +2,8 @@
 #
 #   make test    set up what is missing (Debian packages, Rust components, Python
 #                venv), then fmt check, clippy, cargo tests, and the interop suite
-#                against real libzmq (pyzmq); prints the interop matrix at the end.
+#                against real libzmq (pyzmq); prints the interop matrix, and at the
+#                very end every test that skipped, with its reason (mk/skips.mk).
 #   make bench   the benchmark studies and bench/REPORT.md (QUICK=1: small counts).
 #   make fmt | lint | interop | setup | clean
 #
@@ -24,7 +25,12 @@ REQUIREMENTS := tests/requirements.txt
 PIP_STAMP := $(VENV)/.requirements.stamp
 
 INTEROP_PEER := target/release/examples/interop_peer
-PYTEST_ARGS ?= -p no:cacheprovider --timeout 60
+PYTEST_ARGS ?= -p no:cacheprovider --timeout 60 -p oxmq_skiplog
+
+# Every skip of the run is recorded here and printed at the end (mk/skips.mk).
+export OXMQ_SKIP_LOG := $(CURDIR)/target/skips.txt
+# tests/pytest_plugins: the skip recorder pytest loads with -p oxmq_skiplog.
+export PYTHONPATH := $(CURDIR)/tests/pytest_plugins$(if $(PYTHONPATH),:$(PYTHONPATH))
 
 export CARGO_TERM_COLOR ?= never
 
@@ -36,7 +42,8 @@ export CARGO_TERM_COLOR ?= never
 TEST_STEPS :=
 -include $(sort $(wildcard mk/*.mk))
 
-test: setup fmt-check lint cargo-test interop $(TEST_STEPS)
+test: skips-reset setup fmt-check lint cargo-test interop $(TEST_STEPS)
+	@$(MAKE) --no-print-directory skips-summary
 	@echo "==> make test: all steps passed"
 
 setup: deb-deps rust-tools venv

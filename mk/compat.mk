@@ -5,7 +5,8 @@
 # libzmq.so.5 must print exactly what pyzmq's bundled libzmq 4.3.5 prints
 # (and Debian's 4.3.4, when installed). Then tests/compat/zmtp20_peer.py, a
 # ZMTP/2.0 peer on raw TCP (libzmq 3.x's greeting and framing), against each
-# library: same answers required. Then tests/compat/zmtp10_peer.py, a ZMTP/1.0
+# library: same answers required, and a script that crashes, times out or
+# answers no probe fails on any library. Then tests/compat/zmtp10_peer.py, a ZMTP/1.0
 # peer (libzmq 2.x's unversioned identity frame and RFC 13 framing), the same
 # way; its answers are printed.
 #
@@ -37,14 +38,21 @@ compat-test: capi venv $(COMPAT_OUT)/compatprobe
 	done; \
 	for v in 20 10; do \
 	echo "==> ZMTP/$${v%0}.0 byte peer (tests/compat/zmtp$${v}_peer.py) against oxmq and the same libraries"; \
-	timeout 120 $(VENV_PY) tests/compat/zmtp$${v}_peer.py $(CAPI_OUT)/libzmq.so.5 > $(COMPAT_OUT)/zmtp$$v-oxmq.txt 2>&1 || true; \
-	[ $$v = 20 ] || sed 's/^/    oxmq: /' $(COMPAT_OUT)/zmtp$$v-oxmq.txt; \
-	for ref in "$$py_lib" "$$sys_lib"; do \
-	  [ -n "$$ref" ] || continue; \
-	  timeout 120 $(VENV_PY) tests/compat/zmtp$${v}_peer.py "$$ref" > $(COMPAT_OUT)/zmtp$$v-ref.txt 2>&1 || true; \
+	for lib in oxmq "$$py_lib" "$$sys_lib"; do \
+	  [ -n "$$lib" ] || continue; \
+	  out=$(COMPAT_OUT)/zmtp$$v-ref.txt; path=$$lib; \
+	  if [ "$$lib" = oxmq ]; then out=$(COMPAT_OUT)/zmtp$$v-oxmq.txt; path=$(CAPI_OUT)/libzmq.so.5; fi; \
+	  st=0; timeout 120 $(VENV_PY) tests/compat/zmtp$${v}_peer.py "$$path" > $$out 2> $(COMPAT_OUT)/zmtp$$v-stderr.txt || st=$$?; \
+	  n=$$(wc -l < $$out); \
+	  if [ $$st -ne 0 ] || [ $$n -eq 0 ]; then \
+	    echo "    zmtp$$v on $$lib: exit status $$st, $$n probe lines (a crash, a timeout or no probe answered):"; \
+	    tail -n 5 $$out $(COMPAT_OUT)/zmtp$$v-stderr.txt | sed 's/^/      /'; rc=1; continue; \
+	  fi; \
+	  [ $$v = 20 ] || [ "$$lib" != oxmq ] || sed 's/^/    oxmq: /' $$out; \
+	  [ "$$lib" = oxmq ] && continue; \
 	  if diff $(COMPAT_OUT)/zmtp$$v-ref.txt $(COMPAT_OUT)/zmtp$$v-oxmq.txt; then \
-	    echo "    $$(wc -l < $(COMPAT_OUT)/zmtp$$v-oxmq.txt) probes: same answers as $$ref"; \
-	  else echo "    zmtp$$v: oxmq differs from $$ref (< libzmq, > oxmq)"; rc=1; fi; \
+	    echo "    $$n probes: same answers as $$lib"; \
+	  else echo "    zmtp$$v: oxmq differs from $$lib (< libzmq, > oxmq)"; rc=1; fi; \
 	done; \
 	done; \
 	[ -n "$$py_lib" ] || { echo "compat: pyzmq's bundled libzmq not found"; rc=1; }; \

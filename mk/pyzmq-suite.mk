@@ -5,20 +5,21 @@
 # OXMQ_AS_ZMQ=1 (`import zmq` is oxmq), and prints
 #   pyzmq suite: oxmq N passed of M that pass on pyzmq
 # Exclusions (pyzmq's Cython/CFFI internals only) with reasons:
-# tests/pyzmq_suite/exclusions.txt.
+# tests/pyzmq_suite/exclusions.txt. A ratchet: the tests that pass on pyzmq and
+# fail on oxmq today are listed with a reason each in
+# tests/pyzmq_suite/known_failures.txt; any other such test fails the step (after
+# one retry, counted and printed), and so does a file that gives no results or
+# times out on the pyzmq side, or an oxmq side whose `import zmq` is not oxmq.
 #
 #   make pyzmq-suite                       both sides, every file
 #   make pyzmq-suite SUITE_ARGS="-v --only test_socket"   one file, list failures
 
-# The floor catches regressions: below the 322 of 330 measured at the time of
-# writing, with room for timing-sensitive tests on a loaded machine.
-PYZMQ_SUITE_MIN ?= 300
 SUITE_ARGS ?=
 
 .PHONY: pyzmq-suite
 
 pyzmq-suite: python-install
-	@echo "==> $(VENV_PY) tests/pyzmq_suite/run.py --min-pass $(PYZMQ_SUITE_MIN) $(SUITE_ARGS)"
-	@$(VENV_PY) tests/pyzmq_suite/run.py --cache target/pyzmq-suite --min-pass $(PYZMQ_SUITE_MIN) $(SUITE_ARGS)
+	@echo "==> $(VENV_PY) tests/pyzmq_suite/run.py $(SUITE_ARGS)"
+	@$(VENV_PY) tests/pyzmq_suite/run.py --cache target/pyzmq-suite -v $(SUITE_ARGS)
 
 TEST_STEPS += pyzmq-suite

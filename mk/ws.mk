@@ -4,8 +4,8 @@
 #    draft API (pyzmq's and Debian's are built without it, hence without ws);
 #    installed with npm under target/ws-npm (tests/ws/libzmq_peer.js drives it);
 #  - an independent ZWS 2.0 peer written on the `websockets` PyPI package (wss too).
-# Missing node/npm or a failed npm install make the libzmq tests skip with the
-# reason. The Rust side (crates/oxmq/tests/ws.rs, oxmq-proto's ws unit tests)
+# Missing node/npm or a failed npm install fail the step (make test installs
+# node and npm, and npm's registry is reachable). The Rust side (crates/oxmq/tests/ws.rs, oxmq-proto's ws unit tests)
 # runs with cargo test.
 
 # node and npm for the libzmq peer. Debian's npm conflicts with a NodeSource
@@ -20,16 +20,15 @@ WS_NPM_STAMP := $(WS_NPM)/.zeromq-$(WS_ZEROMQ_JS_VERSION).stamp
 
 .PHONY: ws-interop
 
-# Best effort: the tests skip (and say why) when this did not work. The package
-# carries prebuilt binaries; its install script (a source build fallback) is not run.
+# The package carries prebuilt binaries; its install script (a source build
+# fallback) is not run.
 $(WS_NPM_STAMP):
 	@mkdir -p $(WS_NPM)
-	@if command -v npm >/dev/null 2>&1; then \
-	  echo "==> npm install zeromq@$(WS_ZEROMQ_JS_VERSION) (libzmq 4.3.5 with ws) into $(WS_NPM)"; \
-	  if timeout 300 npm install --prefix $(WS_NPM) --no-audit --no-fund --ignore-scripts --loglevel=error \
-	      zeromq@$(WS_ZEROMQ_JS_VERSION) >$(WS_NPM)/npm.log 2>&1; then touch $@; \
-	  else echo "    npm install failed (see $(WS_NPM)/npm.log): the libzmq ws tests will skip"; fi; \
-	else echo "==> npm not found: the libzmq ws tests will skip"; fi
+	@if ! command -v npm >/dev/null 2>&1; then echo "ws-interop: npm not found (make deb-deps installs it)"; exit 1; fi; \
+	echo "==> npm install zeromq@$(WS_ZEROMQ_JS_VERSION) (libzmq 4.3.5 with ws) into $(WS_NPM)"; \
+	if timeout 300 npm install --prefix $(WS_NPM) --no-audit --no-fund --ignore-scripts --loglevel=error \
+	    zeromq@$(WS_ZEROMQ_JS_VERSION) >$(WS_NPM)/npm.log 2>&1; then touch $@; \
+	else echo "ws-interop: npm install zeromq@$(WS_ZEROMQ_JS_VERSION) failed:"; tail -5 $(WS_NPM)/npm.log; exit 1; fi
 
 ws-interop: python-install $(WS_NPM_STAMP)
 	@echo "==> $(VENV_PY) -m pytest tests/ws -v -rs"

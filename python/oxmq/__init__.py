@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os as _os
 import sys as _sys
 import time as _time
 import types as _types
@@ -137,13 +138,18 @@ def device(device_type: int, frontend: Socket, backend: Socket) -> None:
 
 
 def get_includes() -> list:
-    """pyzmq compatibility: no C headers are shipped."""
-    return []
+    """Directories to compile C code against oxmq with, as pyzmq's: the
+    package's parent, its ``utils`` folder, and ``include`` with oxmq's
+    ``zmq.h`` (libzmq 4.3's API; shipped with the package)."""
+    base = _os.path.dirname(_os.path.abspath(__file__))
+    return [_os.path.dirname(base), _os.path.join(base, "utils"), _os.path.join(base, "include")]
 
 
 def get_library_dirs() -> list:
-    """pyzmq compatibility: no C library is shipped."""
-    return []
+    """The directory holding oxmq's drop-in ``libzmq.so`` (its C ABI, shipped
+    with the package), to link C code against with ``-lzmq``; named ``zmq``
+    as pyzmq's is."""
+    return [_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_capi", "zmq")]
 
 
 def curve_keypair() -> Tuple[bytes, bytes]:

@@ -137,13 +137,20 @@ def monitor_events(mon):
 
 def run(probes):
     """Each probe in turn (a failing one prints, the others still run), its
-    sockets closed after it; then the context is terminated."""
+    sockets closed after it; then the context is terminated. Exits 1 when no
+    probe ran to its end: a script that answers nothing on every library
+    would otherwise read as "same answers" (mk/compat.mk checks the status)."""
+    raised = 0
     for p in probes:
         try:
             p()
         except Exception as e:
+            raised += 1
             print(f"{p.__name__}: {type(e).__name__} {e}")
         sys.stdout.flush()
         while OPEN:
             lib.zmq_close(OPEN.pop())
     lib.zmq_ctx_term(ctx)
+    print(f"{len(probes)} probes, {raised} raised", file=sys.stderr)
+    if raised == len(probes):
+        sys.exit(1)

@@ -74,7 +74,7 @@ fn delayed_lossy_link_in_netns() {
     let _g = guard();
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        println!("SKIP delayed_lossy_link_in_netns: needs root to create a network namespace");
+        skip("delayed_lossy_link_in_netns", "needs root to create a network namespace");
         return;
     }
     let pid = std::process::id();
@@ -91,7 +91,7 @@ fn delayed_lossy_link_in_netns() {
         .and_then(|_| ip(&["netns", "exec", &ns.name, "ip", "link", "set", &peer, "up"]))
         .and_then(|_| ip(&["netns", "exec", &ns.name, "ip", "link", "set", "lo", "up"]));
     if let Err(e) = setup {
-        println!("SKIP delayed_lossy_link_in_netns: cannot make a network namespace here: {e}");
+        skip("delayed_lossy_link_in_netns", &format!("cannot make a network namespace here: {e}"));
         return;
     }
     let netem = Command::new("tc")
@@ -102,14 +102,20 @@ fn delayed_lossy_link_in_netns() {
     let netem_on = match netem {
         Ok(o) if o.status.success() => true,
         Ok(o) => {
-            println!(
-                "SKIP (netem part) delayed_lossy_link_in_netns: tc netem unavailable ({}); running over the plain veth",
-                String::from_utf8_lossy(&o.stderr).trim()
+            skip(
+                "delayed_lossy_link_in_netns (netem part)",
+                &format!(
+                    "tc netem unavailable ({}: the kernel has no sch_netem); ran over the plain veth without delay or loss",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
             );
             false
         }
         Err(e) => {
-            println!("SKIP (netem part) delayed_lossy_link_in_netns: no tc ({e}); running over the plain veth");
+            skip(
+                "delayed_lossy_link_in_netns (netem part)",
+                &format!("no tc ({e}); ran over the plain veth without delay or loss"),
+            );
             false
         }
     };

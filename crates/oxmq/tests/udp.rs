@@ -80,7 +80,7 @@ fn only_dish_binds_and_only_radio_connects() {
 fn ipv6_unicast() {
     let _g = guard();
     if UdpSocket::bind("[::1]:0").is_err() {
-        println!("SKIP ipv6_unicast: no IPv6 loopback here");
+        skip("ipv6_unicast", "no IPv6 loopback here");
         return;
     }
     let ctx = Context::new();
@@ -103,25 +103,24 @@ fn free_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// A DISH on `udp://127.0.0.1;group:port`, or `None` (with the reason
-/// printed) when the kernel here refuses multicast on loopback.
+/// A DISH on `udp://127.0.0.1;group:port`.
 fn multicast_dish(ctx: &Context, group: &str, port: u16) -> Option<Socket> {
     let dish = sock(ctx, SocketType::Dish);
-    match dish.bind(&format!("udp://127.0.0.1;{group}:{port}")) {
-        Ok(()) => Some(dish),
-        Err(e) => {
-            println!("SKIP multicast: joining {group} on 127.0.0.1 failed here: {e}");
-            None
-        }
-    }
+    dish.bind(&format!("udp://127.0.0.1;{group}:{port}")).ok().map(|()| dish)
 }
 
 #[test]
 fn multicast_on_loopback() {
     let _g = guard();
+    here_or_in_multicast_netns("multicast_on_loopback", multicast_on_loopback_body);
+}
+
+fn multicast_on_loopback_body() -> Result<(), String> {
     let ctx = Context::new();
     let port = free_port();
-    let Some(dish) = multicast_dish(&ctx, "239.193.7.1", port) else { return };
+    let dish = sock(&ctx, SocketType::Dish);
+    dish.bind(&format!("udp://127.0.0.1;239.193.7.1:{port}"))
+        .map_err(|e| format!("joining 239.193.7.1 on 127.0.0.1: {e}"))?;
     let dish2 = multicast_dish(&ctx, "239.193.7.1", port).unwrap();
     dish.join(b"TV").unwrap();
     dish2.join(b"TV").unwrap();
@@ -129,8 +128,7 @@ fn multicast_on_loopback() {
     radio.set_option_int(opt::MULTICAST_HOPS, 1).unwrap();
     radio.connect(&format!("udp://127.0.0.1;239.193.7.1:{port}")).unwrap();
     if !sync(&radio, &dish, b"TV") {
-        println!("SKIP multicast_on_loopback: the kernel here does not loop multicast back on lo");
-        return;
+        return Err("the kernel here does not loop multicast back on lo".into());
     }
     radio.send(grouped(b"TV", b"Friends"), 0).unwrap();
     assert_eq!(recv_grouped(&dish), (b"TV".to_vec(), b"Friends".to_vec()));
@@ -144,6 +142,70 @@ fn multicast_on_loopback() {
         false
     });
     assert!(ok, "the second DISH on the group missed the datagram");
+    Ok(())
+}
+
+/// Set in the copy of this binary run inside the namespace: no second fallback.
+const MCAST_NETNS_ENV: &str = "OXMQ_UDP_MCAST_NETNS";
+
+/// Runs `body`; where the host's lo cannot carry multicast (no MULTICAST
+/// flag, no route), runs `test` again in this binary inside a network
+/// namespace made for it (root: lo up with MULTICAST, 224.0.0.0/4 routed to
+/// lo), so the test runs instead of skipping. Skips (recorded) only when
+/// neither works.
+fn here_or_in_multicast_netns(test: &str, body: fn() -> Result<(), String>) {
+    let why = match body() {
+        Ok(()) => return,
+        Err(why) => why,
+    };
+    assert!(std::env::var_os(MCAST_NETNS_ENV).is_none(), "{test}: {why}, even in the namespace made for multicast");
+    match run_in_multicast_netns(test) {
+        Ok(()) => {
+            println!("{test}: {why} in the host namespace; ran and passed in a network namespace with multicast on lo")
+        }
+        Err(e) => skip(test, &format!("{why}; and no network namespace with multicast on lo: {e}")),
+    }
+}
+
+fn run_in_multicast_netns(test: &str) -> Result<(), String> {
+    use std::process::Command;
+    let run = |args: &[&str]| -> Result<(), String> {
+        let out = Command::new(args[0]).args(&args[1..]).output().map_err(|e| format!("{}: {e}", args[0]))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+        }
+    };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("needs root".into());
+    }
+    let ns = format!("oxmq-mcast-{}", std::process::id());
+    run(&["ip", "netns", "add", &ns])?;
+    struct Del(String);
+    impl Drop for Del {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("ip").args(["netns", "del", &self.0]).output();
+        }
+    }
+    let _del = Del(ns.clone());
+    run(&["ip", "netns", "exec", &ns, "ip", "link", "set", "lo", "up", "multicast", "on"])?;
+    run(&["ip", "netns", "exec", &ns, "ip", "route", "add", "224.0.0.0/4", "dev", "lo"])?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new("ip")
+        .args(["netns", "exec", &ns])
+        .arg(&exe)
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(MCAST_NETNS_ENV, "1")
+        .output()
+        .map_err(|e| format!("ip netns exec: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    // The child must have run exactly this test and passed it.
+    assert!(out.status.success() && stdout.contains("1 passed"), "{test} failed in the multicast namespace");
+    Ok(())
 }
 
 // MULTICAST_LOOP=0 cannot be observed on loopback (a datagram sent out of lo
@@ -245,6 +307,10 @@ fn unbind_finds_no_udp_bind_and_close_releases_the_port() {
 #[test]
 fn last_endpoint_is_the_udp_address_as_given() {
     let _g = guard();
+    here_or_in_multicast_netns("last_endpoint_is_the_udp_address_as_given", last_endpoint_body);
+}
+
+fn last_endpoint_body() -> Result<(), String> {
     let ctx = Context::new();
     let p = free_port();
     for (kind, host) in [
@@ -267,9 +333,11 @@ fn last_endpoint_is_the_udp_address_as_given() {
         assert_eq!(s.last_endpoint().unwrap(), host, "{kind:?} {ep}");
         assert_eq!(s.get_option_bytes(opt::LAST_ENDPOINT).unwrap(), host.as_bytes());
     }
-    if let Some(dish) = multicast_dish(&ctx, "239.193.7.3", p) {
-        assert_eq!(dish.last_endpoint().unwrap(), format!("127.0.0.1;239.193.7.3:{p}"));
-    }
+    let dish = sock(&ctx, SocketType::Dish);
+    dish.bind(&format!("udp://127.0.0.1;239.193.7.3:{p}"))
+        .map_err(|e| format!("joining 239.193.7.3 on 127.0.0.1: {e}"))?;
+    assert_eq!(dish.last_endpoint().unwrap(), format!("127.0.0.1;239.193.7.3:{p}"));
+    Ok(())
 }
 
 /// A DISH binds a host name the resolver knows, as libzmq 4.3.5 does

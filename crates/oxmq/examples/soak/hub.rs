@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Default)]
 pub struct Ledger {
@@ -20,6 +20,10 @@ pub struct Ledger {
     /// Everything the hub received, retries and all.
     pub total: AtomicU64,
     pub published: AtomicU64,
+    /// Per REQ peer: when the hub sent its last reply, the evidence printed
+    /// beside a resent request (the reply was sent and lost on the way, or
+    /// never sent because the request was lost).
+    replied: Mutex<HashMap<u64, Instant>>,
 }
 
 impl Ledger {
@@ -53,6 +57,10 @@ impl Ledger {
         let mut map = self.received.lock().unwrap();
         let next = map.entry(peer).or_insert(0);
         if seq + 1 == *next {
+            drop(map);
+            let ago = self.replied.lock().unwrap().get(&peer).map(|t| t.elapsed());
+            let replied = ago.map_or("had not replied yet".to_string(), |t| format!("sent its reply {t:?} ago"));
+            eprintln!("soak: REP peer {peer}: seq {seq} resent; the hub had received it and {replied}, so the reply was lost or late");
             return;
         }
         if seq != *next {
@@ -178,6 +186,7 @@ fn serve_rep(s: Socket, ledger: &Ledger, stop: &AtomicBool) {
                 if let Err(e) = s.send(Msg::from_slice(parts[0].as_slice()), 0) {
                     ledger.error(format!("REP: send: {e}"));
                 }
+                ledger.replied.lock().unwrap().insert(peer, Instant::now());
             }
             Err(e) => {
                 ledger.error(format!("REP: {e}"));

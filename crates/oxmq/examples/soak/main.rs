@@ -360,6 +360,14 @@ fn main() {
     if promised_lost > 0 {
         failures.push(format!("{promised_lost} messages lost where delivery is promised"));
     }
+    if t.req_retries > 0 {
+        // A resend whose REP line above says the hub had replied: the reply was
+        // lost; without one: the request was.
+        failures.push(format!(
+            "{} REQ retries: the hub never dies, so each is a request or reply lost (see the REQ/REP lines above)",
+            t.req_retries
+        ));
+    }
     if fds1 > fds0 {
         for (fd, what) in fds_at_start.iter().map(|f| ("start", f)).chain(fds_at_end.iter().map(|f| ("end", f))) {
             println!("soak: fd at {fd}: {what}");
