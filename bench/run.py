@@ -81,7 +81,9 @@ class Impl:
 
     def __init__(self, key, label, group, oxmq=False, peers=(), expect_capi=False, expect_lib=None):
         self.key, self.label, self.group, self.oxmq = key, label, group, oxmq
-        self.peers = list(peers)  # keys this side's ratio is taken against
+        # Keys this side's ratio is taken against. A tuple, so that no study can
+        # change another's peers; a study with extra peers passes them to ratios().
+        self.peers = tuple(peers)
         self.expect_capi = expect_capi  # results must show oxmq's libzmq.so.5 mapped
         self.expect_lib = expect_lib  # results must show a library from this directory mapped
         self.reason = None  # why it can't run; None = available
@@ -145,7 +147,7 @@ def discover():
     c._argv = lambda prog: [str(C_LIBZMQ / prog)]
     if not (C_LIBZMQ / "thr").exists():
         c.reason = "bench/c not built against Debian libzmq (run `make bench`)"
-    co = add(Impl("c_oxmq", "C, oxmq C ABI", "C", oxmq=True, peers=["c_libzmq"], expect_capi=True))
+    co = add(Impl("c_oxmq", "C, oxmq C ABI", "C", oxmq=True, peers=["c_libzmq", "c_omq"], expect_capi=True))
     co._argv = lambda prog: [str(C_OXMQ / prog)]
     if capi_reason:
         co.reason = capi_reason
@@ -160,7 +162,6 @@ def discover():
         oc.reason = c.reason
     elif not (OMQ_CAPI_DIR / "libzmq.so.5").exists():
         oc.reason = omq_status.get("omq-libzmq") or "omq-libzmq not built (run `make bench`)"
-    co.peers = ["c_libzmq", "c_omq"]
     # Rust crates a user would pick instead of oxmq (bench/rust-peers).
     rust_peers = []
     for lib, label, binary in RUST_PEERS:
@@ -467,14 +468,15 @@ def side_speed(entry, metric, lower_better):
     return 1.0 / v if lower_better else v
 
 
-def ratios(cell, metric, lower_better, impls):
-    """Speed ratios oxmq/peer (>1 = oxmq faster) for one cell."""
+def ratios(cell, metric, lower_better, impls, extra_peers=None):
+    """Speed ratios oxmq/peer (>1 = oxmq faster) for one cell: each oxmq side
+    against its declared peers, plus extra_peers[side] for this cell only."""
     out = []
     for key, e in cell["sides"].items():
         if not e.get("oxmq"):
             continue
         mine = side_speed(e, metric, lower_better)
-        for peer in impls[key].peers:
+        for peer in tuple(impls[key].peers) + tuple((extra_peers or {}).get(key, ())):
             pe = cell["sides"].get(peer)
             if pe is None:
                 continue
@@ -796,12 +798,9 @@ def study_inproc(suite, impls):
             return run_procs([Proc("main", impl, "inproc_pair", args)], suite.timeout)["main"]
 
         sides.append(Side(impl, run, n))
-    impls["c_oxmq"].peers = ["c_libzmq", "c_mutex"]
-    impls["rust_oxmq"].peers = ["c_libzmq", "c_mutex"]
     cell = suite.compare(4, {"count": n}, sides, ["seconds", "msgs_per_s"], "inproc PAIR x %d" % n)
-    ratios(cell, "seconds", True, impls)
-    impls["c_oxmq"].peers = ["c_libzmq"]
-    impls["rust_oxmq"].peers = ["c_libzmq"]
+    # The mutex+condvar queue is a peer of this study only.
+    ratios(cell, "seconds", True, impls, extra_peers={"c_oxmq": ["c_mutex"], "rust_oxmq": ["c_mutex"]})
 
 
 @study(5, "weather", "Weather station: PUB server and a SUB client filtering on \"10001 \"")
@@ -1079,13 +1078,20 @@ def machine_info(impls):
     return {"cpu": cpu, "cores": NCPU, "memory": mem, "kernel": platform.release(), "os": platform.platform(),
             "taskset": HAVE_TASKSET, "versions": v,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            "implementations": {k: {"label": i.label, "available": i.available, "reason": i.reason}
+            "implementations": {k: {"label": i.label, "available": i.available, "reason": i.reason,
+                                    "oxmq": i.oxmq, "peers": list(i.peers)}
                                 for k, i in impls.items()}}
 
 
 # ----------------------------------------------------------------------------
 # main
 # ----------------------------------------------------------------------------
+
+
+# Short studies first and the long throughput study last: results.json is
+# written after each study, so a run cut short still renders (--report-only)
+# with the most studies in it.
+SUITE_ORDER = (8, 1, 11, 12, 4, 7, 5, 6, 10, 3, 9, 2)
 
 
 def main():
@@ -1113,10 +1119,7 @@ def main():
     suite = Suite(args.quick, target, reps, timeout=timeout)
     impls = discover()
     wanted = [int(s) for s in args.studies.split(",") if s.strip()] or sorted(STUDIES)
-    # Short studies first and the long throughput study last: results.json is
-    # written after each study, so a run cut short still renders (--report-only)
-    # with the most studies in it.
-    order = [n for n in (8, 1, 11, 12, 4, 7, 5, 6, 10, 3, 9, 2) if n in wanted]
+    order = [n for n in SUITE_ORDER if n in wanted]
     log("oxmq bench: %s mode, %d reps, ~%.1f s per run, studies %s" % (
         "QUICK" if args.quick else "full", reps, target, ",".join(map(str, order))))
     for k, i in impls.items():

@@ -4,8 +4,10 @@
 #   make bench-suite   build what the studies need, run them all (full counts),
 #                      write bench/REPORT.md, bench/plots/*.png, bench/results.json
 #   make bench-quick   the same with tiny counts (< 3 min) into bench/out/quick/
-#   make bench-check   bench-quick, then assert the report and JSON are produced
-#                      and well-formed (never a speed); part of `make test`
+#   make bench-check   bench/test_harness.py (the harness on fake figures), then
+#                      bench-quick, then assert the report and JSON are produced
+#                      and well-formed and every oxmq side has figures (never a
+#                      speed); part of `make test`
 #
 # QUICK=1 with bench-suite is the same as bench-quick. BENCH_STUDIES=1,2,8
 # selects studies; BENCH_REPS and BENCH_TARGET_S override repetitions and the
@@ -136,7 +138,15 @@ bench-quick: bench-build
 	@echo "==> $(VENV_PY) bench/run.py --quick"
 	@$(VENV_PY) bench/run.py --quick
 
-bench-check: bench-quick
+# test_harness.py first: the harness's bookkeeping (every peer compared, every
+# trailing comparison listed) on fake figures, in a second.
+bench-check: bench-venv
+	@mkdir -p $(BENCH_C_OUT)
+	@echo "==> $(VENV_PY) bench/test_harness.py"
+	@$(VENV_PY) bench/test_harness.py > $(BENCH_C_OUT)/test_harness.log 2>&1 || \
+	  { grep -E '^(ok|not ok|test_harness)|Error' $(BENCH_C_OUT)/test_harness.log; exit 1; }
+	@grep -E '^(not ok|test_harness)' $(BENCH_C_OUT)/test_harness.log
+	@$(MAKE) --no-print-directory bench-quick
 	@echo "==> $(VENV_PY) bench/check.py bench/out/quick"
 	@$(VENV_PY) bench/check.py bench/out/quick
 
