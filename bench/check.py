@@ -46,8 +46,11 @@ def main():
         check(bool(cells), "study %s has cells" % n)
         ran = 0
         ok = True
+        dark = []
         for c in cells:
             for key, side in c.get("sides", {}).items():
+                if side.get("oxmq") and not side.get("metrics"):
+                    dark.append("%s / %s: %s" % (c.get("label"), side.get("label"), side.get("unavailable", "?")))
                 if "unavailable" in side:
                     ok &= isinstance(side["unavailable"], str) and bool(side["unavailable"])
                     continue
@@ -58,6 +61,9 @@ def main():
                 ran += bool(side.get("metrics"))
         check(ok, "study %s: every side has figures (median within min–max) or a reason it could not run" % n)
         check(ran > 0, "study %s: at least one side ran" % n)
+        # A peer may be missing here (its reason is printed); oxmq's own sides may not.
+        check(not dark, "study %s: every oxmq side has figures%s" % (
+            n, "" if not dark else " (none for %d: %s)" % (len(dark), "; ".join(dark[:3])[:400])))
     st2 = data.get("studies", {}).get("2", {})
     for n in ("2", "3"):
         cells = data.get("studies", {}).get(n, {}).get("cells", [])
