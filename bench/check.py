@@ -78,6 +78,16 @@ def main():
     check(bool(cpu), "study 2: messages per CPU-second are measured")
     check(any(c.get("key", {}).get("pinned") for c in st2.get("cells", [])) or not m.get("taskset"),
           "study 2: the pinned variant is a separate, labelled cell")
+    # Python copy vs lend (issue 20): over inproc the receiver of a lent bytes gets
+    # the sender's own object; of a bytearray, a copy. Checked on what ran.
+    inproc = [c for c in st2.get("cells", []) if c.get("key", {}).get("transport") == "inproc"
+              and c["key"].get("size", 0) >= 4096 and "recv_is_sent" in c["sides"].get("oxmq_py", {})]
+    forced = [c for c in inproc if c["key"]["mode"] == "bytearray"]
+    lent = [c for c in inproc if c["key"]["mode"] == "copy"]
+    check(bool(forced) and not any(c["sides"]["oxmq_py"]["recv_is_sent"] for c in forced),
+          "study 2: oxmq (Python) copies a bytearray (the receiver gets a new object): the forced-copy row copies")
+    check(bool(lent) and all(c["sides"]["oxmq_py"]["recv_is_sent"] for c in lent),
+          "study 2: oxmq (Python) lends an exact bytes >= 4 KiB (the receiver gets the sent object): labelled lend")
     rep = out / "REPORT.md"
     if check(rep.is_file(), "REPORT.md exists"):
         text = rep.read_text()

@@ -133,16 +133,45 @@ def failures(st):
     return out
 
 
-def ratio_text(cell, metric, key):
+def fmt_ratio(r):
+    """A ratio with its range over the repetitions; "≈" where the two sides'
+    ranges overlap, "[lend≠copy]" where the sides do different work."""
+    txt = "%.2f×" % r["ratio"]
+    if "lo" in r:
+        txt += " (%.2f–%.2f%s)" % (r["lo"], r["hi"], " ≈" if r.get("overlap") else "")
+    if r.get("unlike"):
+        txt += " [lend≠copy]"
+    return txt
+
+
+def claimable(cell, r):
+    """A ratio a headline may quote: like-for-like work, and a pinned cell or
+    sides whose ranges do not overlap."""
+    return not r.get("unlike") and (cell.get("key", {}).get("pinned") or not r.get("overlap", True))
+
+
+def ratio_text(cell, metric, key, headline=False):
     rs = [r for r in cell.get("ratios", {}).get(metric, []) if r["oxmq"] == key]
-    return ", ".join("%.2f× vs %s" % (r["ratio"], cell["sides"][r["peer"]]["label"]) for r in rs)
+    if headline:
+        out = []
+        for r in rs:
+            peer = cell["sides"][r["peer"]]["label"]
+            if r.get("unlike"):
+                out.append("vs %s: lend≠copy, no ratio" % peer)
+            elif not claimable(cell, r):
+                out.append("%.2f× vs %s (ranges overlap: no claim)" % (r["ratio"], peer))
+            else:
+                out.append("%s vs %s" % (fmt_ratio(r), peer))
+        return ", ".join(out)
+    return ", ".join("%s vs %s" % (fmt_ratio(r), cell["sides"][r["peer"]]["label"]) for r in rs)
 
 
 def behind(st, metric, threshold=0.95):
+    """The comparisons a section's headline names as behind: like-for-like only."""
     out = []
     for cell in st.get("cells", []):
         for r in cell.get("ratios", {}).get(metric, []):
-            if r["ratio"] < threshold:
+            if r["ratio"] < threshold and not r.get("unlike"):
                 out.append((r["ratio"], cell, r))
     out.sort(key=lambda t: t[0])
     return out
@@ -248,6 +277,15 @@ def sec_simple(n, st, plots, metrics, ratio_metric, plot_metric, xlabel, log=Fal
     return md
 
 
+def mode_label(c):
+    mode = c["key"]["mode"]
+    if mode == "bytearray":
+        return "forced copy (Python sends a bytearray)"
+    if mode == "copy" and any(e.get("work") == "lend" for e in c["sides"].values()):
+        return "copy (py-oxmq lends bytes)"
+    return mode
+
+
 def sec_throughput(st, plots, data):
     plt = _plt()
     md = []
@@ -270,13 +308,13 @@ def sec_throughput(st, plots, data):
         for c in cells:
             if c["key"]["transport"] != t:
                 continue
-            row = [size_label(c["key"]["size"]), c["key"]["mode"] + (" (pinned)" if c["key"].get("pinned") else "")]
+            row = [size_label(c["key"]["size"]), mode_label(c) + (" (pinned)" if c["key"].get("pinned") else "")]
             for k in keys:
                 d = c["sides"].get(k, {}).get("metrics", {}).get("msgs_per_s")
                 row.append(fmt_stat(d) if d else "–")
             rs = c.get("ratios", {}).get("msgs_per_s", [])
-            row.append(", ".join("%s / %s %.2f×" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
-                                                     r["ratio"]) for r in rs))
+            row.append(", ".join("%s / %s %s" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                                  fmt_ratio(r)) for r in rs))
             md.append("| " + " | ".join(row) + " |")
         md.append("")
     md.extend(_cpu_table(cells, keys, labels))
@@ -406,8 +444,8 @@ def _cpu_table(cells, keys, labels):
             else:
                 row.append("–")
         rs = c.get("ratios", {}).get("msgs_per_cpu_s", [])
-        row.append(", ".join("%s / %s %.2f×" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
-                                                 r["ratio"]) for r in rs))
+        row.append(", ".join("%s / %s %s" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                              fmt_ratio(r)) for r in rs))
         md.append("| " + " | ".join(row) + " |")
     md.append("\n</details>\n")
     return md
@@ -423,23 +461,24 @@ def trailing(data, threshold=1.0):
                 for r in rs:
                     if r["ratio"] < threshold:
                         out.append((n, c["label"], metric, c["sides"][r["oxmq"]]["label"],
-                                    c["sides"][r["peer"]]["label"], r["ratio"]))
+                                    c["sides"][r["peer"]]["label"], r["ratio"], fmt_ratio(r)))
             # Large messages against the machine: the goal is 0.9x raw socket bandwidth.
             raw = c["sides"].get("raw", {}).get("metrics", {}).get("mb_per_s")
             if raw and c["key"].get("transport") in ("tcp", "ipc"):
                 for k, e in c["sides"].items():
                     d = e.get("metrics", {}).get("mb_per_s")
                     if e.get("oxmq") and d and d["median"] < 0.9 * raw["median"]:
-                        out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket",
-                                    d["median"] / (0.9 * raw["median"])))
+                        q = d["median"] / (0.9 * raw["median"])
+                        out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket", q, "%.2f×" % q))
             # Latency: a REQ/REP round trip within 1.5x the plain-socket ping-pong of the same cell.
             ping = c["sides"].get("ping", {}).get("metrics", {}).get("p50_us")
             if ping:
                 for k, e in c["sides"].items():
                     d = e.get("metrics", {}).get("p50_us")
                     if e.get("oxmq") and d and d["median"] > 1.5 * ping["median"]:
-                        out.append((n, c["label"], "p50_us ÷ 1.5×ping-pong", e["label"], "plain socket ping-pong",
-                                    1.5 * ping["median"] / d["median"]))
+                        q = 1.5 * ping["median"] / d["median"]
+                        out.append((n, c["label"], "p50_us ÷ 1.5×ping-pong", e["label"], "plain socket ping-pong", q,
+                                    "%.2f×" % q))
     out.sort(key=lambda t: t[5])
     return out
 
@@ -455,10 +494,13 @@ def sec_trailing(data):
               "against 0.9× the raw socket's bandwidth measured in the same cell, and REQ/REP round trips (p50) against 1.5× a plain-socket ping-pong of the same size. %d comparisons.\n" % len(rows))
     md.append("Why each family of these cells trails, from profiles, and what closing the gap would take: "
               "[TRAILING.md](TRAILING.md) (written by hand; it names the commit and runs it comes from).\n")
-    md.append("| study | cell | measure | oxmq side | peer | ratio |")
+    md.append("Ratios carry their range over the repetitions (slowest ÷ fastest .. fastest ÷ slowest); ≈ marks "
+              "sides whose ranges overlap (a difference within the noise), [lend≠copy] a Python cell where oxmq "
+              "lends the `bytes` and the peer copies it.\n")
+    md.append("| study | cell | measure | oxmq side | peer | ratio (range) |")
     md.append("|---|---|---|---|---|---|")
-    for n, cell, metric, mine, peer, ratio in rows:
-        md.append("| %s | %s | %s | %s | %s | %.2f× |" % (n, cell, metric, mine, peer, ratio))
+    for n, cell, metric, mine, peer, ratio, text in rows:
+        md.append("| %s | %s | %s | %s | %s | %s |" % (n, cell, metric, mine, peer, text))
     md.append("")
     return md
 
@@ -483,8 +525,8 @@ def sec_latency(st, plots):
             m = c["sides"].get(k, {}).get("metrics", {})
             row.append(" / ".join(num(m[x]["median"]) for x in ("mean_us", "p50_us", "p99_us")) if "mean_us" in m
                        else "–")
-        row.append(", ".join("%s / %s %.2f×" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
-                                                 r["ratio"]) for r in c.get("ratios", {}).get("mean_us", [])))
+        row.append(", ".join("%s / %s %s" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                              fmt_ratio(r)) for r in c.get("ratios", {}).get("mean_us", [])))
         md.append("| " + " | ".join(row) + " |")
     md.append("")
     transports = [t for t in ("tcp", "ipc", "inproc") if any(c["key"]["transport"] == t for c in cells)]
@@ -620,7 +662,7 @@ def sec_curve(st, plots=None):
             row.append("%.2f" % cost[k] if k in cost else "–")
             for mk in ("curve", "null"):
                 rs = [r for r in c.get("ratios", {}).get(m, []) if r["oxmq"] == "%s_%s" % (k, mk)]
-                row.append(", ".join("%.2f× vs %s" % (r["ratio"], SHORT.get(r["peer"][:-len(mk) - 1], r["peer"]))
+                row.append(", ".join("%s vs %s" % (fmt_ratio(r), SHORT.get(r["peer"][:-len(mk) - 1], r["peer"]))
                                      for r in rs) or "")
             md.append("| " + " | ".join(row) + " |")
     md.append("")
@@ -784,8 +826,15 @@ def write_all(data, out):
               "(A B A B ...) over %d repetitions after an uncounted warm-up run; counts are sized so a timed run "
               "lasts about %.1f s (0.6× that in the throughput study, which has many cells). Figures are the "
               "median with min–max across repetitions. **Speed ratio oxmq/peer**: above 1 means oxmq is faster "
-              "(for times and costs it is peer time ÷ oxmq time). The machine is shared and noisy; only ratios "
-              "measured side by side in one run are worth comparing. Raw figures: `results.json`." % (
+              "(for times and costs it is peer time ÷ oxmq time). Each ratio carries its range over the repetitions "
+              "(slowest oxmq ÷ fastest peer – fastest oxmq ÷ slowest peer); ≈ marks a ratio whose two sides' ranges "
+              "overlap. **Headline claims** (the \"At a glance\" table and each study's \"oxmq is behind\" line) "
+              "come only from pinned cells or from cells whose ranges do not overlap, and never from a cell whose "
+              "sides do different work: from 4 KiB oxmq's Python package lends an exact `bytes` by reference where "
+              "pyzmq and pyomq copy it, so those Python copy cells are marked [lend≠copy], and the *bytearray* rows "
+              "(a buffer every library must copy) are the like-for-like Python copy comparison. The machine is "
+              "shared and noisy; only ratios measured side by side in one run are worth comparing. Raw figures: "
+              "`results.json`." % (
                   " in QUICK mode (tiny counts; not for quoting)" if data.get("quick") else "", mach["date"],
                   data["reps"], data["target_s"]))
     md.append("")
@@ -863,7 +912,7 @@ def summary_lines(data):
                     if not d:
                         continue
                     rows.append((n, c["label"], e["label"], "%s: %s" % (m, fmt_stat(d, m)),
-                                 ratio_text(c, m, key)))
+                                 ratio_text(c, m, key, headline=True)))
     w = [max([len(r[i]) for r in rows] + [5]) for i in range(4)]
     head = ("#", "case", "side", "median (min–max)", "speed ratio oxmq/peer")
     lines = ["%-*s  %-*s  %-*s  %-*s  %s" % (w[0], head[0], w[1], head[1], w[2], head[2], w[3], head[3], head[4])]

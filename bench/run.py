@@ -423,7 +423,7 @@ class Suite:
                 secs = max(float(res.get(s.calibrate) or 0), 1e-4)
                 s.count = int(max(s.cmin, min(s.cmax, s.count * target * s.target_scale / secs)))
             entry["count"] = s.count
-            for k in ("lib", "zmq_version", "module", "module_version"):
+            for k in ("lib", "zmq_version", "module", "module_version", "recv_is_sent"):
                 if k in res:
                     entry[k] = res[k]
             live.append((s, entry))
@@ -468,14 +468,41 @@ def side_speed(entry, metric, lower_better):
     return 1.0 / v if lower_better else v
 
 
+def side_speed_range(entry, metric, lower_better):
+    """(slowest, fastest) speed across the repetitions."""
+    d = entry.get("metrics", {}).get(metric)
+    if not d or d["min"] <= 0:
+        return None
+    return (1.0 / d["max"], 1.0 / d["min"]) if lower_better else (d["min"], d["max"])
+
+
+# oxmq's Python package sends an exact `bytes` of at least this size by
+# reference (python/src/frame.rs, LEND_BYTES_MIN) where pyzmq copies it.
+PY_LEND_MIN = 4096
+
+
+def lend_note(cell, key):
+    """Why an oxmq side of this cell does other work than its copying peers, or None."""
+    k = cell.get("key", {})
+    if key.startswith("oxmq_py") and k.get("mode", "copy") == "copy" and int(k.get("size") or 0) >= PY_LEND_MIN:
+        return "lend: oxmq lends the exact bytes by reference, the peer copies it"
+    return None
+
+
 def ratios(cell, metric, lower_better, impls, extra_peers=None):
     """Speed ratios oxmq/peer (>1 = oxmq faster) for one cell: each oxmq side
-    against its declared peers, plus extra_peers[side] for this cell only."""
+    against its declared peers, plus extra_peers[side] for this cell only.
+    Each carries the ratio's range over the repetitions (slowest oxmq ÷ fastest
+    peer .. fastest oxmq ÷ slowest peer), whether the two sides' ranges overlap,
+    and "unlike" where the sides do different work (no headline from it)."""
     out = []
     for key, e in cell["sides"].items():
         if not e.get("oxmq"):
             continue
         mine = side_speed(e, metric, lower_better)
+        unlike = lend_note(cell, key)
+        if unlike:
+            e["work"] = "lend"
         for peer in tuple(impls[key].peers) + tuple((extra_peers or {}).get(key, ())):
             pe = cell["sides"].get(peer)
             if pe is None:
@@ -483,7 +510,14 @@ def ratios(cell, metric, lower_better, impls, extra_peers=None):
             theirs = side_speed(pe, metric, lower_better)
             if mine is None or theirs is None:
                 continue
-            out.append({"oxmq": key, "peer": peer, "ratio": mine / theirs})
+            r = {"oxmq": key, "peer": peer, "ratio": mine / theirs}
+            mr, tr = side_speed_range(e, metric, lower_better), side_speed_range(pe, metric, lower_better)
+            if mr and tr:
+                r.update(lo=mr[0] / tr[1], hi=mr[1] / tr[0])
+                r["overlap"] = r["lo"] <= 1.0 <= r["hi"]
+            if unlike and not pe.get("oxmq"):
+                r["unlike"] = unlike
+            out.append(r)
     cell.setdefault("ratios", {})[metric] = out
     return out
 
@@ -586,16 +620,15 @@ def study_callcost(suite, impls):
 
 
 THR_IMPLS = ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "pyomq", "oxmq_py"]
-# Peers added by issue 12 run fewer repetitions of shorter runs so that the suite
-# stays near its old length (their medians are marked with the rep count).
+PY_THR_IMPLS = ["pyzmq", "pyomq", "oxmq_py"]
+# Peers added by issue 12 run shorter timed runs so that the suite stays near its old length.
 NEW_PEERS = ["c_omq", "rust_omq", "rust_zeromq", "rust_rzmq", "rust_monocoque"]
-NEW_PEER_REPS = 3
 NEW_PEER_TARGET = 0.5  # of the cell's seconds per timed run
 
 
 def _peer_side(side, key):
+    # As many repetitions as every other side (the report prints each range).
     if key in NEW_PEERS:
-        side.reps = NEW_PEER_REPS
         side.target_scale = NEW_PEER_TARGET
     return side
 
@@ -637,7 +670,10 @@ def _thr_cell(suite, impls, transport, size, mode, pinned, ipc_n, target):
     receiver on core 0 and the sender on core 1."""
     cpus = (0, 1) if pinned else (None, None)
     sides = []
-    for k in THR_IMPLS + NEW_PEERS:
+    # "bytearray": the forced-copy Python row (a bytearray is copied on send by
+    # every Python library, oxmq included), so Python sides only.
+    keys = PY_THR_IMPLS if mode == "bytearray" else THR_IMPLS + NEW_PEERS
+    for k in keys:
         impl = impls[k]
 
         def run(n, impl=impl, size=size, mode=mode, transport=transport):
@@ -683,7 +719,7 @@ def study_throughput(suite, impls):
     ipc_n = [0]
     for transport in ("tcp", "ipc", "inproc"):
         for size in thr_sizes(suite.quick, transport):
-            for mode in ("copy", "zc"):
+            for mode in ("copy", "zc") + (("bytearray",) if size >= PY_LEND_MIN else ()):
                 _thr_cell(suite, impls, transport, size, mode, False, ipc_n, target)
     if HAVE_TASKSET:
         for transport, size, mode in pinned_cells(suite.quick):

@@ -100,6 +100,15 @@ def main():
         "" if not missing else " (missing %d, e.g. %s)" % (len(missing), "; ".join(missing[:4]))))
     for n, peer in (("2", "rust_monocoque"), ("2", "c_omq"), ("3", "rust_omq"), ("4", "c_mutex")):
         check(any(r[0] == n and r[4] == peer for r in ratios), "study %s has ratios against %s" % (n, peer))
+    c2 = data["studies"]["2"]["cells"]
+    lend = [r for c in c2 if c["key"]["mode"] == "copy" and c["key"]["size"] >= run.PY_LEND_MIN
+            for r in c["ratios"]["msgs_per_s"] if r["oxmq"] == "oxmq_py"]
+    check(bool(lend) and all(r.get("unlike") for r in lend), "Python copy cells from 4 KiB are marked lend≠copy")
+    check(not any(r.get("unlike") for _, _, r in report.behind(data["studies"]["2"], "msgs_per_s")),
+          "no headline ratio comes from a lend≠copy cell")
+    forced = [r for c in c2 if c["key"]["mode"] == "bytearray" for r in c["ratios"]["msgs_per_s"]]
+    check(bool(forced) and {r["peer"] for r in forced} == {"pyzmq", "pyomq"} and not any(r.get("unlike") for r in forced),
+          "the forced-copy (bytearray) Python rows compare oxmq with pyzmq and pyomq like for like")
     rows = {(r[1], r[2], r[3], r[4]) for r in report.trailing(data)}
     label = {k: i.label for k, i in list(impls.items()) + list(mech.items())}
     label["raw"], label["ping"] = "raw socket", "plain socket ping-pong"
