@@ -265,6 +265,60 @@ def physical_limits(data):
     return out
 
 
+RAW_LIMIT = {"tcp": "tcp_1048576", "ipc": "unix_1048576", "inproc": "memcpy_1048576"}
+
+
+def raw_departures(data, tolerance=0.2):
+    """Throughput cells whose in-cell raw probe departs from study 8's figure
+    for the same probe by more than tolerance: (cell label, in-cell, study 8)."""
+    limits = physical_limits(data)
+    out = []
+    for c in data.get("studies", {}).get("2", {}).get("cells", []):
+        raw = c["sides"].get("raw", {}).get("metrics", {}).get("mb_per_s")
+        lim = limits.get(RAW_LIMIT.get(c["key"].get("transport"), ""))
+        if raw and lim and abs(raw["median"] / lim - 1) > tolerance:
+            out.append((c["label"], raw["median"], lim))
+    return out
+
+
+def floor_beaten(data):
+    """Latency cells in which a library's p50 beats the plain-socket floor:
+    (cell label, side label, its p50, the floor's p50)."""
+    out = []
+    for c in data.get("studies", {}).get("3", {}).get("cells", []):
+        ping = c["sides"].get("ping", {}).get("metrics", {}).get("p50_us")
+        if not ping:
+            continue
+        for k, e in c["sides"].items():
+            d = e.get("metrics", {}).get("p50_us")
+            if k != "ping" and d and d["median"] < ping["median"]:
+                out.append((c["label"], e["label"], d["median"], ping["median"]))
+    return out
+
+
+def sec_warnings(data):
+    """Measurements that contradict each other: each is an error to explain
+    before any figure of that cell is quoted."""
+    md = ["## Measurement warnings\n"]
+    raw, floor = raw_departures(data), floor_beaten(data)
+    if not raw and not floor:
+        md.append("None: every in-cell raw probe is within 20% of study 8's, and no library beats the plain-socket "
+                  "ping-pong floor.\n")
+        return md
+    for label, mine, lim in raw:
+        md.append("- **Raw probe departs from study 8** in throughput cell %s: %s MB/s in the cell, %s MB/s in "
+                  "study 8 (%+.0f%%). The same probe (1 MiB buffers on Unix sockets, as oxmq's ipc) should agree "
+                  "within 20%%: the machine's load changed between them, so this cell's fractions of the raw "
+                  "limit are not to be quoted." % (label, num(mine), num(lim), 100 * (mine / lim - 1)))
+    for label, side, p50, ping in floor:
+        md.append("- **%s beats the ping-pong floor** in latency cell %s: p50 %.1f µs against the floor's %.1f µs "
+                  "(the best of a pinned and an unpinned plain-socket ping-pong). No library can round-trip faster "
+                  "than two plain writes and reads: a measurement error to explain (a different wake-up path, "
+                  "polling, or load during the probe) before quoting this cell." % (side, label, p50, ping))
+    md.append("")
+    return md
+
+
 def sec_simple(n, st, plots, metrics, ratio_metric, plot_metric, xlabel, log=False):
     md = []
     for i, cell in enumerate(st.get("cells", [])):
@@ -848,6 +902,7 @@ def write_all(data, out):
         md.append("- %s: %s" % (k, v))
     md.append("")
     md.extend(sec_trailing(data))
+    md.extend(sec_warnings(data))
     md.append("## At a glance\n")
     md.append("```")
     md.extend(summary_lines(data))
