@@ -88,6 +88,17 @@ def main():
           "study 2: oxmq (Python) copies a bytearray (the receiver gets a new object): the forced-copy row copies")
     check(bool(lent) and all(c["sides"]["oxmq_py"]["recv_is_sent"] for c in lent),
           "study 2: oxmq (Python) lends an exact bytes >= 4 KiB (the receiver gets the sent object): labelled lend")
+    # The README's CURVE figures are generated from the committed CURVE run, never typed.
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import report  # noqa: E402 - bench/report.py
+
+    readme = Path(__file__).resolve().parent.parent / "README.md"
+    committed = Path(__file__).resolve().parent / "curve.json"
+    text = readme.read_text() if readme.is_file() else ""
+    i, j = text.find(report.README_CURVE_BEGIN), text.find(report.README_CURVE_END)
+    check(committed.is_file() and 0 <= i < j and text[i:j + len(report.README_CURVE_END)]
+          == report.readme_curve_block(json.loads(committed.read_text())),
+          "README's CURVE figures are the block generated from bench/curve.json")
     rep = out / "REPORT.md"
     if check(rep.is_file(), "REPORT.md exists"):
         text = rep.read_text()

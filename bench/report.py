@@ -5,7 +5,7 @@ summary table printed at the end of a run. Works from results.json alone, so
 import os
 from pathlib import Path
 
-from run import UNITS, fmt_stat, num, size_label
+from run import UNITS, fmt_stat, lend_note, num, side_speed_range, size_label
 
 LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client_seconds", "cpu_s_per_mline",
                 "us_per_call", "rss_mib", "bytes_per_msg"}
@@ -87,14 +87,14 @@ COLORS = {
     "oxmq_py": "#e377c2", "c_mutex": "#7f7f7f", "py_queue": "#8c564b", "py_pipe": "#17becf",
     "pydeb_libzmq": "#bcbd22", "pydeb_oxmq": "#ff9896", "perl_libzmq": "#aec7e8", "perl_oxmq": "#ffbb78",
     "ruby_libzmq": "#98df8a", "ruby_oxmq": "#c5b0d5", "c_omq": "#393b79", "rust_omq": "#637939",
-    "rust_zeromq": "#8c6d31", "rust_rzmq": "#843c39", "rust_monocoque": "#7b4173",
+    "rust_zeromq": "#8c6d31", "rust_rzmq": "#843c39", "rust_monocoque": "#7b4173", "c_libzmq435": "#6baed6",
 }
 
 
 SHORT = {"c_libzmq": "C libzmq", "c_oxmq": "C oxmq-ABI", "rust_oxmq": "Rust oxmq", "pyzmq": "pyzmq",
          "pyomq": "pyomq", "oxmq_py": "py-oxmq", "c_mutex": "C mutex", "py_queue": "queue.Queue",
          "py_pipe": "mp.Pipe", "c_omq": "C omq-ABI", "rust_omq": "Rust omq.rs", "rust_zeromq": "Rust zmq.rs",
-         "rust_rzmq": "Rust rzmq", "rust_monocoque": "Rust monocoque"}
+         "rust_rzmq": "Rust rzmq", "rust_monocoque": "Rust monocoque", "c_libzmq435": "C libzmq 4.3.5"}
 
 
 def _plt():
@@ -840,6 +840,71 @@ def write_curve(data, out):
     md.extend(sec_curve(st))
     md.extend(honest_lines("9", st))
     (Path(out) / "CURVE.md").write_text("\n".join(md) + "\n")
+    return True
+
+
+README_CURVE_BEGIN = ("<!-- CURVE figures: generated from bench/curve.json by `python bench/run.py --report-only` "
+                      "(bench-check fails if they differ); do not edit -->")
+README_CURVE_END = "<!-- end of generated CURVE figures -->"
+
+
+def with_range(cell, r, metric):
+    """r with its range over the repetitions (results from before ratios carried one)."""
+    if "unlike" not in r and lend_note(cell, r["oxmq"]) and not cell["sides"][r["peer"]].get("oxmq"):
+        r = dict(r, unlike=lend_note(cell, r["oxmq"]))
+    if "lo" in r:
+        return r
+    lower = metric not in ("msgs_per_s", "mb_per_s", "lines_per_s", "pub_rate")
+    mr = side_speed_range(cell["sides"][r["oxmq"]], metric, lower)
+    tr = side_speed_range(cell["sides"][r["peer"]], metric, lower)
+    if not (mr and tr):
+        return r
+    lo, hi = mr[0] / tr[1], mr[1] / tr[0]
+    return dict(r, lo=lo, hi=hi, overlap=lo <= 1.0 <= hi)
+
+
+def readme_curve_block(data):
+    """The README's CURVE speed figures, from a CURVE run (curve.json): every
+    CURVE ratio oxmq ÷ peer with its range, and the run it came from."""
+    st = data["studies"]["9"]
+    m = data["machine"]
+    v = m.get("versions", {})
+    names = {"c_libzmq": "Debian libzmq %s" % v.get("Debian libzmq (pkg-config)", "?"),
+             "c_libzmq435": "libzmq 4.3.5 (pyzmq's wheel)", "pyzmq": "pyzmq %s" % v.get("pyzmq", "?").split()[0],
+             "c_oxmq": "C ABI", "rust_oxmq": "Rust", "oxmq_py": "Python"}
+    cols, rows = [], []
+    for c in st.get("cells", []):
+        metric = _curve_metric(c)
+        for r in c.get("ratios", {}).get(metric, []):
+            if r["oxmq"].endswith("_curve") and (r["oxmq"], r["peer"]) not in cols:
+                cols.append((r["oxmq"], r["peer"]))
+    for c in st.get("cells", []):
+        metric = _curve_metric(c)
+        got = {(r["oxmq"], r["peer"]): with_range(c, r, metric) for r in c.get("ratios", {}).get(metric, [])}
+        rows.append("| %s | %s |" % (_curve_label(c), " | ".join(fmt_ratio(got[k]) if k in got else "–" for k in cols)))
+    load = st.get("loadavg")
+    md = [README_CURVE_BEGIN, ""]
+    md.append("CURVE speed, oxmq ÷ peer under CURVE (above 1: oxmq faster; throughput in messages/s, latency in mean "
+              "round-trip time), tcp between two processes, median with its range over %d repetitions (≈: the "
+              "ranges overlap). Run: %s%s, git %s%s; full tables in `bench/CURVE.md`." % (
+                  data["reps"], m.get("date", "?"), " (QUICK mode)" if data.get("quick") else "",
+                  v.get("git", "?"), ", load average %.1f–%.1f on %d cores (a shared, loaded machine)" % (
+                      load[0][0], load[1][0], load[2]) if load else ""))
+    md.append("")
+    md.append("| cell | " + " | ".join("%s vs %s" % (names.get(a[:-6], a), names.get(b[:-6], b)) for a, b in cols) + " |")
+    md.append("|---|" + "---|" * len(cols))
+    md.extend(rows)
+    md.extend(["", README_CURVE_END])
+    return "\n".join(md)
+
+
+def update_readme(data, readme):
+    """Replace the README's generated CURVE block; False if it has none."""
+    text = Path(readme).read_text()
+    i, j = text.find(README_CURVE_BEGIN), text.find(README_CURVE_END)
+    if i < 0 or j < i:
+        return False
+    Path(readme).write_text(text[:i] + readme_curve_block(data) + text[j + len(README_CURVE_END):])
     return True
 
 

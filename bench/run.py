@@ -49,6 +49,9 @@ PY312_STATUS = TARGET / "bench" / "py312-status.txt"
 RUST_PEERS_DIR = BENCH / "rust-peers" / "target" / "release"
 RUST_PEERS_STATUS = TARGET / "bench" / "rust-peers-status.json"
 OMQ_CAPI_DIR = TARGET / "bench" / "omq-capi"
+# libzmq 4.3.5 + a current libsodium from pyzmq's wheel (mk/bench.mk, bench-c435): CURVE's second C peer.
+ZMQ435_DIR = TARGET / "bench" / "libzmq435"
+ZMQ435_STATUS = TARGET / "bench" / "libzmq435-status.txt"
 SYS_PY = Path("/usr/bin/python3")
 PY_STUDY = BENCH / "py" / "study.py"
 NCPU = os.cpu_count() or 1
@@ -147,7 +150,8 @@ def discover():
     c._argv = lambda prog: [str(C_LIBZMQ / prog)]
     if not (C_LIBZMQ / "thr").exists():
         c.reason = "bench/c not built against Debian libzmq (run `make bench`)"
-    co = add(Impl("c_oxmq", "C, oxmq C ABI", "C", oxmq=True, peers=["c_libzmq", "c_omq"], expect_capi=True))
+    co = add(Impl("c_oxmq", "C, oxmq C ABI", "C", oxmq=True, peers=["c_libzmq", "c_omq", "c_libzmq435"],
+                  expect_capi=True))
     co._argv = lambda prog: [str(C_OXMQ / prog)]
     if capi_reason:
         co.reason = capi_reason
@@ -162,6 +166,15 @@ def discover():
         oc.reason = c.reason
     elif not (OMQ_CAPI_DIR / "libzmq.so.5").exists():
         oc.reason = omq_status.get("omq-libzmq") or "omq-libzmq not built (run `make bench`)"
+    # libzmq 4.3.5 on a current libsodium (pyzmq's wheel), CURVE's second C peer.
+    z5 = add(Impl("c_libzmq435", "C, libzmq 4.3.5 (pyzmq wheel's, new libsodium)", "C",
+                  expect_lib=ZMQ435_DIR / "lib"))
+    z5._argv = lambda prog: [str(ZMQ435_DIR / "c" / prog)]
+    if not (ZMQ435_DIR / "c" / "thr").exists():
+        try:
+            z5.reason = ZMQ435_STATUS.read_text().strip() or "not built"
+        except OSError:
+            z5.reason = "bench/c not built against libzmq 4.3.5 (mk/bench.mk bench-c435)"
     # Rust crates a user would pick instead of oxmq (bench/rust-peers).
     rust_peers = []
     for lib, label, binary in RUST_PEERS:
@@ -170,7 +183,7 @@ def discover():
         if not (RUST_PEERS_DIR / binary).exists():
             rp.reason = omq_status.get(lib) or "bench/rust-peers not built (run `make bench`)"
         rust_peers.append(rp.key)
-    r = add(Impl("rust_oxmq", "Rust, oxmq", "Rust", oxmq=True, peers=["c_libzmq"] + rust_peers))
+    r = add(Impl("rust_oxmq", "Rust, oxmq", "Rust", oxmq=True, peers=["c_libzmq", "c_libzmq435"] + rust_peers))
     r._argv = lambda prog: [str(RUST_BIN), prog]
     if not RUST_BIN.exists():
         r.reason = "%s not built (cargo build --release --example bench_oxmq -p oxmq)" % RUST_BIN.relative_to(ROOT)
@@ -977,7 +990,7 @@ def study_memory(suite, impls):
     ratios(cell, "rss_mib", True, impls)
 
 
-CURVE_IMPLS = ["c_libzmq", "c_oxmq", "rust_oxmq", "pyzmq", "oxmq_py"]
+CURVE_IMPLS = ["c_libzmq", "c_libzmq435", "c_oxmq", "rust_oxmq", "pyzmq", "oxmq_py"]
 MECHANISMS = (("null", "NULL", 0), ("curve", "CURVE", 2))
 
 
@@ -995,7 +1008,7 @@ def _mech_impls(impls):
         for mk, mname, _ in MECHANISMS:
             i = Impl("%s_%s" % (k, mk), "%s, %s" % (base.label, mname), base.group, oxmq=base.oxmq,
                      peers=["%s_%s" % (p, mk) for p in base.peers if p in CURVE_IMPLS],
-                     expect_capi=base.expect_capi)
+                     expect_capi=base.expect_capi, expect_lib=base.expect_lib)
             i._argv, i.reason = base._argv, base.reason
             i.env = dict(base.env, BENCH_CURVE="1" if mk == "curve" else "0")
             i.base, i.mech = k, mk
@@ -1118,6 +1131,10 @@ def machine_info(impls):
     st = _rust_peers_status()
     for key, name in (("omq-libzmq", "omq-libzmq (C ABI)"), ("crates", "Rust peers")):
         v[name] = st.get(key + "-version") or st.get(key) or "not built"
+    try:
+        v["libzmq 4.3.5 (CURVE C peer)"] = ZMQ435_STATUS.read_text().strip()
+    except OSError:
+        v["libzmq 4.3.5 (CURVE C peer)"] = "not built"
     v["Debian python3-zmq"] = sh([str(SYS_PY), "-c", "import zmq; print(zmq.__version__, 'libzmq', zmq.zmq_version())"],
                                  env=base_env()) or "not installed"
     v["perl ZMQ::FFI"] = sh(["perl", "-MZMQ::FFI", "-e", "print $ZMQ::FFI::VERSION"], env=base_env()) or "not installed"
@@ -1163,6 +1180,8 @@ def main():
         data = json.loads((out / "results.json").read_text())
         if "9" in data["studies"]:
             report.write_curve(data, out)
+        if out == BENCH and (out / "curve.json").is_file():
+            report.update_readme(json.loads((out / "curve.json").read_text()), ROOT / "README.md")
         report.write_all(data, out)
         report.print_summary(data)
         return 0
@@ -1209,6 +1228,8 @@ def main():
     if "9" in data["studies"]:  # the CURVE study also on its own (CURVE.md, curve.json)
         (out / "curve.json").write_text(json.dumps(dict(data, studies={"9": data["studies"]["9"]}), indent=1))
         report.write_curve(data, out)
+        if out == BENCH:  # the README's CURVE figures come from the committed run
+            report.update_readme(data, ROOT / "README.md")
     report.write_all(data, out)
     report.print_summary(data)
     log("wrote %s, %s, %s/ (%.0f s)" % (out / "REPORT.md", out / "results.json", out / "plots",
