@@ -307,9 +307,9 @@ def sec_warnings(data):
         return md
     for label, mine, lim in raw:
         md.append("- **Raw probe departs from study 8** in throughput cell %s: %s MB/s in the cell, %s MB/s in "
-                  "study 8 (%+.0f%%). The same probe (1 MiB buffers on Unix sockets, as oxmq's ipc) should agree "
-                  "within 20%%: the machine's load changed between them, so this cell's fractions of the raw "
-                  "limit are not to be quoted." % (label, num(mine), num(lim), 100 * (mine / lim - 1)))
+                  "study 8 (%+.0f%%). The two run the same probe (Unix sockets with oxmq's 1 MiB ipc buffers) and "
+                  "should agree within 20%%: the machine's load changed between them, or the message size's writes "
+                  "differ from study 8's 1 MiB ones, so this cell's fractions of the raw limit are not to be quoted." % (label, num(mine), num(lim), 100 * (mine / lim - 1)))
     for label, side, p50, ping in floor:
         md.append("- **%s beats the ping-pong floor** in latency cell %s: p50 %.1f µs against the floor's %.1f µs "
                   "(the best of a pinned and an unpinned plain-socket ping-pong). No library can round-trip faster "
