@@ -105,7 +105,8 @@ class Impl:
 # own (built with the crate's `monocoque` feature) so that its failing to build
 # here leaves the others.
 RUST_PEERS = [("omq", "omq.rs (omq-tokio)", "bench_rust_peers"), ("zeromq", "zmq.rs (zeromq)", "bench_rust_peers"),
-              ("rzmq", "rzmq", "bench_rust_peers"), ("monocoque", "monocoque (monocoque-rs)", "bench_monocoque")]
+              ("rzmq", "rzmq (io_uring backend)", "bench_rust_peers"),
+              ("monocoque", "monocoque (monocoque-rs, tokio backend)", "bench_monocoque")]
 
 
 def _rust_peers_status():
