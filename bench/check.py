@@ -36,8 +36,9 @@ def main():
         return finish(passed, failed)
     m = data.get("machine", {})
     check(all(m.get(k) for k in ("cpu", "cores", "kernel", "versions")), "machine: CPU, cores, kernel, versions")
-    check(all(k in m.get("versions", {}) for k in ("pyzmq", "pyomq", "Debian libzmq (pkg-config)", "rustc")),
-          "machine: versions of the peers")
+    check(all(k in m.get("versions", {}) for k in ("pyzmq", "pyomq", "Debian libzmq (pkg-config)", "rustc",
+                                                     "Rust peers", "omq-libzmq (C ABI)", "libzmq 4.3.5 (CURVE C peer)")),
+          "machine: versions of the peers (or why they are not built)")
     for n in STUDIES:
         st = data.get("studies", {}).get(n)
         if not check(isinstance(st, dict) and not st.get("error"), "study %s present and did not crash" % n):
@@ -46,8 +47,11 @@ def main():
         check(bool(cells), "study %s has cells" % n)
         ran = 0
         ok = True
+        dark = []
         for c in cells:
             for key, side in c.get("sides", {}).items():
+                if side.get("oxmq") and not side.get("metrics"):
+                    dark.append("%s / %s: %s" % (c.get("label"), side.get("label"), side.get("unavailable", "?")))
                 if "unavailable" in side:
                     ok &= isinstance(side["unavailable"], str) and bool(side["unavailable"])
                     continue
@@ -58,9 +62,13 @@ def main():
                 ran += bool(side.get("metrics"))
         check(ok, "study %s: every side has figures (median within min–max) or a reason it could not run" % n)
         check(ran > 0, "study %s: at least one side ran" % n)
+        # A peer may be missing here (its reason is printed); oxmq's own sides may not.
+        check(not dark, "study %s: every oxmq side has figures%s" % (
+            n, "" if not dark else " (none for %d: %s)" % (len(dark), "; ".join(dark[:3])[:400])))
     st2 = data.get("studies", {}).get("2", {})
     for n in ("2", "3"):
         cells = data.get("studies", {}).get(n, {}).get("cells", [])
+        cells = [c for c in cells if c.get("key", {}).get("mode") != "bytearray"]  # Python-only rows
         check(bool(cells) and all(k in c.get("sides", {}) for c in cells for k in NEW_SIDES),
               "study %s: every cell lists omq's C ABI and the Rust peers (figures or a reason)" % n)
     lat = [c for c in data.get("studies", {}).get("3", {}).get("cells", [])
@@ -72,6 +80,27 @@ def main():
     check(bool(cpu), "study 2: messages per CPU-second are measured")
     check(any(c.get("key", {}).get("pinned") for c in st2.get("cells", [])) or not m.get("taskset"),
           "study 2: the pinned variant is a separate, labelled cell")
+    # Python copy vs lend (issue 20): over inproc the receiver of a lent bytes gets
+    # the sender's own object; of a bytearray, a copy. Checked on what ran.
+    inproc = [c for c in st2.get("cells", []) if c.get("key", {}).get("transport") == "inproc"
+              and c["key"].get("size", 0) >= 4096 and "recv_is_sent" in c["sides"].get("oxmq_py", {})]
+    forced = [c for c in inproc if c["key"]["mode"] == "bytearray"]
+    lent = [c for c in inproc if c["key"]["mode"] == "copy"]
+    check(bool(forced) and not any(c["sides"]["oxmq_py"]["recv_is_sent"] for c in forced),
+          "study 2: oxmq (Python) copies a bytearray (the receiver gets a new object): the forced-copy row copies")
+    check(bool(lent) and all(c["sides"]["oxmq_py"]["recv_is_sent"] for c in lent),
+          "study 2: oxmq (Python) lends an exact bytes >= 4 KiB (the receiver gets the sent object): labelled lend")
+    # The README's CURVE figures are generated from the committed CURVE run, never typed.
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import report  # noqa: E402 - bench/report.py
+
+    readme = Path(__file__).resolve().parent.parent / "README.md"
+    committed = Path(__file__).resolve().parent / "curve.json"
+    text = readme.read_text() if readme.is_file() else ""
+    i, j = text.find(report.README_CURVE_BEGIN), text.find(report.README_CURVE_END)
+    check(committed.is_file() and 0 <= i < j and text[i:j + len(report.README_CURVE_END)]
+          == report.readme_curve_block(json.loads(committed.read_text())),
+          "README's CURVE figures are the block generated from bench/curve.json")
     rep = out / "REPORT.md"
     if check(rep.is_file(), "REPORT.md exists"):
         text = rep.read_text()

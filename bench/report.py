@@ -5,7 +5,7 @@ summary table printed at the end of a run. Works from results.json alone, so
 import os
 from pathlib import Path
 
-from run import UNITS, fmt_stat, num, size_label
+from run import UNITS, fmt_stat, lend_note, num, side_speed_range, size_label
 
 LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client_seconds", "cpu_s_per_mline",
                 "us_per_call", "rss_mib", "bytes_per_msg"}
@@ -87,14 +87,14 @@ COLORS = {
     "oxmq_py": "#e377c2", "c_mutex": "#7f7f7f", "py_queue": "#8c564b", "py_pipe": "#17becf",
     "pydeb_libzmq": "#bcbd22", "pydeb_oxmq": "#ff9896", "perl_libzmq": "#aec7e8", "perl_oxmq": "#ffbb78",
     "ruby_libzmq": "#98df8a", "ruby_oxmq": "#c5b0d5", "c_omq": "#393b79", "rust_omq": "#637939",
-    "rust_zeromq": "#8c6d31", "rust_rzmq": "#843c39", "rust_monocoque": "#7b4173",
+    "rust_zeromq": "#8c6d31", "rust_rzmq": "#843c39", "rust_monocoque": "#7b4173", "c_libzmq435": "#6baed6",
 }
 
 
 SHORT = {"c_libzmq": "C libzmq", "c_oxmq": "C oxmq-ABI", "rust_oxmq": "Rust oxmq", "pyzmq": "pyzmq",
          "pyomq": "pyomq", "oxmq_py": "py-oxmq", "c_mutex": "C mutex", "py_queue": "queue.Queue",
          "py_pipe": "mp.Pipe", "c_omq": "C omq-ABI", "rust_omq": "Rust omq.rs", "rust_zeromq": "Rust zmq.rs",
-         "rust_rzmq": "Rust rzmq", "rust_monocoque": "Rust monocoque"}
+         "rust_rzmq": "Rust rzmq", "rust_monocoque": "Rust monocoque", "c_libzmq435": "C libzmq 4.3.5"}
 
 
 def _plt():
@@ -133,16 +133,45 @@ def failures(st):
     return out
 
 
-def ratio_text(cell, metric, key):
+def fmt_ratio(r):
+    """A ratio with its range over the repetitions; "≈" where the two sides'
+    ranges overlap, "[lend≠copy]" where the sides do different work."""
+    txt = "%.2f×" % r["ratio"]
+    if "lo" in r:
+        txt += " (%.2f–%.2f%s)" % (r["lo"], r["hi"], " ≈" if r.get("overlap") else "")
+    if r.get("unlike"):
+        txt += " [lend≠copy]"
+    return txt
+
+
+def claimable(cell, r):
+    """A ratio a headline may quote: like-for-like work, and a pinned cell or
+    sides whose ranges do not overlap."""
+    return not r.get("unlike") and (cell.get("key", {}).get("pinned") or not r.get("overlap", True))
+
+
+def ratio_text(cell, metric, key, headline=False):
     rs = [r for r in cell.get("ratios", {}).get(metric, []) if r["oxmq"] == key]
-    return ", ".join("%.2f× vs %s" % (r["ratio"], cell["sides"][r["peer"]]["label"]) for r in rs)
+    if headline:
+        out = []
+        for r in rs:
+            peer = cell["sides"][r["peer"]]["label"]
+            if r.get("unlike"):
+                out.append("vs %s: lend≠copy, no ratio" % peer)
+            elif not claimable(cell, r):
+                out.append("%.2f× vs %s (ranges overlap: no claim)" % (r["ratio"], peer))
+            else:
+                out.append("%s vs %s" % (fmt_ratio(r), peer))
+        return ", ".join(out)
+    return ", ".join("%s vs %s" % (fmt_ratio(r), cell["sides"][r["peer"]]["label"]) for r in rs)
 
 
 def behind(st, metric, threshold=0.95):
+    """The comparisons a section's headline names as behind: like-for-like only."""
     out = []
     for cell in st.get("cells", []):
         for r in cell.get("ratios", {}).get(metric, []):
-            if r["ratio"] < threshold:
+            if r["ratio"] < threshold and not r.get("unlike"):
                 out.append((r["ratio"], cell, r))
     out.sort(key=lambda t: t[0])
     return out
@@ -236,6 +265,60 @@ def physical_limits(data):
     return out
 
 
+RAW_LIMIT = {"tcp": "tcp_1048576", "ipc": "unix_1048576", "inproc": "memcpy_1048576"}
+
+
+def raw_departures(data, tolerance=0.2):
+    """Throughput cells whose in-cell raw probe departs from study 8's figure
+    for the same probe by more than tolerance: (cell label, in-cell, study 8)."""
+    limits = physical_limits(data)
+    out = []
+    for c in data.get("studies", {}).get("2", {}).get("cells", []):
+        raw = c["sides"].get("raw", {}).get("metrics", {}).get("mb_per_s")
+        lim = limits.get(RAW_LIMIT.get(c["key"].get("transport"), ""))
+        if raw and lim and abs(raw["median"] / lim - 1) > tolerance:
+            out.append((c["label"], raw["median"], lim))
+    return out
+
+
+def floor_beaten(data):
+    """Latency cells in which a library's p50 beats the plain-socket floor:
+    (cell label, side label, its p50, the floor's p50)."""
+    out = []
+    for c in data.get("studies", {}).get("3", {}).get("cells", []):
+        ping = c["sides"].get("ping", {}).get("metrics", {}).get("p50_us")
+        if not ping:
+            continue
+        for k, e in c["sides"].items():
+            d = e.get("metrics", {}).get("p50_us")
+            if k != "ping" and d and d["median"] < ping["median"]:
+                out.append((c["label"], e["label"], d["median"], ping["median"]))
+    return out
+
+
+def sec_warnings(data):
+    """Measurements that contradict each other: each is an error to explain
+    before any figure of that cell is quoted."""
+    md = ["## Measurement warnings\n"]
+    raw, floor = raw_departures(data), floor_beaten(data)
+    if not raw and not floor:
+        md.append("None: every in-cell raw probe is within 20% of study 8's, and no library beats the plain-socket "
+                  "ping-pong floor.\n")
+        return md
+    for label, mine, lim in raw:
+        md.append("- **Raw probe departs from study 8** in throughput cell %s: %s MB/s in the cell, %s MB/s in "
+                  "study 8 (%+.0f%%). The two run the same probe (Unix sockets with oxmq's 1 MiB ipc buffers) and "
+                  "should agree within 20%%: the machine's load changed between them, or the message size's writes "
+                  "differ from study 8's 1 MiB ones, so this cell's fractions of the raw limit are not to be quoted." % (label, num(mine), num(lim), 100 * (mine / lim - 1)))
+    for label, side, p50, ping in floor:
+        md.append("- **%s beats the ping-pong floor** in latency cell %s: p50 %.1f µs against the floor's %.1f µs "
+                  "(the best of a pinned and an unpinned plain-socket ping-pong). No library can round-trip faster "
+                  "than two plain writes and reads: a measurement error to explain (a different wake-up path, "
+                  "polling, or load during the probe) before quoting this cell." % (side, label, p50, ping))
+    md.append("")
+    return md
+
+
 def sec_simple(n, st, plots, metrics, ratio_metric, plot_metric, xlabel, log=False):
     md = []
     for i, cell in enumerate(st.get("cells", [])):
@@ -246,6 +329,15 @@ def sec_simple(n, st, plots, metrics, ratio_metric, plot_metric, xlabel, log=Fal
         if bar_plot(cell, plot_metric, plots / fn, "%s: %s" % (st["title"][:60], cell["label"]), xlabel, log):
             md.append("\n![%s](plots/%s)\n" % (cell["label"], fn))
     return md
+
+
+def mode_label(c):
+    mode = c["key"]["mode"]
+    if mode == "bytearray":
+        return "forced copy (Python sends a bytearray)"
+    if mode == "copy" and any(e.get("work") == "lend" for e in c["sides"].values()):
+        return "copy (py-oxmq lends bytes)"
+    return mode
 
 
 def sec_throughput(st, plots, data):
@@ -270,13 +362,13 @@ def sec_throughput(st, plots, data):
         for c in cells:
             if c["key"]["transport"] != t:
                 continue
-            row = [size_label(c["key"]["size"]), c["key"]["mode"] + (" (pinned)" if c["key"].get("pinned") else "")]
+            row = [size_label(c["key"]["size"]), mode_label(c) + (" (pinned)" if c["key"].get("pinned") else "")]
             for k in keys:
                 d = c["sides"].get(k, {}).get("metrics", {}).get("msgs_per_s")
                 row.append(fmt_stat(d) if d else "–")
             rs = c.get("ratios", {}).get("msgs_per_s", [])
-            row.append(", ".join("%s / %s %.2f×" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
-                                                     r["ratio"]) for r in rs))
+            row.append(", ".join("%s / %s %s" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                                  fmt_ratio(r)) for r in rs))
             md.append("| " + " | ".join(row) + " |")
         md.append("")
     md.extend(_cpu_table(cells, keys, labels))
@@ -406,8 +498,8 @@ def _cpu_table(cells, keys, labels):
             else:
                 row.append("–")
         rs = c.get("ratios", {}).get("msgs_per_cpu_s", [])
-        row.append(", ".join("%s / %s %.2f×" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
-                                                 r["ratio"]) for r in rs))
+        row.append(", ".join("%s / %s %s" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                              fmt_ratio(r)) for r in rs))
         md.append("| " + " | ".join(row) + " |")
     md.append("\n</details>\n")
     return md
@@ -423,23 +515,24 @@ def trailing(data, threshold=1.0):
                 for r in rs:
                     if r["ratio"] < threshold:
                         out.append((n, c["label"], metric, c["sides"][r["oxmq"]]["label"],
-                                    c["sides"][r["peer"]]["label"], r["ratio"]))
+                                    c["sides"][r["peer"]]["label"], r["ratio"], fmt_ratio(r)))
             # Large messages against the machine: the goal is 0.9x raw socket bandwidth.
             raw = c["sides"].get("raw", {}).get("metrics", {}).get("mb_per_s")
             if raw and c["key"].get("transport") in ("tcp", "ipc"):
                 for k, e in c["sides"].items():
                     d = e.get("metrics", {}).get("mb_per_s")
                     if e.get("oxmq") and d and d["median"] < 0.9 * raw["median"]:
-                        out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket",
-                                    d["median"] / (0.9 * raw["median"])))
+                        q = d["median"] / (0.9 * raw["median"])
+                        out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket", q, "%.2f×" % q))
             # Latency: a REQ/REP round trip within 1.5x the plain-socket ping-pong of the same cell.
             ping = c["sides"].get("ping", {}).get("metrics", {}).get("p50_us")
             if ping:
                 for k, e in c["sides"].items():
                     d = e.get("metrics", {}).get("p50_us")
                     if e.get("oxmq") and d and d["median"] > 1.5 * ping["median"]:
-                        out.append((n, c["label"], "p50_us ÷ 1.5×ping-pong", e["label"], "plain socket ping-pong",
-                                    1.5 * ping["median"] / d["median"]))
+                        q = 1.5 * ping["median"] / d["median"]
+                        out.append((n, c["label"], "p50_us ÷ 1.5×ping-pong", e["label"], "plain socket ping-pong", q,
+                                    "%.2f×" % q))
     out.sort(key=lambda t: t[5])
     return out
 
@@ -455,10 +548,13 @@ def sec_trailing(data):
               "against 0.9× the raw socket's bandwidth measured in the same cell, and REQ/REP round trips (p50) against 1.5× a plain-socket ping-pong of the same size. %d comparisons.\n" % len(rows))
     md.append("Why each family of these cells trails, from profiles, and what closing the gap would take: "
               "[TRAILING.md](TRAILING.md) (written by hand; it names the commit and runs it comes from).\n")
-    md.append("| study | cell | measure | oxmq side | peer | ratio |")
+    md.append("Ratios carry their range over the repetitions (slowest ÷ fastest .. fastest ÷ slowest); ≈ marks "
+              "sides whose ranges overlap (a difference within the noise), [lend≠copy] a Python cell where oxmq "
+              "lends the `bytes` and the peer copies it.\n")
+    md.append("| study | cell | measure | oxmq side | peer | ratio (range) |")
     md.append("|---|---|---|---|---|---|")
-    for n, cell, metric, mine, peer, ratio in rows:
-        md.append("| %s | %s | %s | %s | %s | %.2f× |" % (n, cell, metric, mine, peer, ratio))
+    for n, cell, metric, mine, peer, ratio, text in rows:
+        md.append("| %s | %s | %s | %s | %s | %s |" % (n, cell, metric, mine, peer, text))
     md.append("")
     return md
 
@@ -483,8 +579,8 @@ def sec_latency(st, plots):
             m = c["sides"].get(k, {}).get("metrics", {})
             row.append(" / ".join(num(m[x]["median"]) for x in ("mean_us", "p50_us", "p99_us")) if "mean_us" in m
                        else "–")
-        row.append(", ".join("%s / %s %.2f×" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
-                                                 r["ratio"]) for r in c.get("ratios", {}).get("mean_us", [])))
+        row.append(", ".join("%s / %s %s" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                              fmt_ratio(r)) for r in c.get("ratios", {}).get("mean_us", [])))
         md.append("| " + " | ".join(row) + " |")
     md.append("")
     transports = [t for t in ("tcp", "ipc", "inproc") if any(c["key"]["transport"] == t for c in cells)]
@@ -620,7 +716,7 @@ def sec_curve(st, plots=None):
             row.append("%.2f" % cost[k] if k in cost else "–")
             for mk in ("curve", "null"):
                 rs = [r for r in c.get("ratios", {}).get(m, []) if r["oxmq"] == "%s_%s" % (k, mk)]
-                row.append(", ".join("%.2f× vs %s" % (r["ratio"], SHORT.get(r["peer"][:-len(mk) - 1], r["peer"]))
+                row.append(", ".join("%s vs %s" % (fmt_ratio(r), SHORT.get(r["peer"][:-len(mk) - 1], r["peer"]))
                                      for r in rs) or "")
             md.append("| " + " | ".join(row) + " |")
     md.append("")
@@ -747,6 +843,71 @@ def write_curve(data, out):
     return True
 
 
+README_CURVE_BEGIN = ("<!-- CURVE figures: generated from bench/curve.json by `python bench/run.py --report-only` "
+                      "(bench-check fails if they differ); do not edit -->")
+README_CURVE_END = "<!-- end of generated CURVE figures -->"
+
+
+def with_range(cell, r, metric):
+    """r with its range over the repetitions (results from before ratios carried one)."""
+    if "unlike" not in r and lend_note(cell, r["oxmq"]) and not cell["sides"][r["peer"]].get("oxmq"):
+        r = dict(r, unlike=lend_note(cell, r["oxmq"]))
+    if "lo" in r:
+        return r
+    lower = metric not in ("msgs_per_s", "mb_per_s", "lines_per_s", "pub_rate")
+    mr = side_speed_range(cell["sides"][r["oxmq"]], metric, lower)
+    tr = side_speed_range(cell["sides"][r["peer"]], metric, lower)
+    if not (mr and tr):
+        return r
+    lo, hi = mr[0] / tr[1], mr[1] / tr[0]
+    return dict(r, lo=lo, hi=hi, overlap=lo <= 1.0 <= hi)
+
+
+def readme_curve_block(data):
+    """The README's CURVE speed figures, from a CURVE run (curve.json): every
+    CURVE ratio oxmq ÷ peer with its range, and the run it came from."""
+    st = data["studies"]["9"]
+    m = data["machine"]
+    v = m.get("versions", {})
+    names = {"c_libzmq": "Debian libzmq %s" % v.get("Debian libzmq (pkg-config)", "?"),
+             "c_libzmq435": "libzmq 4.3.5 (pyzmq's wheel)", "pyzmq": "pyzmq %s" % v.get("pyzmq", "?").split()[0],
+             "c_oxmq": "C ABI", "rust_oxmq": "Rust", "oxmq_py": "Python"}
+    cols, rows = [], []
+    for c in st.get("cells", []):
+        metric = _curve_metric(c)
+        for r in c.get("ratios", {}).get(metric, []):
+            if r["oxmq"].endswith("_curve") and (r["oxmq"], r["peer"]) not in cols:
+                cols.append((r["oxmq"], r["peer"]))
+    for c in st.get("cells", []):
+        metric = _curve_metric(c)
+        got = {(r["oxmq"], r["peer"]): with_range(c, r, metric) for r in c.get("ratios", {}).get(metric, [])}
+        rows.append("| %s | %s |" % (_curve_label(c), " | ".join(fmt_ratio(got[k]) if k in got else "–" for k in cols)))
+    load = st.get("loadavg")
+    md = [README_CURVE_BEGIN, ""]
+    md.append("CURVE speed, oxmq ÷ peer under CURVE (above 1: oxmq faster; throughput in messages/s, latency in mean "
+              "round-trip time), tcp between two processes, median with its range over %d repetitions (≈: the "
+              "ranges overlap). Run: %s%s, git %s%s; full tables in `bench/CURVE.md`." % (
+                  data["reps"], m.get("date", "?"), " (QUICK mode)" if data.get("quick") else "",
+                  v.get("git", "?"), ", load average %.1f–%.1f on %d cores (a shared, loaded machine)" % (
+                      load[0][0], load[1][0], load[2]) if load else ""))
+    md.append("")
+    md.append("| cell | " + " | ".join("%s vs %s" % (names.get(a[:-6], a), names.get(b[:-6], b)) for a, b in cols) + " |")
+    md.append("|---|" + "---|" * len(cols))
+    md.extend(rows)
+    md.extend(["", README_CURVE_END])
+    return "\n".join(md)
+
+
+def update_readme(data, readme):
+    """Replace the README's generated CURVE block; False if it has none."""
+    text = Path(readme).read_text()
+    i, j = text.find(README_CURVE_BEGIN), text.find(README_CURVE_END)
+    if i < 0 or j < i:
+        return False
+    Path(readme).write_text(text[:i] + readme_curve_block(data) + text[j + len(README_CURVE_END):])
+    return True
+
+
 def honest_lines(n, st):
     md = []
     un = unavailable(st)
@@ -784,8 +945,15 @@ def write_all(data, out):
               "(A B A B ...) over %d repetitions after an uncounted warm-up run; counts are sized so a timed run "
               "lasts about %.1f s (0.6× that in the throughput study, which has many cells). Figures are the "
               "median with min–max across repetitions. **Speed ratio oxmq/peer**: above 1 means oxmq is faster "
-              "(for times and costs it is peer time ÷ oxmq time). The machine is shared and noisy; only ratios "
-              "measured side by side in one run are worth comparing. Raw figures: `results.json`." % (
+              "(for times and costs it is peer time ÷ oxmq time). Each ratio carries its range over the repetitions "
+              "(slowest oxmq ÷ fastest peer – fastest oxmq ÷ slowest peer); ≈ marks a ratio whose two sides' ranges "
+              "overlap. **Headline claims** (the \"At a glance\" table and each study's \"oxmq is behind\" line) "
+              "come only from pinned cells or from cells whose ranges do not overlap, and never from a cell whose "
+              "sides do different work: from 4 KiB oxmq's Python package lends an exact `bytes` by reference where "
+              "pyzmq and pyomq copy it, so those Python copy cells are marked [lend≠copy], and the *bytearray* rows "
+              "(a buffer every library must copy) are the like-for-like Python copy comparison. The machine is "
+              "shared and noisy; only ratios measured side by side in one run are worth comparing. Raw figures: "
+              "`results.json`." % (
                   " in QUICK mode (tiny counts; not for quoting)" if data.get("quick") else "", mach["date"],
                   data["reps"], data["target_s"]))
     md.append("")
@@ -799,6 +967,7 @@ def write_all(data, out):
         md.append("- %s: %s" % (k, v))
     md.append("")
     md.extend(sec_trailing(data))
+    md.extend(sec_warnings(data))
     md.append("## At a glance\n")
     md.append("```")
     md.extend(summary_lines(data))
@@ -863,7 +1032,7 @@ def summary_lines(data):
                     if not d:
                         continue
                     rows.append((n, c["label"], e["label"], "%s: %s" % (m, fmt_stat(d, m)),
-                                 ratio_text(c, m, key)))
+                                 ratio_text(c, m, key, headline=True)))
     w = [max([len(r[i]) for r in rows] + [5]) for i in range(4)]
     head = ("#", "case", "side", "median (min–max)", "speed ratio oxmq/peer")
     lines = ["%-*s  %-*s  %-*s  %-*s  %s" % (w[0], head[0], w[1], head[1], w[2], head[2], w[3], head[3], head[4])]

@@ -4,8 +4,10 @@
 #   make bench-suite   build what the studies need, run them all (full counts),
 #                      write bench/REPORT.md, bench/plots/*.png, bench/results.json
 #   make bench-quick   the same with tiny counts (< 3 min) into bench/out/quick/
-#   make bench-check   bench-quick, then assert the report and JSON are produced
-#                      and well-formed (never a speed); part of `make test`
+#   make bench-check   bench/test_harness.py (the harness on fake figures), then
+#                      bench-quick, then assert the report and JSON are produced
+#                      and well-formed and every oxmq side has figures (never a
+#                      speed); part of `make test`
 #
 # QUICK=1 with bench-suite is the same as bench-quick. BENCH_STUDIES=1,2,8
 # selects studies; BENCH_REPS and BENCH_TARGET_S override repetitions and the
@@ -25,7 +27,7 @@ BENCH_CAPI := target/release/capi
 # Other components the studies light up with, when their make fragments exist.
 BENCH_OPTIONAL := $(if $(wildcard mk/capi.mk),capi) $(if $(wildcard mk/python.mk),python-install)
 
-.PHONY: bench-suite bench-quick bench-check bench-build bench-venv bench-c bench-rust
+.PHONY: bench-suite bench-quick bench-check bench-build bench-venv bench-c bench-c435 bench-rust
 
 bench-venv: venv
 	@if cmp -s $(BENCH_REQS) $(BENCH_STAMP); then \
@@ -59,6 +61,45 @@ bench-c:
 	  echo "==> oxmq's C ABI not built ($(BENCH_CAPI)/libzmq.so.5): its C sides will be reported not available"; \
 	  rm -f $(addprefix $(BENCH_C_OUT)/c-oxmq/,$(BENCH_C_PROGS)); \
 	fi
+
+# CURVE's second C peer (issue 20): libzmq 4.3.5 on a current libsodium, the
+# pair pyzmq's manylinux wheel bundles (pyzmq.libs/). bench/c links against
+# that .so with Debian's zmq.h (the 4.3 ABI): copied from the venv's pyzmq
+# when it is that wheel, else from a downloaded wheel (pip download, never
+# installed), cached under target/bench. A failure is recorded and that side
+# is reported not available.
+ZMQ435_DIR := $(BENCH_C_OUT)/libzmq435
+ZMQ435_STATUS := $(BENCH_C_OUT)/libzmq435-status.txt
+
+bench-c435: bench-venv
+	@mkdir -p $(ZMQ435_DIR)/c
+	@if ! ls $(ZMQ435_DIR)/lib/libzmq-*.so.5* >/dev/null 2>&1; then \
+	  echo "==> libzmq 4.3.5 + libsodium from pyzmq's manylinux wheel (the venv's, else pip download) -> $(ZMQ435_DIR)"; \
+	  rm -rf $(ZMQ435_DIR)/wheel $(ZMQ435_DIR)/lib; \
+	  if $(VENV_PY) -c 'import sys, shutil, pathlib, zmq; d = pathlib.Path(zmq.__file__).parent.parent / "pyzmq.libs"; \
+	       assert zmq.zmq_version() == "4.3.5" and any(d.glob("libzmq-*.so.5*")); shutil.copytree(d, sys.argv[1]); \
+	       print("pyzmq", zmq.__version__, "(the project venv)")' $(ZMQ435_DIR)/lib > $(ZMQ435_DIR)/wheel.txt 2>/dev/null; then :; \
+	  elif $(VENV_PY) -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+	       -d $(ZMQ435_DIR)/wheel pyzmq >$(ZMQ435_DIR)/download.log 2>&1 && \
+	     $(VENV_PY) -c 'import sys, zipfile, pathlib; w = next(pathlib.Path(sys.argv[1]).glob("pyzmq-*.whl")); \
+	       z = zipfile.ZipFile(w); d = pathlib.Path(sys.argv[2]); d.mkdir(exist_ok=True); \
+	       [(d / pathlib.Path(n).name).write_bytes(z.read(n)) for n in z.namelist() if ".libs/" in n]; \
+	       print(w.name)' $(ZMQ435_DIR)/wheel $(ZMQ435_DIR)/lib > $(ZMQ435_DIR)/wheel.txt && \
+	     ls $(ZMQ435_DIR)/lib/libzmq-*.so.5* >/dev/null 2>&1; then :; \
+	  else echo "no libzmq 4.3.5: pip download pyzmq failed ($$(tail -n1 $(ZMQ435_DIR)/download.log | cut -c1-160))" \
+	    > $(ZMQ435_STATUS); echo "    $$(cat $(ZMQ435_STATUS))"; exit 0; fi; \
+	fi; \
+	so=$$(ls $(ZMQ435_DIR)/lib/libzmq-*.so.5* | head -1); ln -sf $$(basename $$so) $(ZMQ435_DIR)/lib/libzmq.so; \
+	sodium=$$(ls $(ZMQ435_DIR)/lib/ | grep -m1 libsodium); \
+	echo "==> bench/c against libzmq 4.3.5 from $$(cat $(ZMQ435_DIR)/wheel.txt) ($$(basename $$so), $$sodium) -> $(ZMQ435_DIR)/c"; \
+	for p in thr lat; do \
+	  [ $(ZMQ435_DIR)/c/$$p -nt bench/c/$$p.c ] && [ $(ZMQ435_DIR)/c/$$p -nt bench/c/common.h ] || \
+	  $(BENCH_CC) $(BENCH_CFLAGS) -o $(ZMQ435_DIR)/c/$$p bench/c/$$p.c $$(pkg-config --cflags libzmq) \
+	    -L$(ZMQ435_DIR)/lib -Wl,-rpath,$(abspath $(ZMQ435_DIR)/lib) -lzmq || exit 1; \
+	done; \
+	sv=$$($(VENV_PY) -c 'import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); f = l.sodium_version_string; \
+	  f.restype = ctypes.c_char_p; print(f().decode())' $(ZMQ435_DIR)/lib/$$sodium 2>/dev/null || echo "?"); \
+	echo "ok: libzmq 4.3.5, libsodium $$sv (from $$(cat $(ZMQ435_DIR)/wheel.txt))" > $(ZMQ435_STATUS)
 
 bench-rust:
 	@echo "==> cargo build --release --example bench_oxmq -p oxmq"
@@ -126,7 +167,7 @@ bench-py312: venv
 
 bench-peers: bench-rust-peers bench-py312
 
-bench-build: deb-deps bench-venv $(BENCH_OPTIONAL) bench-c bench-rust
+bench-build: deb-deps bench-venv $(BENCH_OPTIONAL) bench-c bench-c435 bench-rust
 
 bench-suite: bench-build $(if $(filter-out 0,$(QUICK)),,bench-peers)
 	@echo "==> $(VENV_PY) bench/run.py $(if $(filter-out 0,$(QUICK)),--quick)"
@@ -136,7 +177,15 @@ bench-quick: bench-build
 	@echo "==> $(VENV_PY) bench/run.py --quick"
 	@$(VENV_PY) bench/run.py --quick
 
-bench-check: bench-quick
+# test_harness.py first: the harness's bookkeeping (every peer compared, every
+# trailing comparison listed) on fake figures, in a second.
+bench-check: bench-venv
+	@mkdir -p $(BENCH_C_OUT)
+	@echo "==> $(VENV_PY) bench/test_harness.py"
+	@$(VENV_PY) bench/test_harness.py > $(BENCH_C_OUT)/test_harness.log 2>&1 || \
+	  { grep -E '^(ok|not ok|test_harness)|Error' $(BENCH_C_OUT)/test_harness.log; exit 1; }
+	@grep -E '^(not ok|test_harness)' $(BENCH_C_OUT)/test_harness.log
+	@$(MAKE) --no-print-directory bench-quick
 	@echo "==> $(VENV_PY) bench/check.py bench/out/quick"
 	@$(VENV_PY) bench/check.py bench/out/quick
 

@@ -5,7 +5,11 @@
  *   physical pingtcp SIZE COUNT  study 3's floor: COUNT timed round trips of SIZE bytes
  *   physical pingunix SIZE COUNT   (after WARM untimed) echoed by a child, plain read/write
  * Writer and reader are pinned to different cores when there are two (the
- * ping-pong's client on core 1 and echo on core 0, as study 3's REQ and REP). */
+ * ping-pong's client on core 1 and echo on core 0, as study 3's REQ and REP),
+ * unless PHYS_NOPIN is set (the floor is the best of both, as a library may
+ * run unpinned). Unix sockets get the 1 MiB send and receive buffers oxmq's
+ * ipc asks for (crates/oxmq/src/transport/ipc.rs, BUFFER), so the raw figure
+ * is measured like for like; tcp keeps the kernel's, as libzmq and oxmq do. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,8 +29,10 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+#define IPC_BUFFER (1 << 20)
+
 static void pin(int cpu) {
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || getenv("PHYS_NOPIN")) return;
     cpu_set_t s;
     CPU_ZERO(&s);
     CPU_SET(cpu, &s);
@@ -129,6 +135,11 @@ int main(int argc, char **argv) {
         int ping = !strncmp(argv[1], "ping", 4);
         if (!strcmp(argv[1], "unix") || !strcmp(argv[1], "pingunix")) {
             if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) < 0) { perror("socketpair"); return 1; }
+            int bufsz = IPC_BUFFER;
+            for (int i = 0; i < 2; i++) {
+                setsockopt(fds[i], SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof bufsz);
+                setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof bufsz);
+            }
         } else {
             int l = socket(AF_INET, SOCK_STREAM, 0);
             struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

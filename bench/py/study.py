@@ -123,19 +123,29 @@ def callcost(z, n):
 # --- study 2: throughput -------------------------------------------------------
 
 
-def _recv_loop(pull, size, count, copy):
+def _recv_loop(pull, size, count, copy, out=None):
     recv = pull.recv
     first = recv(copy=copy)
     if len(first if copy else first.buffer) != size:
         raise SystemExit("size mismatch")
+    if out is not None:
+        out["first"] = first
     t0 = now()
     for _ in range(count - 1):
         recv(copy=copy)
     return now() - t0
 
 
-def _send_loop(push, size, count, copy):
-    buf = b"x" * size
+def _payload(size, mode):
+    # "bytearray": a mutable buffer, which no library can lend (oxmq lends an
+    # exact bytes >= 4 KiB by reference, python/src/frame.rs), so every side copies.
+    return bytearray(b"x" * size) if mode == "bytearray" else b"x" * size
+
+
+def _send_loop(push, size, count, copy, mode="copy", out=None):
+    buf = _payload(size, mode)
+    if out is not None:
+        out["sent"] = buf
     send = push.send
     t0 = now()
     for _ in range(count):
@@ -172,7 +182,7 @@ def thr(z, mode, *args):
         ack = ctx.socket(z.PULL)
         if len(args) > 4:
             ack.connect(args[4])
-        secs = _send_loop(push, size, count, copy)
+        secs = _send_loop(push, size, count, copy, args[3] if len(args) > 3 else "copy")
         if len(args) > 4:
             ack.recv()
         ack.close()
@@ -186,13 +196,15 @@ def thr(z, mode, *args):
         push = ctx.socket(z.PUSH)
         push.connect("inproc://thr")
         out = {}
-        th = threading.Thread(target=lambda: out.update(secs=_recv_loop(pull, size, count, copy)))
+        th = threading.Thread(target=lambda: out.update(secs=_recv_loop(pull, size, count, copy, out)))
         th.start()
-        ssecs = _send_loop(push, size, count, copy)
+        ssecs = _send_loop(push, size, count, copy, args[2] if len(args) > 2 else "copy", out)
         th.join()
         rate = (count - 1) / out["secs"]
+        # Whether the receiver got the sender's own object (a lent bytes), not a copy.
         emit(z, count=count, seconds=out["secs"], msgs_per_s=rate, mb_per_s=rate * size / 1e6,
-             send_seconds=ssecs, send_calls_per_s=count / ssecs, cpu_s=cpu_seconds())
+             send_seconds=ssecs, send_calls_per_s=count / ssecs, cpu_s=cpu_seconds(),
+             recv_is_sent=out["first"] is out["sent"])
         push.close()
         pull.close()
     ctx.term()

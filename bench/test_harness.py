@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Unit test of the benchmark harness (run by make bench-check, so by make test).
+
+Every study runs against a fake run_procs in which every side is available and
+oxmq is behind every peer on every measure. Then:
+
+- no study changed any side's peers (studies run in the suite's order, so a
+  study that rewrites a peer list would starve the ones after it);
+- in every cell, every oxmq side has a ratio against every declared peer that
+  has figures for the ratio's measure (omq-libzmq, omq.rs, zmq.rs, rzmq and
+  monocoque included);
+- every one of those ratios, all below 1 here, is listed in "Where oxmq trails".
+
+It asserts the harness's bookkeeping, never a speed.
+
+    python bench/test_harness.py
+"""
+
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+import report  # noqa: E402
+import run  # noqa: E402
+
+# Measures where less is better: oxmq's fake figure is doubled; for the others it is halved.
+LOWER = ("_us", "seconds", "ns_per_call", "rss_mib", "bytes_per_msg", "cpu_s_per_mline")
+
+
+class Figures(dict):
+    """A fake result line: any measure a study reads exists."""
+
+    def __init__(self, impl):
+        super().__init__()
+        self.impl = impl
+        for k in list(run.UNITS) + ["count", "cpu_s", "start", "end", "cpu", "lines"]:
+            self[k] = self._value(k)
+        self["mechanism"] = self.get("mechanism")
+
+    def __missing__(self, key):
+        return self._value(key)
+
+    def get(self, key, default=None):
+        if key in ("lib", "module", "module_version", "zmq_version"):
+            return None
+        if key == "mechanism":
+            return 2 if self.impl.env.get("BENCH_CURVE") == "1" else 0
+        return self._value(key)
+
+    def _value(self, key):
+        v = 100.0
+        if self.impl is not None and self.impl.oxmq:
+            v = v * 2 if key.endswith(LOWER) else v / 2
+        return v
+
+
+def fake_run_procs(procs, timeout):
+    return {p.role: Figures(p.impl) for p in procs if not isinstance(p, run._Delay)}
+
+
+def main():
+    failed = []
+
+    def check(cond, what):
+        print("%s - %s" % ("ok" if cond else "not ok", what))
+        if not cond:
+            failed.append(what)
+
+    run.run_procs = fake_run_procs
+    impls = run.discover()
+    for i in impls.values():
+        i.reason = None
+    declared = {k: tuple(i.peers) for k, i in impls.items()}
+    check(set(declared["c_oxmq"]) >= {"c_libzmq", "c_omq"}, "the C ABI side is compared with libzmq and omq-libzmq")
+    check(set(declared["rust_oxmq"]) >= {"c_libzmq", "rust_omq", "rust_zeromq", "rust_rzmq", "rust_monocoque"},
+          "the Rust side is compared with libzmq and the four Rust crates")
+    suite = run.Suite(True, 0.01, 2, timeout=1)
+    order = [n for n in run.SUITE_ORDER if n in run.STUDIES]
+    data = {"studies": {}}
+    for n in order:
+        run.STUDIES[n][2](suite, impls)
+        data["studies"][str(n)] = dict(suite.results.get(n, {"cells": []}), name=run.STUDIES[n][0])
+    check(all(tuple(i.peers) == declared[k] for k, i in impls.items()), "no study changed any side's peers")
+    mech = run._mech_impls(impls)
+    missing, ratios = [], []
+    for n, st in data["studies"].items():
+        for c in st["cells"]:
+            for metric, rs in c.get("ratios", {}).items():
+                have = {(r["oxmq"], r["peer"]) for r in rs}
+                ratios.extend((n, c["label"], metric, r["oxmq"], r["peer"]) for r in rs if r["ratio"] < 1)
+                for key, e in c["sides"].items():
+                    if not e.get("oxmq") or metric not in e.get("metrics", {}):
+                        continue
+                    for peer in declared[key] if key in declared else mech[key].peers:
+                        if metric in c["sides"].get(peer, {}).get("metrics", {}) and (key, peer) not in have:
+                            missing.append("study %s %s %s: %s vs %s" % (n, c["label"], metric, key, peer))
+    check(not missing, "every measured peer of every oxmq side has a ratio%s" % (
+        "" if not missing else " (missing %d, e.g. %s)" % (len(missing), "; ".join(missing[:4]))))
+    for n, peer in (("2", "rust_monocoque"), ("2", "c_omq"), ("3", "rust_omq"), ("4", "c_mutex")):
+        check(any(r[0] == n and r[4] == peer for r in ratios), "study %s has ratios against %s" % (n, peer))
+    c2 = data["studies"]["2"]["cells"]
+    lend = [r for c in c2 if c["key"]["mode"] == "copy" and c["key"]["size"] >= run.PY_LEND_MIN
+            for r in c["ratios"]["msgs_per_s"] if r["oxmq"] == "oxmq_py"]
+    check(bool(lend) and all(r.get("unlike") for r in lend), "Python copy cells from 4 KiB are marked lend≠copy")
+    check(not any(r.get("unlike") for _, _, r in report.behind(data["studies"]["2"], "msgs_per_s")),
+          "no headline ratio comes from a lend≠copy cell")
+    forced = [r for c in c2 if c["key"]["mode"] == "bytearray" for r in c["ratios"]["msgs_per_s"]]
+    check(bool(forced) and {r["peer"] for r in forced} == {"pyzmq", "pyomq"} and not any(r.get("unlike") for r in forced),
+          "the forced-copy (bytearray) Python rows compare oxmq with pyzmq and pyomq like for like")
+    rows = {(r[1], r[2], r[3], r[4]) for r in report.trailing(data)}
+    label = {k: i.label for k, i in list(impls.items()) + list(mech.items())}
+    label["raw"], label["ping"] = "raw socket", "plain socket ping-pong"
+    absent = [r for r in ratios if (r[1], r[2], label[r[3]], label[r[4]]) not in rows]
+    check(bool(ratios) and not absent, "every ratio where oxmq is behind (%d) is in \"Where oxmq trails\"%s" % (
+        len(ratios), "" if not absent else " (absent %d, e.g. %s)" % (len(absent), absent[:3])))
+    print("test_harness: %s" % ("%d failed" % len(failed) if failed else "all passed"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
