@@ -103,6 +103,12 @@ def failing_cases(real: Optional[Result], ox: Result) -> List[str]:
     return out
 
 
+def keep_first_log(path: Path) -> None:
+    """A re-run keeps the first run's output beside it (PROGRAM.first.log)."""
+    if path.exists():
+        path.replace(path.with_suffix(".first.log"))
+
+
 def run_program(exe: Path, libdir: Path, timeout_s: float, log_path: Path) -> Tuple[Result, str]:
     """Run one program; returns its cases and how it ended (for the log)."""
     env = dict(os.environ)
@@ -186,11 +192,14 @@ def main() -> int:
         if not args.oxmq_only:
             real, real_end = run_program(exe, real_lib, limit, logs / "libzmq" / f"{prog}.log")
             if any(s != "PASS" and s != "IGNORE" for s, _ in real.values()):
-                reran.append(f"{prog} (libzmq)")
+                first = [c for c, (s, _) in real.items() if s == "FAIL"]
+                reran.append(f"{prog} (libzmq; first run failed {', '.join(first)})")
+                keep_first_log(logs / "libzmq" / f"{prog}.log")
                 real, real_end = run_program(exe, real_lib, limit, logs / "libzmq" / f"{prog}.log")
         ox, ox_end = run_program(exe, oxmq_lib, limit, logs / "oxmq" / f"{prog}.log")
         if would_fail(prog, real, ox):
-            reran.append(f"{prog} (oxmq)")
+            reran.append(f"{prog} (oxmq; first run failed {', '.join(failing_cases(real, ox))})")
+            keep_first_log(logs / "oxmq" / f"{prog}.log")
             ox, ox_end = run_program(exe, oxmq_lib, limit, logs / "oxmq" / f"{prog}.log")
         results[prog] = {"oxmq": ox, **({"libzmq": real} if real is not None else {})}
         base = real if real is not None else ox
