@@ -193,6 +193,9 @@ pub struct Options {
     // Draft options (s3-draftopts); they act on connect and disconnect only.
     /// ROUTER_NOTIFY bits (`notify::*`).
     pub(crate) router_notify: i32,
+    /// STREAM_NOTIFY (libzmq's raw_notify): a raw connection announces its
+    /// arrival and departure with an empty message, pushed by its engine.
+    pub(crate) raw_notify: bool,
     /// HELLO_MSG / DISCONNECT_MSG / HICCUP_MSG; empty = none.
     pub(crate) hello_msg: Vec<u8>,
     pub(crate) disconnect_msg: Vec<u8>,
@@ -288,6 +291,7 @@ impl Default for Options {
             security: Security::default(),
             tcp_accept_filters: Vec::new(),
             router_notify: 0,
+            raw_notify: true,
             hello_msg: Vec::new(),
             disconnect_msg: Vec::new(),
             hiccup_msg: Vec::new(),

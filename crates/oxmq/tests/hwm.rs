@@ -68,6 +68,34 @@ fn inproc_hwm_connect_first_is_sum() {
     assert_eq!(inproc_hwm_case(true, 1, 10), 11);
 }
 
+/// Before the bind, a connecter's inproc pipe holds its own SNDHWM alone (the
+/// binder's RCVHWM is not known yet), as libzmq's test_hwm
+/// `test_infinite_recv_connect_and_close_first` checks: SNDHWM 1, connect,
+/// send until EAGAIN, close; a binder with RCVHWM 0 then gets exactly that one.
+#[test]
+fn inproc_connect_before_bind_queues_own_sndhwm_only() {
+    let _g = guard();
+    for (sndhwm, rcvhwm, expected) in [(1, 0, 1), (3, 1000, 3), (2, 5, 2)] {
+        let ctx = Context::new();
+        let ep = inproc_endpoint();
+        // libzmq's test keeps the default LINGER: the queued messages outlive the close.
+        let push = ctx.socket(SocketType::Push).unwrap();
+        push.set_option_int(opt::SNDHWM, sndhwm).unwrap();
+        push.connect(&ep).unwrap();
+        let n = send_until_eagain(&push, b"", 100_000);
+        assert_eq!(n, expected, "SNDHWM {sndhwm} before any bind");
+        drop(push);
+        let pull = sock(&ctx, SocketType::Pull);
+        pull.set_option_int(opt::RCVHWM, rcvhwm).unwrap();
+        pull.bind(&ep).unwrap();
+        let mut got = 0;
+        while pull.recv(DONTWAIT).is_ok() {
+            got += 1;
+        }
+        assert_eq!(got, expected, "every queued message reaches the binder");
+    }
+}
+
 #[test]
 fn tcp_connect_without_listener_queues_up_to_sndhwm() {
     let _g = guard();

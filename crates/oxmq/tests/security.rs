@@ -316,6 +316,38 @@ fn zap_handler_that_never_answers_times_out_at_handshake_ivl() {
     drop(mute);
 }
 
+/// libzmq's test_security_zap `test_zap_unsuccessful_disconnect_*`: the ZAP
+/// handler reads one frame of the request and closes. The handshake then
+/// waits, and when the client closes (LINGER 0) the server's connection sees
+/// the peer leave: HANDSHAKE_FAILED_NO_DETAIL with EPIPE, well before
+/// HANDSHAKE_IVL (a client still handshaking must close at once).
+#[test]
+fn zap_handler_that_disconnects_then_client_closes_is_epipe() {
+    let _g = guard();
+    let ctx = Context::new();
+    let handler = sock(&ctx, SocketType::Rep);
+    handler.bind("inproc://zeromq.zap.01").unwrap();
+    let server = sock(&ctx, SocketType::Dealer);
+    server.set_option_bytes(opt::ZAP_DOMAIN, b"test").unwrap();
+    let smon = monitor(&ctx, &server);
+    let ep = bind_fresh(Transport::Tcp, &server);
+    let client = sock(&ctx, SocketType::Dealer);
+    connect_to(&ep, &client);
+    let version = handler.recv(0).unwrap();
+    assert_eq!(version.as_slice(), b"1.0");
+    drop(handler);
+    send(&client, b"never delivered");
+    assert_nothing(&server);
+    let started = std::time::Instant::now();
+    drop(client);
+    assert_eq!(wait_event(&smon, ev::HANDSHAKE_FAILED_NO_DETAIL), libc::EPIPE as u32);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the server heard of the close only after {:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn null_with_zap_domain_asks_the_handler() {
     let _g = guard();

@@ -171,3 +171,55 @@ fn close_writes_queued_data_first() {
     assert_eq!(got.len(), big.len());
     assert!(got == big);
 }
+
+/// libzmq's test_connect_rid `test_stream_2_stream`: a connecting STREAM has
+/// its pipe, named by CONNECT_ROUTING_ID, from the `connect` on, so it can
+/// send to that name at once; the data goes out once the connection is up.
+#[test]
+fn connect_routing_id_names_the_connection_before_it_is_up() {
+    let _g = guard();
+    let ctx = Context::new();
+    let rbind = sock(&ctx, SocketType::Stream);
+    rbind.set_option_int(opt::STREAM_NOTIFY, 0).unwrap();
+    rbind.bind("tcp://127.0.0.1:*").unwrap();
+    let ep = rbind.last_endpoint().unwrap();
+    let rconn = sock(&ctx, SocketType::Stream);
+    rconn.set_option_bytes(opt::CONNECT_ROUTING_ID, b"conn1").unwrap();
+    rconn.connect(&ep).unwrap();
+    send_parts(&rconn, &[b"conn1", b"hi 1"]);
+    let parts = recv_parts(&rbind);
+    assert_eq!(parts[0].len(), 5, "a generated routing id");
+    assert_eq!(parts[0][0], 0, "generated ids start with a zero byte");
+    assert_eq!(parts[1], b"hi 1");
+}
+
+/// libzmq's test_stream `test_stream_to_dealer`: the notice's routing-id
+/// frame carries the connection's properties ("Peer-Address"), and the id a
+/// STREAM generates is what its ROUTING_ID option reads back
+/// (test_stream_disconnect sends to that).
+#[test]
+fn notices_carry_peer_address_and_generated_id_is_the_routing_id_option() {
+    let _g = guard();
+    let ctx = Context::new();
+    let server = sock(&ctx, SocketType::Stream);
+    server.bind("tcp://127.0.0.1:*").unwrap();
+    let ep = server.last_endpoint().unwrap();
+    let client = sock(&ctx, SocketType::Stream);
+    client.connect(&ep).unwrap();
+    let own = client.get_option_bytes(opt::ROUTING_ID).unwrap();
+    assert_eq!(own.len(), 5, "the connection's generated id, from the connect on");
+
+    let notice = server.recv(0).unwrap();
+    assert!(notice.more());
+    assert_eq!(server.peer_property("Peer-Address").as_deref(), Some(&b"127.0.0.1"[..]));
+    assert!(server.recv(0).unwrap().is_empty(), "connect notice");
+    assert_eq!(server.get_option_bytes(opt::ROUTING_ID).unwrap(), notice.as_slice());
+
+    let parts = recv_parts(&client);
+    assert_eq!(parts, vec![own.clone(), vec![]], "the client's notice names its connection");
+    send_parts(&client, &[&own, b"ping"]);
+    assert_eq!(recv_bytes(&server, notice.as_slice(), 4), b"ping");
+    assert_eq!(server.peer_property("Peer-Address").as_deref(), Some(&b"127.0.0.1"[..]));
+    drop(client);
+    assert_eq!(recv_parts(&server), vec![notice.to_vec(), vec![]], "disconnect notice");
+}

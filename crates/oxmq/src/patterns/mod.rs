@@ -72,6 +72,10 @@ pub(crate) trait Pattern: Send {
     fn get_option_int(&self, _opt: i32) -> Option<i64> {
         None
     }
+    /// STREAM: the routing id it generated for the pipe attached last, once.
+    fn take_generated_routing_id(&mut self) -> Option<bytes::Bytes> {
+        None
+    }
     /// PEER: the routing id given to the pipe attached last (`zmq_connect_peer`).
     fn last_peer_routing_id(&self) -> u32 {
         0

@@ -3,7 +3,10 @@
 //!
 //! Received messages are two frames, `[routing id][bytes as read]`. With
 //! STREAM_NOTIFY (default on) a connection's arrival and its departure are
-//! each announced as `[routing id][empty]`. Sending is `[routing id][bytes]`;
+//! each announced as `[routing id][empty]`: the engine puts the empty message
+//! in the pipe, as libzmq's raw engine does, so a notice carries the
+//! connection's properties. A connect's pipe and routing id exist from the
+//! `connect` on and outlive reconnects. Sending is `[routing id][bytes]`;
 //! MORE on the data frame is ignored, and an empty data frame closes that
 //! connection once what was queued before it is written (libzmq may drop
 //! that queued data; oxmq writes it), with no disconnect notice after.
@@ -23,7 +26,9 @@ pub(crate) struct Stream {
     /// Routing id per pipe slot, and whether the user closed it.
     peers: Vec<Option<(Bytes, bool)>>,
     next_id: u32,
-    notify: bool,
+    /// The id generated for the pipe attached last: libzmq's STREAM copies
+    /// it into its ROUTING_ID option (libzmq's own tests read it back).
+    generated: Option<Bytes>,
     /// Whole messages ready for `recv`: id frame (MORE) then data frame.
     ready: VecDeque<Msg>,
     /// Sending: the id frame has been seen; where the data frame goes.
@@ -42,7 +47,7 @@ impl Stream {
             peers: Vec::new(),
             // libzmq starts generated ids at a random value; any start works.
             next_id: super::reqrep::random_u32(),
-            notify: true,
+            generated: None,
             ready: VecDeque::new(),
             more_out: false,
             current_out: None,
@@ -84,11 +89,6 @@ impl Stream {
         }
     }
 
-    fn announce(&mut self, rid: Bytes) {
-        self.ready.push_back(Msg::from_bytes(rid).with_more(true));
-        self.ready.push_back(Msg::new());
-    }
-
     /// Pull the next message from a peer into `ready`.
     fn fetch(&mut self, pipes: &mut Pipes) -> Result<(), Error> {
         let (m, id, rid) = loop {
@@ -110,24 +110,28 @@ impl Pattern for Stream {
         let alias = pipes.get_mut(id).connect_routing_id.take().filter(|a| !self.by_id.contains_key(a));
         let rid = match alias {
             Some(a) => a,
-            None => self.generate_id(),
+            None => {
+                let rid = self.generate_id();
+                if !self.router_raw {
+                    self.generated = Some(rid.clone());
+                }
+                rid
+            }
         };
         self.by_id.insert(rid.clone(), id);
-        self.set_peer(id, Some((rid.clone(), false)));
+        self.set_peer(id, Some((rid, false)));
         self.fq.attach(id);
-        if self.notify {
-            self.announce(rid);
-        }
+    }
+
+    fn take_generated_routing_id(&mut self) -> Option<Bytes> {
+        self.generated.take()
     }
 
     fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
         self.fq.detach(id);
-        if let Some((rid, closed_by_us)) = self.peer(id).cloned() {
+        if let Some((rid, _)) = self.peer(id).cloned() {
             if self.by_id.get(&rid) == Some(&id) {
                 self.by_id.remove(&rid);
-            }
-            if self.notify && !closed_by_us {
-                self.announce(rid);
             }
         }
         self.set_peer(id, None);
@@ -213,7 +217,7 @@ impl Pattern for Stream {
                 if !(0..=1).contains(&v) {
                     return Err(Error::Invalid("STREAM_NOTIFY must be 0 or 1"));
                 }
-                self.notify = bool_value(value)?;
+                // Kept in the socket's options for the engines (raw_notify).
             }
             opt::ROUTER_MANDATORY if self.router_raw => self.mandatory = bool_value(value)?,
             // Validated as on any ROUTER; a raw connection has no handshake

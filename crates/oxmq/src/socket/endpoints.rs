@@ -96,9 +96,10 @@ impl Core {
             }
             _ => {
                 let link = self.link(id, endpoint);
-                // STREAM has a pipe per live connection only (its peers
-                // come and go with their TCP connections).
-                let engine_pipe = if self.options.immediate || self.kind == SocketType::Stream || self.router_raw {
+                // A STREAM's connect gets its pipe (and routing id) at once,
+                // kept across reconnects, as in libzmq; ROUTER_RAW's peers
+                // come and go with their connections.
+                let engine_pipe = if self.options.immediate || self.router_raw {
                     None
                 } else {
                     // Queue messages before the connection exists, as libzmq does.

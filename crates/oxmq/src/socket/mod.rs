@@ -637,6 +637,9 @@ impl Core {
         p.out.writer_wake().set(Arc::new(PipeActivator { mailbox: self.mailbox.clone(), id, write: true }));
         self.key_to_pipe.insert(key, id);
         self.pattern.attach(id, &mut self.pipes);
+        if let Some(rid) = self.pattern.take_generated_routing_id() {
+            self.options.routing_id = rid.to_vec();
+        }
         self.reap();
     }
 
@@ -758,6 +761,9 @@ impl Core {
             return Ok(());
         }
         if self.pattern.set_option(option, value, &mut self.pipes)? {
+            if option == opt::STREAM_NOTIFY {
+                self.options.raw_notify = crate::patterns::bool_value(value)?;
+            }
             self.reap();
             return Ok(());
         }

@@ -80,11 +80,12 @@ fn write_hello(w: &mut PipeWriter, hello: &[u8]) {
 }
 
 /// Make the pipes between `a` and `b`; returns (a's side, b's side).
-/// `b` may be a binder not known yet, in which case its HWMs are libzmq's defaults.
+/// `b_hwms` (b's RCVHWM, SNDHWM) is None for a binder not known yet: as in
+/// libzmq, each pipe then holds the connecter's own HWM alone until the
+/// binder adds its share on binding.
 fn join(
     a: &InprocPeer,
-    b_rcvhwm: usize,
-    b_sndhwm: usize,
+    b_hwms: Option<(usize, usize)>,
     b_routing_id: Option<&[u8]>,
     b_hello: &[u8],
     b_endpoint: EndpointId,
@@ -94,12 +95,13 @@ fn join(
     let a_writer = WakeSlot::new();
     let b_reader = WakeSlot::new();
     let b_writer = WakeSlot::new();
-    let (mut a_to_b, b_from_a) = if a.conflate_out {
-        pipe_conflate(b_reader, a_writer)
-    } else {
-        pipe(combined_hwm(a.sndhwm, b_rcvhwm), b_reader, a_writer)
+    let (out_hwm, in_hwm) = match b_hwms {
+        Some((b_rcvhwm, b_sndhwm)) => (combined_hwm(a.sndhwm, b_rcvhwm), combined_hwm(b_sndhwm, a.rcvhwm)),
+        None => (a.sndhwm, a.rcvhwm),
     };
-    let (mut b_to_a, a_from_b) = pipe(combined_hwm(b_sndhwm, a.rcvhwm), a_reader, b_writer);
+    let (mut a_to_b, b_from_a) =
+        if a.conflate_out { pipe_conflate(b_reader, a_writer) } else { pipe(out_hwm, b_reader, a_writer) };
+    let (mut b_to_a, a_from_b) = pipe(in_hwm, a_reader, b_writer);
     // Each side learns the other's routing id from the head of its inbound pipe,
     // as it would from a ZMTP handshake.
     a_to_b.write(routing_id_frame(&a.routing_id));
@@ -111,9 +113,11 @@ fn join(
         b_to_a.flush();
     }
     let mut a_side = SocketPipe::new(a_to_b, a_from_b, a.endpoint, key);
-    a_side.hwm_boost = Some((b_rcvhwm, a.rcvhwm));
     let mut b_side = SocketPipe::new(b_to_a, b_from_a, b_endpoint, key);
-    b_side.hwm_boost = Some((a.rcvhwm, b_rcvhwm));
+    if let Some((b_rcvhwm, _)) = b_hwms {
+        a_side.hwm_boost = Some((b_rcvhwm, a.rcvhwm));
+        b_side.hwm_boost = Some((a.rcvhwm, b_rcvhwm));
+    }
     (a_side, b_side)
 }
 
@@ -122,13 +126,12 @@ pub(crate) fn connect(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Sock
     let mut st = ctx.lock();
     if let Some(binder) = st.inproc.bound.get(name) {
         let (mut mine, theirs) =
-            join(&me, binder.rcvhwm, binder.sndhwm, Some(&binder.routing_id), &binder.hello, binder.endpoint);
+            join(&me, Some((binder.rcvhwm, binder.sndhwm)), Some(&binder.routing_id), &binder.hello, binder.endpoint);
         mine.disconnect_msg = Some(disconnect_slot(Some(binder)));
         binder.mailbox.send(SocketCommand::Attach(theirs));
         return Ok(mine);
     }
-    let defaults = crate::options::Options::default();
-    let (mut mine, theirs) = join(&me, defaults.rcvhwm_limit(), defaults.sndhwm_limit(), None, &[], 0);
+    let (mut mine, theirs) = join(&me, None, None, &[], 0);
     let slot = disconnect_slot(None);
     mine.disconnect_msg = Some(slot.clone());
     st.inproc.pending.entry(name.to_string()).or_default().push(Pending {
@@ -169,8 +172,8 @@ pub(crate) fn bind(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Vec<Soc
                 drop(binder_side.inn.read());
             }
         }
-        // The pipes were sized with default HWMs for the then-unknown binder
-        // (a CONFLATE pipe has none and ignores this).
+        // The pipes were sized with the connector's HWMs alone; now the
+        // binder adds its share (a CONFLATE pipe has none and ignores this).
         binder_side.out.set_hwm(combined_hwm(me.sndhwm, connector.rcvhwm));
         binder_side.inn.set_hwm(combined_hwm(connector.sndhwm, me.rcvhwm));
         binder_side.hwm_boost = Some((connector.rcvhwm, me.rcvhwm));

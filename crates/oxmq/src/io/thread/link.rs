@@ -174,6 +174,11 @@ pub(super) fn push_peer_frames(link: &Link, ep: &mut EnginePipe, peer: &PeerInfo
     if link.cfg.socket_type == SocketType::Dgram && stream.runs_raw(SocketType::Dgram) {
         ep.inn.write(Msg::new());
     }
+    // STREAM (and ROUTER_RAW): the same notice, behind the properties, so
+    // its routing-id frame carries "Peer-Address" as libzmq's does.
+    if link.cfg.socket_type == SocketType::Stream && link.cfg.options.raw_notify {
+        ep.inn.write(Msg::new());
+    }
     ep.inn.flush();
 }
 
@@ -203,8 +208,10 @@ pub(super) fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe, accepted: b
     if accepted && o.receives_disconnect_msg(cfg.socket_type) {
         ep.inn.write(Msg::from_vec(o.disconnect_msg.clone()));
     }
-    // Draft DGRAM over tcp/ipc: the raw engine's empty disconnect notice.
-    if cfg.socket_type == SocketType::Dgram && stream.runs_raw(SocketType::Dgram) {
+    // Draft DGRAM over tcp/ipc, STREAM: the raw engine's empty disconnect notice.
+    if (cfg.socket_type == SocketType::Dgram && stream.runs_raw(SocketType::Dgram))
+        || (cfg.socket_type == SocketType::Stream && o.raw_notify)
+    {
         ep.inn.write(Msg::new());
     }
     ep.inn.flush();

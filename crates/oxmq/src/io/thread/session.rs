@@ -435,6 +435,14 @@ pub(super) fn run_session(
                 }
             }
             SState::Active(mut engine) => {
+                // The socket closed while the handshake ran: once LINGER
+                // allows, drop the connection at once, as libzmq's session
+                // does (the engine has no pipe yet to count LINGER on, and the
+                // peer should see the close now, not at HANDSHAKE_IVL).
+                if engine.is_handshaking() && s.idle_done(now) {
+                    engine.stream.deregister(registry);
+                    return Outcome::Remove;
+                }
                 engine.set_ready(readable, writable);
                 readable = false;
                 writable = false;
