@@ -70,6 +70,31 @@ fn pub_sub_empty_subscription_and_multi(t: Transport) {
     assert_nothing(&only_b);
 }
 
+/// A subscription that has reached the PUB's side (its mailbox has been
+/// signalled) before a send is applied to that send, even right after an
+/// earlier send (libzmq throttles command processing on send; pyzmq's
+/// test_log.py::test_blank_root_topic relies on the subscription winning).
+fn pub_applies_subscription_pending_at_send(t: Transport) {
+    let ctx = Context::new();
+    let publisher = sock(&ctx, SocketType::Pub);
+    let sub = sock(&ctx, SocketType::Sub);
+    sub.set_option_bytes(opt::SUBSCRIBE, b"A").unwrap();
+    link(t, &publisher, &sub);
+    sync_pub_sub(&publisher, &[&sub], b"Async");
+    publisher.send(Msg::from(&b"A1"[..]), 0).unwrap();
+    // EVENTS processes the PUB's commands, so its FD is quiet until the new
+    // subscription's pipe activation arrives.
+    publisher.get_option_int(opt::EVENTS).unwrap();
+    sub.set_option_bytes(opt::SUBSCRIBE, b"").unwrap();
+    let fd = publisher.get_option_int(opt::FD).unwrap() as std::os::fd::RawFd;
+    let mut items = [oxmq::PollItem::from_fd(fd, oxmq::POLLIN)];
+    assert_eq!(oxmq::poll(&mut items, BOUND.as_millis() as i64).unwrap(), 1, "the subscription never reached the PUB");
+    publisher.send(Msg::from(&b"B1"[..]), 0).unwrap();
+    assert_eq!(recv_skipping(&sub, b"Async"), b"A1");
+    assert_eq!(recv(&sub), b"B1", "a subscription pending at the PUB applies to the next send");
+    assert_nothing(&sub);
+}
+
 fn pub_sub_unsubscribe(t: Transport) {
     let ctx = Context::new();
     let publisher = sock(&ctx, SocketType::Pub);
@@ -409,6 +434,7 @@ macro_rules! transport_suite {
             #[test] fn pub_sub_prefix_filter() { let _g = guard(); super::pub_sub_prefix_filter(T) }
             #[test] fn pub_sub_empty_subscription_and_multi() { let _g = guard(); super::pub_sub_empty_subscription_and_multi(T) }
             #[test] fn pub_sub_unsubscribe() { let _g = guard(); super::pub_sub_unsubscribe(T) }
+            #[test] fn pub_applies_subscription_pending_at_send() { let _g = guard(); super::pub_applies_subscription_pending_at_send(T) }
             #[test] fn xpub_xsub() { let _g = guard(); super::xpub_xsub(T) }
             #[test] fn xpub_sub_visible_and_verbose() { let _g = guard(); super::xpub_sub_visible_and_verbose(T) }
             #[test] fn push_pull_load_balance() { let _g = guard(); super::push_pull_load_balance(T) }
