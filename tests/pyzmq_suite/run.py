@@ -262,36 +262,33 @@ def main() -> int:
     def passed(side: str, f: str) -> Set[str]:
         return {n for n, o in results.get(side, {}).get(f, {}).items() if o == "passed"}
 
-    # M is what passes on pyzmq: a pyzmq test that failed (a port taken by
-    # another process, a loaded machine) would shrink M silently, so each gets
-    # one retry alone too, and those that still fail are listed.
-    pyzmq_retried: Dict[str, str] = {}
-    if sides == ["pyzmq", "oxmq"]:
+    def retry_alone(side: str, pick) -> Dict[str, str]:
+        """Run once more, alone, the tests of each file that `pick(file)`
+        names on `side`; a test that passes then counts as passed."""
+        outcome: Dict[str, str] = {}
         for f in files:
-            again = sorted(n for n, o in results["pyzmq"].get(f, {}).items() if o in ("failed", "error"))
+            again = sorted(pick(f))
             if not again:
                 continue
-            res, note, _ = run_file(root, f, "pyzmq", args.python, [], args.test_timeout, args.file_timeout,
+            res, note, _ = run_file(root, f, side, args.python, [], args.test_timeout, args.file_timeout,
                                     outdir, only=again, tag=".retry")
             for n in again:
-                pyzmq_retried[n] = res.get(n, "not run" + (f" ({note})" if note else ""))
-                if pyzmq_retried[n] == "passed":
-                    results["pyzmq"][f][n] = "passed"
+                outcome[n] = res.get(n, "not run" + (f" ({note})" if note else ""))
+                if outcome[n] == "passed":
+                    results[side][f][n] = "passed"
+        return outcome
 
-    # One retry, alone, for each test that passes on pyzmq, is not a known
-    # failure, and failed on oxmq (timing on a loaded machine).
+    pyzmq_retried: Dict[str, str] = {}
     retried: Dict[str, str] = {}
     if sides == ["pyzmq", "oxmq"]:
-        for f in files:
-            again = sorted(n for n in passed("pyzmq", f) - passed("oxmq", f) if n not in known)
-            if not again:
-                continue
-            res, note, _ = run_file(root, f, "oxmq", args.python, [], args.test_timeout, args.file_timeout,
-                                    outdir, only=again, tag=".retry")
-            for n in again:
-                retried[n] = res.get(n, "not run" + (f" ({note})" if note else ""))
-                if retried[n] == "passed":
-                    results["oxmq"][f][n] = "passed"
+        # M is what passes on pyzmq: a pyzmq test that failed (a port taken by
+        # another process, a loaded machine) would shrink M silently, so each
+        # gets one retry alone too, and those that still fail are listed.
+        pyzmq_retried = retry_alone(
+            "pyzmq", lambda f: (n for n, o in results["pyzmq"].get(f, {}).items() if o in ("failed", "error")))
+        # Then each test that passes on pyzmq, is not a known failure, and
+        # failed on oxmq (timing on a loaded machine).
+        retried = retry_alone("oxmq", lambda f: (n for n in passed("pyzmq", f) - passed("oxmq", f) if n not in known))
 
     total_ref = total_ox = total_ox_all = 0
     rows = []
