@@ -296,6 +296,10 @@ def floor_beaten(data):
     return out
 
 
+# What the in-cell raw side of each transport measures (bench/c/physical.c).
+RAW_PROBE_NAMES = {"tcp": "loopback TCP", "ipc": "Unix sockets with oxmq's 1 MiB ipc buffers", "inproc": "memcpy"}
+
+
 def sec_warnings(data):
     """Measurements that contradict each other: each is an error to explain
     before any figure of that cell is quoted."""
@@ -306,10 +310,11 @@ def sec_warnings(data):
                   "ping-pong floor.\n")
         return md
     for label, mine, lim in raw:
+        probe = RAW_PROBE_NAMES.get(label.split()[0], "the raw probe")
         md.append("- **Raw probe departs from study 8** in throughput cell %s: %s MB/s in the cell, %s MB/s in "
-                  "study 8 (%+.0f%%). The two run the same probe (Unix sockets with oxmq's 1 MiB ipc buffers) and "
+                  "study 8 (%+.0f%%). The two run the same probe (%s) and "
                   "should agree within 20%%: the machine's load changed between them, or the message size's writes "
-                  "differ from study 8's 1 MiB ones, so this cell's fractions of the raw limit are not to be quoted." % (label, num(mine), num(lim), 100 * (mine / lim - 1)))
+                  "differ from study 8's 1 MiB ones, so this cell's fractions of the raw limit are not to be quoted." % (label, num(mine), num(lim), 100 * (mine / lim - 1), probe))
     for label, side, p50, ping in floor:
         md.append("- **%s beats the ping-pong floor** in latency cell %s: p50 %.1f µs against the floor's %.1f µs "
                   "(the best of a pinned and an unpinned plain-socket ping-pong). No library can round-trip faster "
