@@ -666,8 +666,17 @@ static void test_proxy(void)
     CHECK(stats[6] == 1 && stats[7] == 10); /* backend: 1 message out */
     expect_str(cap, "STATISTICS"); /* the capture sees control commands too */
 
+    /* libzmq 4.3.5 answers every command but STATISTICS with an empty frame;
+     * 4.3.4 answers none. */
+    int major, minor, patch;
+    zmq_version(&major, &minor, &patch);
+    int answers_every_command = ZMQ_MAKE_VERSION(major, minor, patch) >= ZMQ_MAKE_VERSION(4, 3, 5);
     OK(send_str(ctl, "PAUSE", 0));
+    if (answers_every_command)
+        expect_str(ctl, "");
     OK(send_str(ctl, "RESUME", 0));
+    if (answers_every_command)
+        expect_str(ctl, "");
     OK(send_str(in, "after", 0));
     expect_str(out, "after");
     OK(send_str(ctl, "TERMINATE", 0));
