@@ -1,0 +1,35 @@
+# Debian packages of the C ABI (issue 24, item 2): liboxmq5 (libzmq.so.5,
+# Provides/Replaces/Conflicts libzmq5) and liboxmq-dev (zmq.h, libzmq.so,
+# libzmq.pc; Provides/Replaces/Conflicts libzmq3-dev), laid out by
+# packaging/deb/build.sh with dpkg-deb, checked by lintian.
+#
+#   make deb        build both .deb files in target/deb/
+#   make deb-test   install them with apt inside a throw-away mount namespace
+#                   (overlays over /usr, /etc, /var: the machine is not changed)
+#                   and run Debian's own libzmq consumers on them, no
+#                   LD_LIBRARY_PATH: python3-zmq, ZMQ::FFI, ffi-rzmq, CZMQ's
+#                   selftests, a C program built with pkg-config; see tests/deb/run.sh
+
+DEB_PKGS += dpkg-dev lintian binutils gcc pkg-config iproute2 libzmq5 libzmq3-dev \
+            python3-zmq libzmq-ffi-perl ruby-ffi-rzmq libczmq-dev
+
+DEB_OUT := target/deb
+DEB_LIB5 = $(wildcard $(DEB_OUT)/liboxmq5_*.deb)
+DEB_DEV = $(wildcard $(DEB_OUT)/liboxmq-dev_*.deb)
+DEB_STAGED_LIB = $(wildcard $(DEB_OUT)/liboxmq5/usr/lib/*/libzmq.so.5.*)
+
+.PHONY: deb deb-test
+
+deb: deb-deps capi
+	@echo "==> packaging/deb/build.sh -> $(DEB_OUT)"
+	@packaging/deb/build.sh $(CAPI_OUT)/libzmq.so.5 $(CAPI_INC)/zmq.h $(DEB_OUT)
+	@echo "==> lintian $(DEB_OUT)/*.deb (any E: fails the step)"
+	@rc=0; lintian --display-info --fail-on error $(DEB_OUT)/*.deb > $(DEB_OUT)/lintian.txt 2>&1 || rc=$$?; \
+	grep -v 'running with root privileges' $(DEB_OUT)/lintian.txt | sed 's/^/    /'; \
+	if [ $$rc -ne 0 ] || grep -q '^E: ' $(DEB_OUT)/lintian.txt; then echo "==> FAIL: lintian (exit $$rc)"; exit 1; fi
+
+deb-test: deb
+	@echo "==> tests/deb/run.sh $(notdir $(DEB_LIB5)) $(notdir $(DEB_DEV))"
+	@tests/deb/run.sh $(DEB_LIB5) $(DEB_DEV) $(DEB_STAGED_LIB)
+
+TEST_STEPS += deb-test
