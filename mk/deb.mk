@@ -11,7 +11,8 @@
 #                   selftests, a C program built with pkg-config; see tests/deb/run.sh
 
 DEB_PKGS += dpkg-dev lintian binutils gcc pkg-config iproute2 libzmq5 libzmq3-dev \
-            python3-zmq libzmq-ffi-perl ruby-ffi-rzmq libczmq-dev
+            python3-zmq python3-pytest python3-pytest-timeout libzmq-ffi-perl \
+            libanyevent-perl libev-perl ruby-ffi-rzmq libczmq-dev
 
 DEB_OUT := target/deb
 DEB_LIB5 = $(wildcard $(DEB_OUT)/liboxmq5_*.deb)

@@ -122,15 +122,26 @@ if [ "${1:-}" = --inside ]; then
     elif [ $n -eq 0 ]; then fail "$name: no LIBZMQ_MAPPED line"; logtail "$log"
     elif [ -n "$bad" ]; then fail "$name: mapped another libzmq:$bad"
     elif [ "$versions" != "$WANT_VERSION " ]; then fail "$name: libzmq version(s) $versions, want $WANT_VERSION"
-    else pass "$name ($((SECONDS - t0))s): $(grep -c '^ok' "$log") checks, mapped $(echo $mapped), libzmq $versions"
+    else
+      local n_ok summary
+      n_ok=$(grep -c '^ok' "$log")
+      summary=$(grep -E '^=+ .*passed.* =+$' "$log" | tail -1 | sed -E 's/^=+ //; s/ in [0-9.]+s.*//')
+      pass "$name ($((SECONDS - t0))s): ${summary:-$n_ok checks}, mapped $(echo $mapped), libzmq $versions"
     fi
   }
   L=$OUT/logs
   mkdir -p "$L"
   consumer "python3-zmq (/usr/bin/python3)" "$L/python3.log" /usr/bin/python3 "$HERE/consumer.py" "$SCRATCH"
-  for s in reqrep pushpull; do
-    consumer "libzmq-ffi-perl $s.pl" "$L/perl-$s.log" /usr/bin/perl "$ROOT/tests/bindings/perl/$s.pl"
-    consumer "ruby-ffi-rzmq $s.rb" "$L/ruby-$s.log" /usr/bin/ruby "$ROOT/tests/bindings/ruby/$s.rb"
+  # The scripts of make bindings-test, which there reach oxmq through
+  # LD_LIBRARY_PATH/FFI_CHECKLIB_PATH; here through the system path alone.
+  B=$ROOT/tests/bindings
+  consumer "python3-zmq tests/bindings/python3 (pytest)" "$L/python3-pytest.log" /usr/bin/python3 -m pytest \
+    -p no:cacheprovider -c "$B/python3/pytest.ini" --rootdir "$B/python3" "$B/python3"
+  for s in reqrep pushpull multipart weather fdpoll fd_anyevent; do
+    consumer "libzmq-ffi-perl $s.pl" "$L/perl-$s.log" /usr/bin/perl "$B/perl/$s.pl"
+  done
+  for s in reqrep pushpull poll; do
+    consumer "ruby-ffi-rzmq $s.rb" "$L/ruby-$s.log" /usr/bin/ruby "$B/ruby/$s.rb"
   done
 
   # A C program, built as a user builds one.
