@@ -1,6 +1,6 @@
 # Debian packages of the C ABI (issue 24, item 2): liboxmq5 (libzmq.so.5,
 # Provides/Replaces/Conflicts libzmq5) and liboxmq-dev (zmq.h, libzmq.so,
-# libzmq.pc; Provides/Replaces/Conflicts libzmq3-dev), laid out by
+# libzmq.a, libzmq.pc; Provides/Replaces/Conflicts libzmq3-dev), laid out by
 # packaging/deb/build.sh with dpkg-deb, checked by lintian.
 #
 #   make deb        build both .deb files in target/deb/
@@ -23,7 +23,7 @@ DEB_STAGED_LIB = $(wildcard $(DEB_OUT)/liboxmq5/usr/lib/*/libzmq.so.5.*)
 
 deb: deb-deps capi
 	@echo "==> packaging/deb/build.sh -> $(DEB_OUT)"
-	@packaging/deb/build.sh $(CAPI_OUT)/libzmq.so.5 $(CAPI_INC)/zmq.h $(DEB_OUT)
+	@packaging/deb/build.sh $(CAPI_OUT)/libzmq.so.5 $(CAPI_INC)/zmq.h $(DEB_OUT) $(CAPI_OUT)/liboxmq.a
 	@echo "==> lintian $(DEB_OUT)/*.deb (any E: fails the step)"
 	@rc=0; lintian --display-info --fail-on error $(DEB_OUT)/*.deb > $(DEB_OUT)/lintian.txt 2>&1 || rc=$$?; \
 	grep -v 'running with root privileges' $(DEB_OUT)/lintian.txt | sed 's/^/    /'; \

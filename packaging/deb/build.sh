@@ -3,12 +3,13 @@
 #
 #   liboxmq5     libzmq.so.5 (oxmq), Provides/Replaces/Conflicts libzmq5, so
 #                every package that depends on libzmq5 stays installed
-#   liboxmq-dev  zmq.h, zmq_utils.h, libzmq.so, libzmq.pc;
+#   liboxmq-dev  zmq.h, zmq_utils.h, libzmq.so, libzmq.a, libzmq.pc;
 #                Provides/Replaces/Conflicts libzmq3-dev
 #
-#   packaging/deb/build.sh LIBRARY HEADER OUTDIR
+#   packaging/deb/build.sh LIBRARY HEADER OUTDIR [STATIC_LIBRARY]
 #
-# LIBRARY is the cdylib (soname libzmq.so.5), HEADER oxmq's zmq.h. The
+# LIBRARY is the cdylib (soname libzmq.so.5), HEADER oxmq's zmq.h,
+# STATIC_LIBRARY the staticlib (liboxmq.a), shipped as liboxmq-dev's libzmq.a. The
 # packages are laid out with dpkg-deb from control files written here (no
 # cargo-deb: two small packages whose every field we want to choose). Prints
 # the paths of the two .deb files on its last two lines.
@@ -19,8 +20,8 @@
 # `libzmq5 (>= 4.3.2)` are satisfied.
 set -euo pipefail
 
-[ $# -eq 3 ] || { echo "usage: $0 LIBRARY HEADER OUTDIR" >&2; exit 2; }
-LIBRARY=$1 HEADER=$2 OUT=$3
+[ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: $0 LIBRARY HEADER OUTDIR [STATIC_LIBRARY]" >&2; exit 2; }
+LIBRARY=$1 HEADER=$2 OUT=$3 STATIC=${4:-}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 
@@ -30,6 +31,10 @@ die() { echo "packaging/deb/build.sh: $*" >&2; exit 1; }
 [ -f "$LIBRARY" ] || die "no library at $LIBRARY (make capi builds it)"
 [ -f "$HEADER" ] || die "no header at $HEADER"
 LIBRARY=$(realpath "$LIBRARY") HEADER=$(realpath "$HEADER")
+if [ -n "$STATIC" ]; then
+  [ -f "$STATIC" ] || die "no static library at $STATIC"
+  STATIC=$(realpath "$STATIC")
+fi
 OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd)
 soname=$(objdump -p "$LIBRARY" | awk '$1 == "SONAME" {print $2}')
 [ "$soname" = libzmq.so.5 ] || die "$LIBRARY has soname '${soname}', not libzmq.so.5"
@@ -152,6 +157,14 @@ install -d "$DEV/DEBIAN" "$DEV/usr/include" "$DEV/$LIBDIR/pkgconfig"
 install -m 0644 "$HEADER" "$DEV/usr/include/zmq.h"
 install -m 0644 "$HERE/zmq_utils.h" "$DEV/usr/include/zmq_utils.h"
 ln -s libzmq.so.5 "$DEV/$LIBDIR/libzmq.so"
+# Rust's staticlib holds the standard library and libsodium; it needs what
+# rustc's native-static-libs names for this target, except libc.
+static_libs=''
+if [ -n "$STATIC" ]; then
+  strip --strip-debug --remove-section=.comment -o "$DEV/$LIBDIR/libzmq.a" "$STATIC"
+  chmod 0644 "$DEV/$LIBDIR/libzmq.a"
+  static_libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl"
+fi
 cat > "$DEV/$LIBDIR/pkgconfig/libzmq.pc" <<EOF
 prefix=/usr
 exec_prefix=\${prefix}
@@ -162,6 +175,7 @@ Name: libzmq
 Description: oxmq, ZeroMQ in Rust, with the libzmq $LIBZMQ_VERSION C ABI
 Version: $LIBZMQ_VERSION
 Libs: -L\${libdir} -lzmq
+Libs.private: $static_libs
 Cflags: -I\${includedir}
 EOF
 chmod 0644 "$DEV/$LIBDIR/pkgconfig/libzmq.pc"

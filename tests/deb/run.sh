@@ -173,6 +173,24 @@ if [ "${1:-}" = --inside ]; then
     fi
   done
 
+  # Linked statically against liboxmq-dev's libzmq.a, with the libraries
+  # `pkg-config --static` names: no libzmq.so.5 is needed or mapped.
+  bin=$SCRATCH/consumer-static
+  private=$(pkg-config --static --libs libzmq | tr ' ' '\n' | grep -vx -- -lzmq | tr '\n' ' ')
+  if gcc -O1 -Wall -Wextra -Werror -o "$bin" "$HERE/consumer.c" $(pkg-config --cflags libzmq) \
+       -Wl,-Bstatic -lzmq -Wl,-Bdynamic $private > "$L/cc-static.log" 2>&1; then
+    (cd "$SCRATCH" && env -u LD_LIBRARY_PATH timeout -k 5 "$TIMEOUT" "$bin" "$SCRATCH") > "$L/c-static.log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && ! readelf -d "$bin" | grep -q 'NEEDED.*libzmq' && ! grep -q '^LIBZMQ_MAPPED=' "$L/c-static.log" &&
+       grep -q "^ZMQ_VERSION=$WANT_VERSION " "$L/c-static.log"; then
+      pass "C program (static), -Wl,-Bstatic -lzmq -Wl,-Bdynamic $private: $(grep -c '^ok' "$L/c-static.log") checks, no libzmq.so.5 needed"
+    else
+      fail "C program (static): exit $rc, or it needs/maps a libzmq.so.5"; logtail "$L/c-static.log"
+    fi
+  else
+    fail "C program (static) does not link against libzmq.a"; logtail "$L/cc-static.log"
+  fi
+
   # CZMQ's own selftests, from Debian's libczmq4, on the installed library.
   if gcc -O1 -Wall -Wextra -o "$SCRATCH/czmq_selftest" "$HERE/czmq_selftest.c" \
        $(pkg-config --cflags --libs libczmq) -lzmq > "$L/cc-czmq.log" 2>&1; then
