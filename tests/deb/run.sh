@@ -87,6 +87,22 @@ if [ "${1:-}" = --inside ]; then
   if apt-get check > "$OUT/apt-check.log" 2>&1; then pass "apt-get check: no broken dependency"
   else fail "apt-get check"; logtail "$OUT/apt-check.log"; fi
 
+  # Every dependency on libzmq5 / libzmq3-dev that Debian's packages declare
+  # (from the apt lists; libzmq3-dev's own `libzmq5 (= 4.3.4-6)` left out, as
+  # liboxmq-dev replaces it) must be satisfied as installed, by apt's resolver.
+  rdeps=$( (apt-cache rdepends libzmq5; apt-cache rdepends libzmq3-dev) 2>/dev/null | grep '^ ' | tr -d ' |' | sort -u)
+  constraints=$( [ -z "$rdeps" ] || apt-cache show $rdeps 2>/dev/null |
+    awk '/^Package: / {p = $2} /^(Pre-)?Depends: / && p != "libzmq3-dev" {sub(/^[^:]*: /, ""); print}' |
+    tr ',' '\n' | sed 's/^ *//; s/ *$//' | grep -E '^(libzmq5|libzmq3-dev)( |$)' | sort -u)
+  if [ -z "$constraints" ]; then
+    fail "no package in the apt lists depends on libzmq5 (no lists? make deb-deps runs apt-get update)"
+  elif apt-get satisfy -s "$(echo "$constraints" | paste -sd, | sed 's/,/, /g')" 2>&1 |
+         grep -qE '^0 upgraded, 0 newly installed, 0 to remove'; then
+    pass "$(echo "$rdeps" | wc -l) Debian packages' dependencies on libzmq5/libzmq3-dev satisfied as installed: $(echo "$constraints" | paste -sd, | sed 's/,/, /g')"
+  else
+    fail "some Debian package's dependency on libzmq5/libzmq3-dev is not satisfied: $(echo "$constraints" | paste -sd,)"
+  fi
+
   resolved=$(ldconfig -p | awk -v a="$MULTIARCH" '$1 == "libzmq.so.5" {print $NF; exit}')
   real=$(realpath "$resolved" 2>/dev/null)
   owner=$(dpkg -S "$real" 2>/dev/null | cut -d: -f1)
