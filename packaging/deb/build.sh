@@ -8,7 +8,8 @@
 #
 #   packaging/deb/build.sh LIBRARY HEADER OUTDIR [STATIC_LIBRARY]
 #
-# LIBRARY is the cdylib (soname libzmq.so.5), HEADER oxmq's zmq.h,
+# LIBRARY is the cdylib (soname libzmq.so.5), HEADER oxmq's zmq.h (zmq_utils.h
+# is taken from beside it),
 # STATIC_LIBRARY the staticlib (liboxmq.a), shipped as liboxmq-dev's libzmq.a. The
 # packages are laid out with dpkg-deb from control files written here (no
 # cargo-deb: two small packages whose every field we want to choose). Prints
@@ -155,7 +156,7 @@ EOF
 # ----------------------------------------------------------- liboxmq-dev
 install -d "$DEV/DEBIAN" "$DEV/usr/include" "$DEV/$LIBDIR/pkgconfig"
 install -m 0644 "$HEADER" "$DEV/usr/include/zmq.h"
-install -m 0644 "$HERE/zmq_utils.h" "$DEV/usr/include/zmq_utils.h"
+install -m 0644 "$(dirname "$HEADER")/zmq_utils.h" "$DEV/usr/include/zmq_utils.h"
 ln -s libzmq.so.5 "$DEV/$LIBDIR/libzmq.so"
 # Rust's staticlib holds the standard library and libsodium; it needs what
 # rustc's native-static-libs names for this target, except libc.
