@@ -8,9 +8,9 @@
 # How the machine stays unchanged: the install and every consumer run inside a
 # private mount namespace (and a network namespace: only its own loopback, so no
 # fixed port of another test collides and nothing leaves the machine), where
-# /usr, /etc and /var are overlays whose upper layers live under target/ and
-# are thrown away, and /tmp is a fresh tmpfs. When the namespace's last process
-# exits its mounts are gone, whatever happened inside. If an overlay cannot be
+# /usr, /etc and /var are overlays whose upper layers live on a tmpfs of that
+# namespace. When the namespace's last process exits its mounts, and all that
+# was written to them, are gone, whatever happened inside. If an overlay cannot be
 # mounted the step fails: it never falls back to installing on the host, where
 # other programs use the real libzmq5 meanwhile. Before and after, the host's
 # libzmq.so.5.* checksums, `dpkg -s libzmq5` and the whole `dpkg -l` are
@@ -47,16 +47,31 @@ if [ "${1:-}" = --inside ]; then
   fail() { failures=$((failures + 1)); printf 'FAIL %s\n' "$*"; }
   logtail() { tail -n 25 "$1" | sed 's/^/    /'; }
 
+  # The overlays' upper layers, the scratch directory and a view of $OUT live on
+  # a tmpfs mounted (in this namespace only) on a directory that holds neither
+  # the overlaid trees nor this checkout, wherever the checkout is: an upper
+  # layer may not sit inside its lower tree, and $OUT may itself be under /var.
+  BASE=''
+  for b in /srv /media /opt /mnt; do
+    case "$ROOT/" in "$b"/*) continue ;; esac
+    [ -d "$b" ] && BASE=$b && break
+  done
+  [ -n "$BASE" ] || die "no directory to mount the namespace's tmpfs on"
+  mount -t tmpfs oxmq-deb-test "$BASE" || die "cannot mount a tmpfs in the namespace (needs root)"
+  mkdir -p "$BASE/out" "$BASE/scratch"
+  mount --bind "$OUT" "$BASE/out" || die "cannot bind $OUT"
+  OUT=$BASE/out
+  DEB5=$OUT/input/$DEB5 DEBDEV=$OUT/input/$DEBDEV STAGED=$OUT/input/$STAGED
   for d in "${OVERLAID[@]}"; do
-    o="$OUT/overlay/${d#/}"
+    o="$BASE/overlay/${d#/}"
     mkdir -p "$o/upper" "$o/work"
     mount -t overlay "oxmq-deb-test${d//\//-}" -o "lowerdir=$d,upperdir=$o/upper,workdir=$o/work" "$d" ||
       die "cannot mount an overlay over $d: the step needs a private mount namespace with overlayfs (root)"
   done
-  mount -t tmpfs oxmq-deb-test-tmp /tmp || die "cannot mount a tmpfs on /tmp"
   ip link set lo up || die "cannot bring up lo in the network namespace"
   touch /usr/.oxmq-deb-test-marker
-  SCRATCH=$(mktemp -d /tmp/deb-test.XXXXXX)
+  SCRATCH=$BASE/scratch
+  export TMPDIR=$SCRATCH
 
   dpkg-query -W -f '${Package}:${Architecture} ${db:Status-Abbrev}\n' | sort > "$OUT/packages-before.txt"
   echo "==> apt-get install ./$(basename "$DEB5") ./$(basename "$DEBDEV") (inside the namespace)"
@@ -152,7 +167,7 @@ if [ "${1:-}" = --inside ]; then
   # LD_LIBRARY_PATH/FFI_CHECKLIB_PATH; here through the system path alone.
   B=$ROOT/tests/bindings
   consumer "python3-zmq tests/bindings/python3 (pytest)" "$L/python3-pytest.log" /usr/bin/python3 -m pytest \
-    -p no:cacheprovider -c "$B/python3/pytest.ini" --rootdir "$B/python3" "$B/python3"
+    -p no:cacheprovider --basetemp "$SCRATCH/pytest" -c "$B/python3/pytest.ini" --rootdir "$B/python3" "$B/python3"
   for s in reqrep pushpull multipart weather fdpoll fd_anyevent; do
     consumer "libzmq-ffi-perl $s.pl" "$L/perl-$s.log" /usr/bin/perl "$B/perl/$s.pl"
   done
@@ -244,19 +259,16 @@ host_state() {
 }
 st=$(dpkg-query -W -f '${db:Status-Abbrev}' libzmq5 2>/dev/null)
 [ "${st:0:2}" = ii ] || die "the host's libzmq5 is not installed (status '$st'): the step tests replacing it (make deb-deps installs it)"
-case "$(realpath -m "$OUT")/" in
-  /tmp/*|/usr/*|/etc/*|/var/*) die "DEB_TEST_DIR ($OUT) must be outside /tmp, /usr, /etc and /var: the namespace replaces them" ;;
-esac
 rm -rf "$OUT"
 mkdir -p "$OUT/input"
-# The namespace's /tmp is empty: it gets its own copies of the inputs.
+# The namespace reads its inputs from $OUT/input (by name).
 cp "$DEB5" "$DEBDEV" "$OUT/input/"
 cp "$STAGED" "$OUT/input/staged-$(basename "$STAGED")"
-DEB5=$OUT/input/$(basename "$DEB5") DEBDEV=$OUT/input/$(basename "$DEBDEV") STAGED=$OUT/input/staged-$(basename "$STAGED")
 host_state > "$OUT/host-before.txt"
 echo "==> host: $(head -1 "$OUT/host-before.txt"); libzmq5 $(dpkg -s libzmq5 | sed -n 's/^Version: //p')"
 t0=$SECONDS
-unshare --mount --net --propagation private -- "$0" --inside "$DEB5" "$DEBDEV" "$STAGED"
+unshare --mount --net --propagation private -- "$0" --inside \
+  "$(basename "$DEB5")" "$(basename "$DEBDEV")" "staged-$(basename "$STAGED")"
 rc=$?
 host_state > "$OUT/host-after.txt"
 if diff "$OUT/host-before.txt" "$OUT/host-after.txt" > "$OUT/host-diff.txt"; then
@@ -264,6 +276,5 @@ if diff "$OUT/host-before.txt" "$OUT/host-after.txt" > "$OUT/host-diff.txt"; the
 else
   echo "FAIL the host changed:"; sed 's/^/    /' "$OUT/host-diff.txt" | head -20; rc=1
 fi
-rm -rf "$OUT/overlay"
 echo "==> deb-test: $((SECONDS - t0))s in the namespace and after"
 exit $rc
