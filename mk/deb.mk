@@ -21,13 +21,26 @@ DEB_STAGED_LIB = $(wildcard $(DEB_OUT)/liboxmq5/usr/lib/*/libzmq.so.5.*)
 
 .PHONY: deb deb-test
 
+# Rebuilt (and lintian re-run) only when what goes into the packages changed:
+# the libraries, the headers, the packaging files, or the commit (named in the
+# changelog).
+DEB_INPUTS = $(CAPI_OUT)/libzmq.so.5 $(CAPI_OUT)/liboxmq.a $(CAPI_INC)/zmq.h $(CAPI_INC)/zmq_utils.h \
+             packaging/deb/build.sh packaging/deb/copyright Cargo.toml
+
 deb: deb-deps capi
-	@echo "==> packaging/deb/build.sh -> $(DEB_OUT)"
-	@packaging/deb/build.sh $(CAPI_OUT)/libzmq.so.5 $(CAPI_INC)/zmq.h $(DEB_OUT) $(CAPI_OUT)/liboxmq.a
-	@echo "==> lintian $(DEB_OUT)/*.deb (any E: fails the step)"
-	@rc=0; lintian --display-info --fail-on error $(DEB_OUT)/*.deb > $(DEB_OUT)/lintian.txt 2>&1 || rc=$$?; \
+	@key="$$(cat $(DEB_INPUTS) | sha256sum | cut -d' ' -f1) $$(git log -1 --format='%H %ct' 2>/dev/null)"; \
+	if [ "$$key" = "$$(cat $(DEB_OUT)/.inputs 2>/dev/null)" ] && [ -n "$(DEB_LIB5)" ] && [ -n "$(DEB_DEV)" ]; then \
+	  echo "==> $(DEB_OUT): $(notdir $(DEB_LIB5) $(DEB_DEV)) up to date (lintian: $$(grep -c '^[EW]: ' $(DEB_OUT)/lintian.txt) warnings, no error)"; \
+	  exit 0; \
+	fi; \
+	rm -f $(DEB_OUT)/.inputs; \
+	echo "==> packaging/deb/build.sh -> $(DEB_OUT)"; \
+	packaging/deb/build.sh $(CAPI_OUT)/libzmq.so.5 $(CAPI_INC)/zmq.h $(DEB_OUT) $(CAPI_OUT)/liboxmq.a; \
+	echo "==> lintian $(DEB_OUT)/*.deb (any E: fails the step)"; \
+	rc=0; lintian --display-info --fail-on error $(DEB_OUT)/*.deb > $(DEB_OUT)/lintian.txt 2>&1 || rc=$$?; \
 	grep -v 'running with root privileges' $(DEB_OUT)/lintian.txt | sed 's/^/    /'; \
-	if [ $$rc -ne 0 ] || grep -q '^E: ' $(DEB_OUT)/lintian.txt; then echo "==> FAIL: lintian (exit $$rc)"; exit 1; fi
+	if [ $$rc -ne 0 ] || grep -q '^E: ' $(DEB_OUT)/lintian.txt; then echo "==> FAIL: lintian (exit $$rc)"; exit 1; fi; \
+	echo "$$key" > $(DEB_OUT)/.inputs
 
 deb-test: deb
 	@echo "==> tests/deb/run.sh $(notdir $(DEB_LIB5)) $(notdir $(DEB_DEV))"
