@@ -9,11 +9,11 @@
 #   packaging/deb/build.sh LIBRARY HEADER OUTDIR [STATIC_LIBRARY]
 #
 # LIBRARY is the cdylib (soname libzmq.so.5), HEADER oxmq's zmq.h (zmq_utils.h
-# is taken from beside it),
-# STATIC_LIBRARY the staticlib (liboxmq.a), shipped as liboxmq-dev's libzmq.a. The
-# packages are laid out with dpkg-deb from control files written here (no
-# cargo-deb: two small packages whose every field we want to choose). Prints
-# the paths of the two .deb files on its last two lines.
+# is taken from beside it), STATIC_LIBRARY the staticlib (liboxmq.a), shipped
+# as liboxmq-dev's libzmq.a. The packages are laid out with dpkg-deb from
+# control files written here (no cargo-deb: two small packages whose every
+# field we want to choose). Prints the paths of the two .deb files on its last
+# two lines.
 #
 # Versions: the packages carry oxmq's own version (the workspace's, -1); the
 # libzmq they stand in for is the one zmq_version() reports (LIBZMQ_VERSION,
@@ -50,9 +50,10 @@ LIBZMQ_VERSION="$(hv MAJOR).$(hv MINOR).$(hv PATCH)"
 [[ "$LIBZMQ_VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "no ZMQ_VERSION_* in $HEADER"
 # libtool's file name for that libzmq release (libzmq 4.3.x installs libzmq.so.5.2.x).
 LIB_FILE="libzmq.so.5.2.$(hv PATCH)"
-# Oldest libzmq5 whose ABI a program built against liboxmq-dev may run on: oxmq's
-# stable ABI is libzmq 4.3's, checked against Debian 12's 4.3.4 (make libzmq-suite,
-# make bindings-test), so a consumer gets `libzmq5 (>= 4.3.4)` and either library satisfies it.
+# The libzmq5 a program built against liboxmq-dev's stable API asks for:
+# zmq.h without ZMQ_BUILD_DRAFT_API declares libzmq 4.3's API, and Debian 12's
+# 4.3.4 is the libzmq the tests build the same programs against (tests/capi),
+# so a consumer gets `libzmq5 (>= 4.3.4)`, which either library satisfies.
 ABI_MINVER=4.3.4
 
 # Reproducible: every date and mtime is the commit's.
