@@ -15,9 +15,11 @@ DEB_PKGS += dpkg-dev lintian binutils gcc pkg-config iproute2 libzmq5 libzmq3-de
             libanyevent-perl libev-perl ruby-ffi-rzmq libczmq-dev
 
 DEB_OUT := target/deb
-DEB_LIB5 = $(wildcard $(DEB_OUT)/liboxmq5_*.deb)
-DEB_DEV = $(wildcard $(DEB_OUT)/liboxmq-dev_*.deb)
-DEB_STAGED_LIB = $(wildcard $(DEB_OUT)/liboxmq5/usr/lib/*/libzmq.so.5.*)
+# Shell globs, not $(wildcard): make's directory cache may not see the files
+# build.sh makes during the run (build.sh leaves one of each).
+DEB_LIB5 = $(DEB_OUT)/liboxmq5_*.deb
+DEB_DEV = $(DEB_OUT)/liboxmq-dev_*.deb
+DEB_STAGED_LIB = $(DEB_OUT)/liboxmq5/usr/lib/*/libzmq.so.5.*
 
 .PHONY: deb deb-test
 
@@ -29,8 +31,8 @@ DEB_INPUTS = $(CAPI_OUT)/libzmq.so.5 $(CAPI_OUT)/liboxmq.a $(CAPI_INC)/zmq.h $(C
 
 deb: deb-deps capi
 	@key="$$(cat $(DEB_INPUTS) | sha256sum | cut -d' ' -f1) $$(git log -1 --format='%H %ct' 2>/dev/null)"; \
-	if [ "$$key" = "$$(cat $(DEB_OUT)/.inputs 2>/dev/null)" ] && [ -n "$(DEB_LIB5)" ] && [ -n "$(DEB_DEV)" ]; then \
-	  echo "==> $(DEB_OUT): $(notdir $(DEB_LIB5) $(DEB_DEV)) up to date (lintian: $$(grep -c '^[EW]: ' $(DEB_OUT)/lintian.txt) warnings, no error)"; \
+	if [ "$$key" = "$$(cat $(DEB_OUT)/.inputs 2>/dev/null)" ] && ls $(DEB_LIB5) $(DEB_DEV) >/dev/null 2>&1; then \
+	  echo "==> $(DEB_OUT): $$(cd $(DEB_OUT) && echo *.deb) up to date (lintian: $$(grep -c '^[EW]: ' $(DEB_OUT)/lintian.txt) warnings, no error)"; \
 	  exit 0; \
 	fi; \
 	rm -f $(DEB_OUT)/.inputs; \
@@ -43,7 +45,7 @@ deb: deb-deps capi
 	echo "$$key" > $(DEB_OUT)/.inputs
 
 deb-test: deb
-	@echo "==> tests/deb/run.sh $(notdir $(DEB_LIB5)) $(notdir $(DEB_DEV))"
+	@echo "==> tests/deb/run.sh" $(DEB_LIB5) $(DEB_DEV)
 	@tests/deb/run.sh $(DEB_LIB5) $(DEB_DEV) $(DEB_STAGED_LIB)
 
 TEST_STEPS += deb-test
