@@ -549,7 +549,7 @@ UNITS = {
     "recv_msgs_per_cpu_s": ("msg/CPU-s", 1), "send_msgs_per_cpu_s": ("msg/CPU-s", 1), "rss_mib": ("MiB", 1),
     "bytes_per_msg": ("B/msg", 1), "connect_seconds": ("s", 1), "router_kib_per_conn": ("KiB/conn", 1),
     "client_kib_per_conn": ("KiB/conn", 1), "delivered_per_s": ("msg/s", 1), "lag_ms": ("ms", 1),
-    "publish_seconds": ("s", 1),
+    "publish_seconds": ("s", 1), "cpu_us_per_ping": ("CPU µs", 1),
 }
 
 
@@ -1001,7 +1001,8 @@ SCALE_PER_PROC = 2500
 SCALE_PINGS = 2000
 SCALE_HOSTS = 4  # network namespaces ("hosts") for the clients of the veth cells
 SCALE_NET = "10.201"  # 10.201.J.1 (server side) - 10.201.J.2 (client J) over veth pair J
-SCALE_METRICS = ["connect_seconds", "router_kib_per_conn", "client_kib_per_conn", "p50_us", "p99_us", "mean_us"]
+SCALE_METRICS = ["connect_seconds", "router_kib_per_conn", "client_kib_per_conn", "p50_us", "p99_us", "mean_us",
+                 "cpu_us_per_ping"]
 SCALE_RATIOS = ["connect_seconds", "router_kib_per_conn", "client_kib_per_conn", "p50_us", "p99_us"]
 FANOUT_METRICS = ["delivered_per_s", "lag_ms", "publish_seconds"]
 
@@ -1106,6 +1107,10 @@ def _scale_dealers(suite, impl, n, hosts, pings):
            "client_processes": procs_n}
     for m in ("p50_us", "p99_us", "mean_us"):
         out[m] = ds[0][m]
+    # CPU per round trip on both ends (the ROUTER's includes its idle time with
+    # N connections open): less at the mercy of a loaded machine than p99.
+    rounds = ds[0]["pings"] + ds[0]["ping_sample"]
+    out["cpu_us_per_ping"] = ds[0]["client_cpu_us_per_ping"] + r["router"]["router_cpu_s_after"] * 1e6 / rounds
     for k in ("lib", "zmq_version"):
         if k in r["router"]:
             out[k] = r["router"][k]
