@@ -1076,6 +1076,11 @@ class Hosts:
             if why:
                 self.down()
                 return "`%s` failed: %s" % (" ".join(c), why)
+        # `ip netns exec` also needs to make a mount namespace, which a container may refuse.
+        why = probe(["ip", "netns", "exec", self.client_ns[0], "true"])
+        if why:
+            self.down()
+            return "`ip netns exec` failed: %s" % why
         why = probe(["ip", "netns", "exec", self.client_ns[0], "ping", "-c", "1", "-W", "2", self.addr(0)]) \
             if shutil.which("ping") else None
         if why:

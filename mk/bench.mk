@@ -15,7 +15,7 @@
 # its Python package, a binding) are reported "not available (why)"; they
 # light up when mk/capi.mk / mk/python.mk build them.
 
-DEB_PKGS += libzmq3-dev pkg-config gcc libzmq-ffi-perl ruby-ffi-rzmq python3-zmq util-linux iproute2
+DEB_PKGS += libzmq3-dev pkg-config gcc libzmq-ffi-perl ruby-ffi-rzmq python3-zmq util-linux iproute2 iputils-ping
 
 BENCH_REQS := bench/requirements.txt
 BENCH_STAMP := $(VENV)/.bench-requirements.stamp
