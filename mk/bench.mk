@@ -15,12 +15,12 @@
 # its Python package, a binding) are reported "not available (why)"; they
 # light up when mk/capi.mk / mk/python.mk build them.
 
-DEB_PKGS += libzmq3-dev pkg-config gcc libzmq-ffi-perl ruby-ffi-rzmq python3-zmq util-linux
+DEB_PKGS += libzmq3-dev pkg-config gcc libzmq-ffi-perl ruby-ffi-rzmq python3-zmq util-linux iproute2 iputils-ping
 
 BENCH_REQS := bench/requirements.txt
 BENCH_STAMP := $(VENV)/.bench-requirements.stamp
 BENCH_C_OUT := target/bench
-BENCH_C_PROGS := callcost thr lat inproc_pair weather memq
+BENCH_C_PROGS := callcost thr lat inproc_pair weather memq scale
 BENCH_CC ?= gcc
 BENCH_CFLAGS ?= -O2 -g -Wall -Wextra -std=gnu11 -pthread
 BENCH_CAPI := target/release/capi
@@ -92,7 +92,7 @@ bench-c435: bench-venv
 	so=$$(ls $(ZMQ435_DIR)/lib/libzmq-*.so.5* | head -1); ln -sf $$(basename $$so) $(ZMQ435_DIR)/lib/libzmq.so; \
 	sodium=$$(ls $(ZMQ435_DIR)/lib/ | grep -m1 libsodium); \
 	echo "==> bench/c against libzmq 4.3.5 from $$(cat $(ZMQ435_DIR)/wheel.txt) ($$(basename $$so), $$sodium) -> $(ZMQ435_DIR)/c"; \
-	for p in thr lat; do \
+	for p in thr lat scale; do \
 	  [ $(ZMQ435_DIR)/c/$$p -nt bench/c/$$p.c ] && [ $(ZMQ435_DIR)/c/$$p -nt bench/c/common.h ] || \
 	  $(BENCH_CC) $(BENCH_CFLAGS) -o $(ZMQ435_DIR)/c/$$p bench/c/$$p.c $$(pkg-config --cflags libzmq) \
 	    -L$(ZMQ435_DIR)/lib -Wl,-rpath,$(abspath $(ZMQ435_DIR)/lib) -lzmq || exit 1; \
