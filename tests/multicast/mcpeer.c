@@ -2,10 +2,14 @@
  * Debian's libzmq headers and run on Debian's libzmq5 or, through
  * LD_LIBRARY_PATH, on oxmq's libzmq.so.5.
  *
- *   mcpeer pub ENDPOINT MILLIS   send [topic][seq][2000-byte body] every 20 ms for MILLIS,
- *                                alternating topic "A" and "B"
- *   mcpeer sub ENDPOINT N MILLIS subscribe "A", take N messages (checking every frame)
- *                                within MILLIS; exit 0 when done
+ *   mcpeer pub|xpub ENDPOINT MILLIS
+ *       send [topic][seq][2000-byte body] every 20 ms for MILLIS, topic "A"
+ *       for even seq and "B" for odd (the publisher connects)
+ *   mcpeer sub|xsub ENDPOINT N MILLIS
+ *       subscribe to "A" (an XSUB by sending \x01A), take N messages within
+ *       MILLIS, checking every frame and that seq only grows; a SUB must see
+ *       only "A", an XSUB (which does not filter) both (the subscriber binds:
+ *       libzmq takes bind and connect alike for multicast)
  *   mcpeer errors IFACE          print what bind/connect/zmq_has answer for the
  *                                cases the step compares between the libraries
  *   mcpeer errors-extra IFACE    the cases only oxmq answers (see run_errors_extra)
@@ -38,10 +42,10 @@ static void *socket_with_rate (void *ctx, int type)
     return s;
 }
 
-static int run_pub (const char *ep, long millis)
+static int run_pub (int type, const char *ep, long millis)
 {
     void *ctx = zmq_ctx_new ();
-    void *pub = socket_with_rate (ctx, ZMQ_PUB);
+    void *pub = socket_with_rate (ctx, type);
     if (zmq_connect (pub, ep) != 0) {
         fprintf (stderr, "pub connect %s: %s\n", ep, zmq_strerror (zmq_errno ()));
         return 2;
@@ -65,19 +69,22 @@ static int run_pub (const char *ep, long millis)
     return 0;
 }
 
-static int run_sub (const char *ep, int want, long millis)
+static int run_sub (int type, const char *ep, int want, long millis)
 {
     void *ctx = zmq_ctx_new ();
-    void *sub = socket_with_rate (ctx, ZMQ_SUB);
-    zmq_setsockopt (sub, ZMQ_SUBSCRIBE, "A", 1);
+    void *sub = socket_with_rate (ctx, type);
     int tmo = 200;
     zmq_setsockopt (sub, ZMQ_RCVTIMEO, &tmo, sizeof tmo);
     if (zmq_bind (sub, ep) != 0) {
         fprintf (stderr, "sub bind %s: %s\n", ep, zmq_strerror (zmq_errno ()));
         return 2;
     }
+    if (type == ZMQ_SUB)
+        zmq_setsockopt (sub, ZMQ_SUBSCRIBE, "A", 1);
+    else
+        zmq_send (sub, "\x01" "A", 2, 0);
     long long end = now_ms () + millis;
-    int got = 0;
+    int got = 0, got_b = 0;
     long last = -1;
     while (got < want && now_ms () < end) {
         char topic[8], seqs[16], body[BODY + 1];
@@ -87,7 +94,7 @@ static int run_sub (const char *ep, int want, long millis)
         int more;
         size_t ml = sizeof more;
         zmq_getsockopt (sub, ZMQ_RCVMORE, &more, &ml);
-        if (n != 1 || topic[0] != 'A' || !more) {
+        if (n != 1 || (topic[0] != 'A' && (type == ZMQ_SUB || topic[0] != 'B')) || !more) {
             fprintf (stderr, "bad topic frame (len %d, more %d)\n", n, more);
             return 1;
         }
@@ -109,17 +116,21 @@ static int run_sub (const char *ep, int want, long millis)
                 fprintf (stderr, "body of %u corrupt at %d\n", seq, i);
                 return 1;
             }
-        if ((long) seq <= last || seq % 2) {
+        if ((long) seq <= last || (int) (seq % 2) != (topic[0] == 'B')) {
             fprintf (stderr, "seq %u after %ld\n", seq, last);
             return 1;
         }
         last = seq;
         got++;
+        got_b += topic[0] == 'B';
     }
-    printf ("received %d of %d\n", got, want);
+    printf ("received %d of %d", got, want);
+    if (type == ZMQ_XSUB)
+        printf (" (%d on topic B: an XSUB does not filter)", got_b);
+    printf ("\n");
     zmq_close (sub);
     zmq_ctx_term (ctx);
-    return got == want ? 0 : 1;
+    return got == want && (type == ZMQ_SUB || got_b > 0) ? 0 : 1;
 }
 
 static void try_ep (void *ctx, int type, const char *tname, const char *ep)
@@ -212,14 +223,14 @@ static int run_errors_extra (const char *iface)
 int main (int argc, char **argv)
 {
     setvbuf (stdout, NULL, _IOLBF, 0);
-    if (argc == 4 && !strcmp (argv[1], "pub"))
-        return run_pub (argv[2], atol (argv[3]));
-    if (argc == 5 && !strcmp (argv[1], "sub"))
-        return run_sub (argv[2], atoi (argv[3]), atol (argv[4]));
+    if (argc == 4 && (!strcmp (argv[1], "pub") || !strcmp (argv[1], "xpub")))
+        return run_pub (argv[1][0] == 'x' ? ZMQ_XPUB : ZMQ_PUB, argv[2], atol (argv[3]));
+    if (argc == 5 && (!strcmp (argv[1], "sub") || !strcmp (argv[1], "xsub")))
+        return run_sub (argv[1][0] == 'x' ? ZMQ_XSUB : ZMQ_SUB, argv[2], atoi (argv[3]), atol (argv[4]));
     if (argc == 3 && !strcmp (argv[1], "errors"))
         return run_errors (argv[2]);
     if (argc == 3 && !strcmp (argv[1], "errors-extra"))
         return run_errors_extra (argv[2]);
-    fprintf (stderr, "usage: mcpeer pub EP MILLIS | sub EP N MILLIS | errors IFACE\n");
+    fprintf (stderr, "usage: mcpeer pub|xpub EP MILLIS | sub|xsub EP N MILLIS | errors[-extra] IFACE\n");
     return 2;
 }

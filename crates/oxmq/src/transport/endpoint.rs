@@ -350,7 +350,7 @@ mod tests {
     fn unknown_transports_and_missing_scheme() {
         assert!(matches!(parse_endpoint("udp://127.0.0.1:5555"), Err(Error::ProtocolNotSupported)));
         assert!(matches!(parse_endpoint("foo://bar"), Err(Error::ProtocolNotSupported)));
-        assert!(matches!(parse_endpoint("pgm://eth0;239.1.1.1:5555"), Err(Error::ProtocolNotSupported)));
+        assert!(matches!(parse_endpoint("tipc://{5560,0,0}"), Err(Error::ProtocolNotSupported)));
         assert!(matches!(parse_endpoint("127.0.0.1:5555"), Err(Error::Invalid(_))));
         assert!(matches!(parse_endpoint("tcp:/127.0.0.1:5555"), Err(Error::Invalid(_))));
         assert!(matches!(parse_endpoint(""), Err(Error::Invalid(_))));
