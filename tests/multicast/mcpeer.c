@@ -191,6 +191,15 @@ static int run_errors (const char *iface)
     int de2 = d2 ? zmq_errno () : 0;
     printf ("SUB connect %s: %d, LAST_ENDPOINT %s, disconnect %d %s, again %d %s\n", ep, rc, last, d,
             d ? zmq_strerror (de) : "", d2, d2 ? zmq_strerror (de2) : "");
+    /* ...and zmq_unbind finds it too, whether it was bound or connected. */
+    rc = zmq_bind (s, ep);
+    d = zmq_unbind (s, ep);
+    de = d ? zmq_errno () : 0;
+    printf ("SUB bind %s: %d, unbind %d %s\n", ep, rc, d, d ? zmq_strerror (de) : "");
+    rc = zmq_connect (s, ep);
+    d = zmq_unbind (s, ep);
+    de = d ? zmq_errno () : 0;
+    printf ("SUB connect %s: %d, unbind %d %s\n", ep, rc, d, d ? zmq_strerror (de) : "");
     int linger = 0;
     zmq_setsockopt (s, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close (s);

@@ -63,6 +63,15 @@ else
     echo "    FAIL: expected zmq_has(tipc) 0, 2 tipc lines with EPROTONOSUPPORT, 10 with EINVAL"; fails=$((fails + 1))
 fi
 
+echo "==> pgm:// without CAP_NET_RAW (setpriv drops it): oxmq's bind fails with EPERM (libzmq aborts in its I/O thread)"
+in_ns oxmq setpriv --bounding-set=-net_raw --inh-caps=-net_raw timeout 10 "$PEER" sub "pgm://127.0.0.1;239.192.9.9:5599" 1 100 \
+    >"$TMP/noraw.out" 2>"$TMP/noraw.err" || true
+if grep -q 'sub bind pgm://127.0.0.1;239.192.9.9:5599: Operation not permitted' "$TMP/noraw.err"; then
+    echo "    EPERM"; passed=$((passed + 1))
+else
+    echo "    FAIL: $(quiet <"$TMP/noraw.err" | tail -2 | tr '\n' ' ')"; fails=$((fails + 1))
+fi
+
 # case PROTO N PUB_LIB PUB_KIND SUB_LIB SUB_KIND: a subscriber binds, a
 # publisher sends for 4 s; the subscriber must take 15 whole messages.
 # (A multicast subscriber joins mid-stream, so the publisher keeps sending

@@ -8,6 +8,9 @@ use crate::transport::multicast;
 pub(super) enum EndpointKind {
     Bound,
     Connected,
+    /// pgm/epgm/norm: libzmq files bind and connect alike, so both
+    /// zmq_unbind and zmq_disconnect find it.
+    Multicast,
 }
 
 pub(super) struct EndpointRecord {
@@ -215,11 +218,11 @@ impl Core {
         socket_side.all_groups = true;
         multicast::spawn(proto, addr, sender, &self.options, engine_side)?;
         self.attach(socket_side);
-        // libzmq files the endpoint as a connect, under the URI as given.
+        // libzmq files the endpoint under the URI as given.
         self.last_endpoint = endpoint.to_string();
         self.endpoints.push(EndpointRecord {
             id,
-            kind: EndpointKind::Connected,
+            kind: EndpointKind::Multicast,
             given: endpoint.to_string(),
             resolved: endpoint.to_string(),
             inproc_name: None,
@@ -279,7 +282,7 @@ impl Core {
             .endpoints
             .iter()
             .position(|e| {
-                matches!(e.kind, EndpointKind::Bound) == bound
+                (matches!(e.kind, EndpointKind::Bound) == bound || matches!(e.kind, EndpointKind::Multicast))
                     && (e.resolved == endpoint || e.given == endpoint && !(bound && is_wildcard(endpoint)))
             })
             .ok_or(Error::NoSuchEndpoint)?;
