@@ -216,7 +216,8 @@ impl Core {
         let id = self.new_endpoint_id();
         let (mut socket_side, engine_side) = self.pipe_pair(id);
         socket_side.all_groups = true;
-        multicast::spawn(proto, addr, sender, &self.options, engine_side)?;
+        let engine = multicast::engine(proto, addr, sender, &self.options, engine_side)?;
+        self.ctx.io()?.add_multicast(engine);
         self.attach(socket_side);
         // libzmq files the endpoint under the URI as given.
         self.last_endpoint = endpoint.to_string();

@@ -5,9 +5,11 @@
 //! mean the same, and a publisher's pipe takes every message (there is no
 //! upstream for subscriptions; a SUB filters what arrives).
 //!
-//! Each endpoint is served by a thread of its own that polls the
-//! library's descriptors and an eventfd its pipe wakes (as the udp
-//! transport has a thread per endpoint), not by an I/O thread.
+//! Each endpoint is an engine in one of the context's I/O threads, which
+//! polls the library's descriptors (OpenPGM's PGM_SEND/RECV/REPAIR/
+//! PENDING_SOCK, NORM's NormGetDescriptor) next to tcp and ipc
+//! connections, and runs it on their edges, on its pipe's wake-ups and on
+//! the library's timers.
 //! Differences from libzmq: a message that finds the receiving socket at
 //! its RCVHWM is dropped whole (libzmq stops reading the source, which
 //! the library then may drop from its window anyway), and an endpoint the
@@ -24,7 +26,9 @@ use crate::io::EnginePipe;
 use crate::msg::Msg;
 use crate::options::Options;
 use crate::pipe::Wake;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
+use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Proto {
@@ -52,12 +56,33 @@ pub(crate) fn check(proto: Proto, addr: &str) -> Result<(), Error> {
     }
 }
 
-/// Opens the endpoint and starts its thread: a sender for PUB/XPUB, a receiver for SUB/XSUB.
-pub(crate) fn spawn(proto: Proto, addr: &str, sender: bool, o: &Options, pipe: EnginePipe) -> Result<(), Error> {
+/// An endpoint's engine, run by an I/O thread: a sender for PUB/XPUB, a
+/// receiver for SUB/XSUB. The library's socket is open (errors are the
+/// caller's, at bind/connect); dropping the engine closes it.
+pub(crate) trait McEngine: Send {
+    /// The library's descriptors to watch for reading, each with whether to
+    /// watch it for writing too. Edge-triggered: `step` drains them.
+    fn fds(&self) -> Vec<(RawFd, bool)>;
+    /// The waker the pipe fires when the socket writes, reads or lets go.
+    fn set_waker(&mut self, w: Arc<dyn Wake>);
+    /// Does everything that can be done without blocking. `None`: finished
+    /// (the socket let go of the pipe and, when sending, all was handed to
+    /// the library); otherwise how soon at the latest to run again (the
+    /// library's timers, and a bound so a vanished socket is noticed).
+    fn step(&mut self) -> Option<Duration>;
+}
+
+pub(crate) fn engine(
+    proto: Proto,
+    addr: &str,
+    sender: bool,
+    o: &Options,
+    pipe: EnginePipe,
+) -> Result<Box<dyn McEngine>, Error> {
     match proto {
-        Proto::Pgm => pgm::spawn(false, addr, sender, o, pipe),
-        Proto::Epgm => pgm::spawn(true, addr, sender, o, pipe),
-        Proto::Norm => norm::spawn(addr, sender, o, pipe),
+        Proto::Pgm => pgm::engine(false, addr, sender, o, pipe),
+        Proto::Epgm => pgm::engine(true, addr, sender, o, pipe),
+        Proto::Norm => norm::engine(addr, sender, o, pipe),
     }
 }
 
@@ -89,42 +114,4 @@ fn atoi(s: &str) -> i32 {
     } else {
         v
     }
-}
-
-/// Wakes an endpoint thread blocked in poll when its pipe has news.
-pub(crate) struct EventFd(OwnedFd);
-
-impl EventFd {
-    fn new() -> Result<EventFd, Error> {
-        // SAFETY: plain syscall; the fd is owned at once.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(Error::Io(std::io::Error::last_os_error()));
-        }
-        // SAFETY: fd is a fresh descriptor nobody else owns.
-        Ok(EventFd(unsafe { OwnedFd::from_raw_fd(fd) }))
-    }
-
-    fn fd(&self) -> RawFd {
-        self.0.as_raw_fd()
-    }
-
-    fn drain(&self) {
-        let mut v = 0u64;
-        // SAFETY: an 8-byte read into a live u64 from our nonblocking eventfd.
-        unsafe { libc::read(self.fd(), (&mut v as *mut u64).cast(), 8) };
-    }
-}
-
-impl Wake for EventFd {
-    fn wake(&self) {
-        let v = 1u64;
-        // SAFETY: an 8-byte write from a live u64 to our eventfd; a full counter only means a wake is pending.
-        unsafe { libc::write(self.fd(), (&v as *const u64).cast(), 8) };
-    }
-}
-
-fn poll_fds(fds: &mut [libc::pollfd], timeout_ms: i32) {
-    // SAFETY: fds is a live slice of pollfd of the length given.
-    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
 }

@@ -6,13 +6,15 @@
 
 use super::codec::{put_v2_frame, Decoder};
 use super::sys::*;
-use super::{poll_fds, EventFd};
+use super::McEngine;
 use crate::error::Error;
 use crate::io::EnginePipe;
 use crate::options::Options;
+use crate::pipe::Wake;
 use libc::{c_char, c_uint};
 use std::collections::HashMap;
 use std::ffi::CString;
+use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -133,28 +135,20 @@ fn open(network: &str, sender: bool) -> Result<Norm, Error> {
     Ok(norm)
 }
 
-pub(crate) fn spawn(network: &str, sender: bool, o: &Options, pipe: EnginePipe) -> Result<(), Error> {
+/// Opens the NORM session in the caller's thread (so errors reach
+/// connect/bind); an I/O thread then runs the engine on NORM's descriptor.
+pub(crate) fn engine(network: &str, sender: bool, o: &Options, pipe: EnginePipe) -> Result<Box<dyn McEngine>, Error> {
     let norm = open(network, sender)?;
-    let wake = Arc::new(EventFd::new()?);
-    let maxmsg = o.maxmsgsize;
-    let res = if sender {
-        pipe.out.reader_wake().set(wake.clone());
-        std::thread::Builder::new().name("oxmq-norm".into()).spawn(move || run_sender(norm, pipe, wake))
+    if sender {
+        Ok(Box::new(Sender { pipe, tx_ready: true, frame: Vec::new(), written: 0, in_message: false, norm }))
     } else {
-        std::thread::Builder::new().name("oxmq-norm".into()).spawn(move || run_receiver(norm, pipe, wake, maxmsg))
-    };
-    res.map(|_| ()).map_err(Error::Io)
+        Ok(Box::new(Receiver { pipe, streams: HashMap::new(), buf: vec![0u8; 8192], maxmsg: o.maxmsgsize, norm }))
+    }
 }
 
-fn wait(norm: &Norm, wake: &EventFd) {
+fn descriptor(norm: &Norm) -> Vec<(RawFd, bool)> {
     // SAFETY: the instance is live.
-    let nfd = unsafe { NormGetDescriptor(norm.instance) };
-    let mut fds = [
-        libc::pollfd { fd: wake.fd(), events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: nfd, events: libc::POLLIN, revents: 0 },
-    ];
-    poll_fds(&mut fds, IDLE.as_millis() as i32);
-    wake.drain();
+    vec![(unsafe { NormGetDescriptor(norm.instance) }, false)]
 }
 
 fn next_event(norm: &Norm) -> Option<NormEvent> {
@@ -163,70 +157,103 @@ fn next_event(norm: &Norm) -> Option<NormEvent> {
     unsafe { NormGetNextEvent(norm.instance, &mut ev, false) }.then_some(ev)
 }
 
-fn run_sender(norm: Norm, mut pipe: EnginePipe, wake: Arc<EventFd>) {
-    let mut tx_ready = true;
-    let mut frame: Vec<u8> = Vec::new();
-    let mut written = 0usize;
-    let mut in_message = false;
-    loop {
-        while let Some(ev) = next_event(&norm) {
+/// PUB/XPUB: each frame is written to the NORM stream behind its sync
+/// byte, then the stream is flushed as the end of a NORM message.
+struct Sender {
+    pipe: EnginePipe,
+    tx_ready: bool,
+    frame: Vec<u8>,
+    written: usize,
+    in_message: bool,
+    norm: Norm,
+}
+
+impl McEngine for Sender {
+    fn fds(&self) -> Vec<(RawFd, bool)> {
+        descriptor(&self.norm)
+    }
+
+    fn set_waker(&mut self, w: Arc<dyn Wake>) {
+        self.pipe.out.reader_wake().set(w);
+    }
+
+    fn step(&mut self) -> Option<Duration> {
+        while let Some(ev) = next_event(&self.norm) {
             match ev.kind {
-                NORM_TX_QUEUE_VACANCY | NORM_TX_QUEUE_EMPTY => tx_ready = true,
+                NORM_TX_QUEUE_VACANCY | NORM_TX_QUEUE_EMPTY => self.tx_ready = true,
                 // SAFETY: the node handle comes with the event.
                 NORM_REMOTE_SENDER_INACTIVE => unsafe { NormNodeDelete(ev.sender) },
                 _ => {}
             }
         }
-        while tx_ready {
-            if written == frame.len() {
-                let Some(m) = pipe.out.read() else { break };
+        while self.tx_ready {
+            if self.written == self.frame.len() {
+                let Some(m) = self.pipe.out.read() else { break };
                 if m.is_internal() {
                     continue;
                 }
-                frame.clear();
-                frame.push(if in_message { 0xff } else { 0x00 });
-                put_v2_frame(&mut frame, m.as_slice(), m.more());
-                in_message = m.more();
-                written = 0;
+                self.frame.clear();
+                self.frame.push(if self.in_message { 0xff } else { 0x00 });
+                put_v2_frame(&mut self.frame, m.as_slice(), m.more());
+                self.in_message = m.more();
+                self.written = 0;
             }
-            let rest = &frame[written..];
+            let rest = &self.frame[self.written..];
             let len = c_uint::try_from(rest.len()).unwrap_or(c_uint::MAX);
             // SAFETY: rest is a live buffer of at least len bytes; NORM copies what it takes.
-            let n = unsafe { NormStreamWrite(norm.stream, rest.as_ptr().cast::<c_char>(), len) };
-            written += n as usize;
-            if written < frame.len() {
-                tx_ready = false;
+            let n = unsafe { NormStreamWrite(self.norm.stream, rest.as_ptr().cast::<c_char>(), len) };
+            self.written += n as usize;
+            if self.written < self.frame.len() {
+                // NORM_TX_QUEUE_VACANCY resumes.
+                self.tx_ready = false;
                 break;
             }
             // Each frame ends a NORM message, where a late receiver may start.
             // SAFETY: the stream is live.
-            unsafe { NormStreamFlush(norm.stream, true, NORM_FLUSH_ACTIVE) };
+            unsafe { NormStreamFlush(self.norm.stream, true, NORM_FLUSH_ACTIVE) };
         }
-        if written == frame.len() && pipe.out.is_terminated() {
-            return;
+        if self.written == self.frame.len() && self.pipe.out.is_terminated() {
+            return None;
         }
-        wait(&norm, &wake);
+        Some(IDLE)
     }
 }
 
 /// One incoming stream: `None` until a message start has been found.
 type Streams = HashMap<usize, Option<Decoder>>;
 
-fn run_receiver(norm: Norm, mut pipe: EnginePipe, wake: Arc<EventFd>, maxmsg: Option<u64>) {
-    let mut streams: Streams = HashMap::new();
-    let mut buf = vec![0u8; 8192];
-    loop {
-        while pipe.out.read().is_some() {}
-        if pipe.inn.is_reader_gone() || pipe.out.is_terminated() {
-            return;
+/// SUB/XSUB: every sender's stream, joined at a message start (a 0x00 sync
+/// byte) and rejoined after a gap or a bad frame.
+struct Receiver {
+    pipe: EnginePipe,
+    streams: Streams,
+    buf: Vec<u8>,
+    maxmsg: Option<u64>,
+    norm: Norm,
+}
+
+impl McEngine for Receiver {
+    fn fds(&self) -> Vec<(RawFd, bool)> {
+        descriptor(&self.norm)
+    }
+
+    fn set_waker(&mut self, w: Arc<dyn Wake>) {
+        self.pipe.out.reader_wake().set(w.clone());
+        self.pipe.inn.writer_wake().set(w);
+    }
+
+    fn step(&mut self) -> Option<Duration> {
+        while self.pipe.out.read().is_some() {}
+        if self.pipe.inn.is_reader_gone() || self.pipe.out.is_terminated() {
+            return None;
         }
-        while let Some(ev) = next_event(&norm) {
+        while let Some(ev) = next_event(&self.norm) {
             match ev.kind {
                 NORM_RX_OBJECT_NEW | NORM_RX_OBJECT_UPDATED => {
-                    read_stream(&mut streams, ev.object, &mut buf, maxmsg, &mut pipe)
+                    read_stream(&mut self.streams, ev.object, &mut self.buf, self.maxmsg, &mut self.pipe)
                 }
                 NORM_RX_OBJECT_ABORTED => {
-                    streams.remove(&(ev.object as usize));
+                    self.streams.remove(&(ev.object as usize));
                 }
                 NORM_REMOTE_SENDER_INACTIVE => {
                     // SAFETY: the node handle comes with the event.
@@ -235,7 +262,7 @@ fn run_receiver(norm: Norm, mut pipe: EnginePipe, wake: Arc<EventFd>, maxmsg: Op
                 _ => {}
             }
         }
-        wait(&norm, &wake);
+        Some(IDLE)
     }
 }
 

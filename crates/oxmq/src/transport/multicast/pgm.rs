@@ -7,17 +7,19 @@
 
 use super::codec::{Decoder, Framing, PgmEncoder};
 use super::sys::*;
-use super::{poll_fds, EventFd};
+use super::McEngine;
 use crate::error::Error;
 use crate::io::EnginePipe;
 use crate::options::Options;
+use crate::pipe::Wake;
 use libc::{c_int, c_void, socklen_t};
 use std::collections::HashMap;
 use std::ffi::CString;
+use std::os::fd::RawFd;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// How often an idle endpoint thread looks whether its socket is still there.
+/// How often an idle engine looks whether its socket is still there.
 const IDLE: Duration = Duration::from_millis(100);
 
 /// `pgm_init` once per process, as libzmq does when a context is made.
@@ -298,39 +300,58 @@ fn open(udp_encap: bool, network: &str, receiver: bool, o: &Options) -> Result<P
     Ok(sock)
 }
 
-fn poll_timeout(d: Option<Duration>) -> c_int {
-    d.unwrap_or(IDLE).min(IDLE).as_millis().max(1) as c_int
-}
-
-/// Opens the socket in the caller's thread (so errors reach connect/bind),
-/// then serves the pipe from a thread of its own.
-pub(crate) fn spawn(udp_encap: bool, network: &str, sender: bool, o: &Options, pipe: EnginePipe) -> Result<(), Error> {
+/// Opens the socket in the caller's thread (so errors reach connect/bind);
+/// an I/O thread then runs the engine.
+pub(crate) fn engine(
+    udp_encap: bool,
+    network: &str,
+    sender: bool,
+    o: &Options,
+    pipe: EnginePipe,
+) -> Result<Box<dyn McEngine>, Error> {
     let sock = open(udp_encap, network, !sender, o)?;
-    let wake = Arc::new(EventFd::new()?);
-    let maxmsg = o.maxmsgsize;
-    let name = if udp_encap { "oxmq-epgm" } else { "oxmq-pgm" };
-    let res = if sender {
-        pipe.out.reader_wake().set(wake.clone());
-        std::thread::Builder::new().name(name.into()).spawn(move || run_sender(sock, pipe, wake))
+    let fd = |opt| sock.get_int(opt).unwrap_or(-1);
+    if sender {
+        let fds = [
+            (fd(PGM_SEND_SOCK), true),
+            (fd(PGM_RECV_SOCK), false),
+            (fd(PGM_REPAIR_SOCK), false),
+            (fd(PGM_PENDING_SOCK), false),
+        ];
+        let mss = sock.get_int(PGM_MSS).unwrap_or(1400).max(3) as usize;
+        Ok(Box::new(Sender { fds: fds.to_vec(), mss, sock, pipe, enc: PgmEncoder::new(), apdu: None }))
     } else {
-        std::thread::Builder::new().name(name.into()).spawn(move || run_receiver(sock, pipe, wake, maxmsg))
-    };
-    res.map(|_| ()).map_err(Error::Io)
+        let fds = vec![(fd(PGM_RECV_SOCK), false), (fd(PGM_PENDING_SOCK), false)];
+        Ok(Box::new(Receiver { fds, sock, pipe, peers: HashMap::new(), buf: vec![0u8; 65536], maxmsg: o.maxmsgsize }))
+    }
 }
 
 /// PUB/XPUB: the socket's messages, cut into APDUs at the rate allowed;
 /// NAKs from receivers are served (repairs) between sends.
-fn run_sender(sock: PgmSock, mut pipe: EnginePipe, wake: Arc<EventFd>) {
-    let fd = |opt| sock.get_int(opt).unwrap_or(-1);
-    let (send_fd, recv_fd, repair_fd, pending_fd) =
-        (fd(PGM_SEND_SOCK), fd(PGM_RECV_SOCK), fd(PGM_REPAIR_SOCK), fd(PGM_PENDING_SOCK));
-    let mss = sock.get_int(PGM_MSS).unwrap_or(1400).max(3) as usize;
-    let mut enc = PgmEncoder::new();
-    let mut apdu: Option<Vec<u8>> = None;
-    let mut scratch = [0u8; 64];
-    loop {
+struct Sender {
+    fds: Vec<(RawFd, bool)>,
+    mss: usize,
+    enc: PgmEncoder,
+    apdu: Option<Vec<u8>>,
+    // Dropped after `pipe`'s fields are done with: the socket flushes on close.
+    pipe: EnginePipe,
+    sock: PgmSock,
+}
+
+impl McEngine for Sender {
+    fn fds(&self) -> Vec<(RawFd, bool)> {
+        self.fds.clone()
+    }
+
+    fn set_waker(&mut self, w: Arc<dyn Wake>) {
+        self.pipe.out.reader_wake().set(w);
+    }
+
+    fn step(&mut self) -> Option<Duration> {
+        let sock = &self.sock;
         let mut timer: Option<Duration> = None;
         // Upstream: NAKs and SPMRs (nothing is ever delivered on a send-only socket).
+        let mut scratch = [0u8; 64];
         let mut read = 0usize;
         let mut err: *mut pgm_error_t = std::ptr::null_mut();
         // SAFETY: scratch is a live buffer of the length given; from is not asked for.
@@ -352,52 +373,38 @@ fn run_sender(sock: PgmSock, mut pipe: EnginePipe, wake: Arc<EventFd>) {
             PGM_IO_STATUS_RATE_LIMITED => timer = Some(sock.remaining(PGM_RATE_REMAIN)),
             _ => {}
         }
-        let mut want_out = false;
         loop {
-            while enc.queued() < mss {
-                match pipe.out.read() {
+            while self.enc.queued() < self.mss {
+                match self.pipe.out.read() {
                     Some(m) if m.is_internal() => {}
-                    Some(m) => enc.push(m.as_slice(), m.more()),
+                    Some(m) => self.enc.push(m.as_slice(), m.more()),
                     None => break,
                 }
             }
-            if apdu.is_none() {
-                apdu = enc.next_apdu(mss);
+            if self.apdu.is_none() {
+                self.apdu = self.enc.next_apdu(self.mss);
             }
-            let Some(a) = apdu.as_ref() else { break };
+            let Some(a) = self.apdu.as_ref() else { break };
             let mut written = 0usize;
             // SAFETY: a is a live buffer of the length given.
             let st = unsafe { pgm_send(sock.0, a.as_ptr().cast(), a.len(), &mut written) };
             match st {
-                PGM_IO_STATUS_NORMAL => apdu = None,
+                PGM_IO_STATUS_NORMAL => self.apdu = None,
                 PGM_IO_STATUS_RATE_LIMITED => {
                     let t = sock.remaining(PGM_RATE_REMAIN);
                     timer = Some(timer.map_or(t, |x| x.min(t)));
                     break;
                 }
-                PGM_IO_STATUS_WOULD_BLOCK | PGM_IO_STATUS_CONGESTION => {
-                    want_out = true;
-                    break;
-                }
+                // The send socket's writable edge runs this again.
+                PGM_IO_STATUS_WOULD_BLOCK | PGM_IO_STATUS_CONGESTION => break,
                 // An APDU OpenPGM will not take is dropped, as a lossy link would.
-                _ => apdu = None,
+                _ => self.apdu = None,
             }
         }
-        if apdu.is_none() && enc.queued() == 0 && pipe.out.is_terminated() {
-            // PgmSock's drop flushes what OpenPGM still holds.
-            return;
+        if self.apdu.is_none() && self.enc.queued() == 0 && self.pipe.out.is_terminated() {
+            return None;
         }
-        let mut fds = vec![
-            libc::pollfd { fd: wake.fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: recv_fd, events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: repair_fd, events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: pending_fd, events: libc::POLLIN, revents: 0 },
-        ];
-        if want_out {
-            fds.push(libc::pollfd { fd: send_fd, events: libc::POLLOUT, revents: 0 });
-        }
-        poll_fds(&mut fds, poll_timeout(timer));
-        wake.drain();
+        Some(timer.unwrap_or(IDLE).min(IDLE))
     }
 }
 
@@ -408,18 +415,32 @@ type Peers = HashMap<pgm_tsi_t, Option<Decoder>>;
 /// start; a gap (data loss) or a bad frame drops the source back to
 /// waiting for the next start. Subscriptions from the socket are dropped
 /// (PGM has no upstream for them; SUB filters locally).
-fn run_receiver(sock: PgmSock, mut pipe: EnginePipe, wake: Arc<EventFd>, maxmsg: Option<u64>) {
-    let fd = |opt| sock.get_int(opt).unwrap_or(-1);
-    let (recv_fd, pending_fd) = (fd(PGM_RECV_SOCK), fd(PGM_PENDING_SOCK));
-    let mut peers: Peers = HashMap::new();
-    let mut buf = vec![0u8; 65536];
-    loop {
-        while pipe.out.read().is_some() {}
-        if pipe.inn.is_reader_gone() || pipe.out.is_terminated() {
-            return;
+struct Receiver {
+    fds: Vec<(RawFd, bool)>,
+    peers: Peers,
+    buf: Vec<u8>,
+    maxmsg: Option<u64>,
+    pipe: EnginePipe,
+    sock: PgmSock,
+}
+
+impl McEngine for Receiver {
+    fn fds(&self) -> Vec<(RawFd, bool)> {
+        self.fds.clone()
+    }
+
+    fn set_waker(&mut self, w: Arc<dyn Wake>) {
+        self.pipe.out.reader_wake().set(w.clone());
+        self.pipe.inn.writer_wake().set(w);
+    }
+
+    fn step(&mut self) -> Option<Duration> {
+        while self.pipe.out.read().is_some() {}
+        if self.pipe.inn.is_reader_gone() || self.pipe.out.is_terminated() {
+            return None;
         }
-        let mut timer = None;
-        loop {
+        // Bounded, so one busy source cannot hold the I/O thread.
+        for _ in 0..256 {
             let mut read = 0usize;
             let mut from = pgm_sockaddr_t::default();
             let mut fromlen = std::mem::size_of::<pgm_sockaddr_t>() as socklen_t;
@@ -427,9 +448,9 @@ fn run_receiver(sock: PgmSock, mut pipe: EnginePipe, wake: Arc<EventFd>, maxmsg:
             // SAFETY: buf, from and fromlen are live out-parameters of the sizes given.
             let st = unsafe {
                 pgm_recvfrom(
-                    sock.0,
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
+                    self.sock.0,
+                    self.buf.as_mut_ptr().cast(),
+                    self.buf.len(),
                     0,
                     &mut read,
                     &mut from,
@@ -439,31 +460,22 @@ fn run_receiver(sock: PgmSock, mut pipe: EnginePipe, wake: Arc<EventFd>, maxmsg:
             };
             take_error(&mut err);
             match st {
-                PGM_IO_STATUS_NORMAL => deliver(&mut peers, from.sa_addr, &buf[..read], maxmsg, &mut pipe),
+                PGM_IO_STATUS_NORMAL => {
+                    deliver(&mut self.peers, from.sa_addr, &self.buf[..read], self.maxmsg, &mut self.pipe)
+                }
                 PGM_IO_STATUS_RESET => {
                     // Data loss: every source rejoins at its next message start.
-                    for d in peers.values_mut() {
+                    for d in self.peers.values_mut() {
                         *d = None;
                     }
                 }
-                PGM_IO_STATUS_TIMER_PENDING => {
-                    timer = Some(sock.remaining(PGM_TIME_REMAIN));
-                    break;
-                }
-                PGM_IO_STATUS_RATE_LIMITED => {
-                    timer = Some(sock.remaining(PGM_RATE_REMAIN));
-                    break;
-                }
-                _ => break,
+                PGM_IO_STATUS_TIMER_PENDING => return Some(self.sock.remaining(PGM_TIME_REMAIN).min(IDLE)),
+                PGM_IO_STATUS_RATE_LIMITED => return Some(self.sock.remaining(PGM_RATE_REMAIN).min(IDLE)),
+                _ => return Some(IDLE),
             }
         }
-        let mut fds = [
-            libc::pollfd { fd: wake.fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: recv_fd, events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: pending_fd, events: libc::POLLIN, revents: 0 },
-        ];
-        poll_fds(&mut fds, poll_timeout(timer));
-        wake.drain();
+        // More may be waiting: run again at once.
+        Some(Duration::ZERO)
     }
 }
 
