@@ -10,6 +10,7 @@
  *       MILLIS, checking every frame and that seq only grows; a SUB must see
  *       only "A", an XSUB (which does not filter) both (the subscriber binds:
  *       libzmq takes bind and connect alike for multicast)
+ *   mcpeer version               print zmq_version (which library runs)
  *   mcpeer errors IFACE          print what bind/connect/zmq_has answer for the
  *                                cases the step compares between the libraries
  *   mcpeer errors-extra IFACE    the cases only oxmq answers (see run_errors_extra)
@@ -236,6 +237,12 @@ int main (int argc, char **argv)
         return run_pub (argv[1][0] == 'x' ? ZMQ_XPUB : ZMQ_PUB, argv[2], atol (argv[3]));
     if (argc == 5 && (!strcmp (argv[1], "sub") || !strcmp (argv[1], "xsub")))
         return run_sub (argv[1][0] == 'x' ? ZMQ_XSUB : ZMQ_SUB, argv[2], atoi (argv[3]), atol (argv[4]));
+    if (argc == 2 && !strcmp (argv[1], "version")) {
+        int major, minor, patch;
+        zmq_version (&major, &minor, &patch);
+        printf ("%d.%d.%d\n", major, minor, patch);
+        return 0;
+    }
     if (argc == 3 && !strcmp (argv[1], "errors"))
         return run_errors (argv[2]);
     if (argc == 3 && !strcmp (argv[1], "errors-extra"))

@@ -44,6 +44,12 @@ fails=0
 passed=0
 lines=()
 
+# Which library each side runs: oxmq's zmq_version is 4.3.5, Debian's 4.3.4.
+v_debian=$(in_ns debian "$PEER" version)
+v_oxmq=$(in_ns oxmq "$PEER" version)
+echo "==> peers: Debian's libzmq $v_debian, oxmq's libzmq.so.5 (zmq_version $v_oxmq)"
+[ "$v_debian" != "$v_oxmq" ] || { echo "FAIL: both sides run the same library ($v_debian)"; exit 1; }
+
 echo "==> errors: zmq_has, socket types, bad endpoints, LAST_ENDPOINT (oxmq's transcript vs Debian libzmq's)"
 in_ns debian "$PEER" errors 127.0.0.1 2>"$TMP/errors.debian.err" | quiet >"$TMP/errors.debian"
 in_ns oxmq "$PEER" errors 127.0.0.1 2>"$TMP/errors.oxmq.err" | quiet >"$TMP/errors.oxmq"
