@@ -37,9 +37,6 @@ WHEEL_STAMP := $(WHEEL_DIR)/.built
 # (Debian 12, Ubuntu 22.04, RHEL 9 and later).
 WHEEL_MANYLINUX := manylinux_2_34
 MATURIN := $(VENV)/bin/maturin
-# PATH without any directory that holds cargo or rustc: how a user without a
-# Rust toolchain installs the wheel.
-NOCARGO_PATH := $(shell IFS=:; for d in $$PATH; do [ -x "$$d/cargo" ] || [ -x "$$d/rustc" ] || printf '%s:' "$$d"; done | sed 's/:$$//')
 # pip takes the wheel from WHEEL_DIR only: no index, no source build.
 WHEEL_PIP_INSTALL := -m pip install -q --disable-pip-version-check --no-index --only-binary=:all: --find-links $(WHEEL_DIR)
 
