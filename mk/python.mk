@@ -7,7 +7,7 @@
 #                      wheel's size and the Pythons it covers. Built once per change.
 #   make python-test   the package's pytest suite against the wheel installed in a
 #                      fresh venv (target/wheel-venv, below)
-#   make wheel-test    the wheel installed into pyenv's Python 3.9 and 3.13 venvs:
+#   make wheel-test    the wheel installed into pyenv's Python 3.9, 3.10 and 3.13 venvs:
 #                      import, PUSH/PULL and CURVE round trips (part of make test)
 #
 # Every Python step of `make test` uses the installed wheel; nothing builds the
@@ -87,7 +87,7 @@ python-test: wheel-venv
 	@cd python/tests && $(WHEEL_ENV) ../../$(WHEEL_VENV_PY) -m pytest . -v $(PYTEST_ARGS)
 
 wheel-test: wheel
-	@echo "==> tests/wheel/run.sh (the wheel in fresh Python 3.9 and 3.13 venvs, PATH without cargo)"
+	@echo "==> tests/wheel/run.sh (the wheel in fresh Python 3.9, 3.10 and 3.13 venvs, PATH without cargo)"
 	@PATH="$(NOCARGO_PATH)" tests/wheel/run.sh $(WHEEL_DIR)
 
 TEST_STEPS += python-test wheel-test

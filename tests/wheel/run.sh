@@ -2,8 +2,8 @@
 # make wheel-test: the wheel installed as a user without a Rust toolchain
 # installs it (run with a PATH that has no cargo/rustc; pip may use the wheel
 # directory only, so it cannot build from source) into fresh venvs of pyenv's
-# oldest and newest Pythons, 3.9 and 3.13, then from a directory outside the
-# source tree: `import oxmq` must come from the venv's site-packages, and a
+# Pythons 3.9 and 3.10 (their own wheels) and 3.13 (the abi3 wheel), then,
+# from a directory outside the source tree: `import oxmq` must come from the venv's site-packages, and a
 # PUSH/PULL round trip over tcp and a CURVE-secured one (libsodium inside the
 # wheel) must work. An interpreter that is not here is a recorded skip.
 set -uo pipefail
@@ -41,7 +41,7 @@ round_trip(True)
 ctx.term()
 print(f"Python {sys.version.split()[0]}: oxmq from site-packages, PUSH/PULL and CURVE round trips ok")
 '
-for v in 3.9 3.13; do
+for v in 3.9 3.10 3.13; do
     py=""
     for c in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/$v.*/bin/python$v 2>/dev/null) $(command -v "python$v"); do
         if "$c" -c "import sys; assert sys.version_info[:2] == (${v/./, })" >/dev/null 2>&1; then py=$c; break; fi
@@ -54,6 +54,8 @@ for v in 3.9 3.13; do
             --find-links "$DIST" oxmq &&
         (cd "$TMP" && timeout 60 "$TMP/venv$v/bin/python" -c "$probe")
     } >"$log" 2>&1
-    report "wheel on Python $v ($(ls "$TMP/venv$v"/lib/python$v/site-packages | grep -m1 '^oxmq-.*dist-info' || echo 'not installed'))" $? "$log"
+    st=$?
+    tag=$(sed -n 's/^Tag: //p' "$TMP/venv$v"/lib/python$v/site-packages/oxmq-*.dist-info/WHEEL 2>/dev/null)
+    report "wheel on Python $v (${tag:-not installed})" $st "$log"
 done
 runner_finish wheel-test
