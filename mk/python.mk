@@ -5,6 +5,7 @@
 #                      cp311-abi3 (CPython 3.11 and later), cp39, cp310; manylinux,
 #                      libsodium linked in, the C ABI files inside; prints each
 #                      wheel's size and the Pythons it covers. Built once per change.
+#                      Quick: WHEEL_PYTHONS= (the abi3 wheel only).
 #   make python-test   the package's pytest suite against the wheel installed in a
 #                      fresh venv (target/wheel-venv, below)
 #   make wheel-test    the wheel installed into pyenv's Python 3.9, 3.10 and 3.13 venvs:
@@ -36,6 +37,11 @@ WHEEL_STAMP := $(WHEEL_DIR)/.built
 # audit lists them when asked for less), so manylinux_2_34: glibc >= 2.34
 # (Debian 12, Ubuntu 22.04, RHEL 9 and later).
 WHEEL_MANYLINUX := manylinux_2_34
+# The version-specific wheels, for the Pythons the abi3 one cannot serve.
+WHEEL_PYTHONS ?= 3.9 3.10
+# Remembered, so that changing it rebuilds the set.
+WHEEL_PYTHONS_FILE := target/wheels/pythons.txt
+$(shell mkdir -p target/wheels && { echo '$(WHEEL_PYTHONS)' | cmp -s - $(WHEEL_PYTHONS_FILE) || echo '$(WHEEL_PYTHONS)' > $(WHEEL_PYTHONS_FILE); })
 MATURIN := $(VENV)/bin/maturin
 # pip takes the wheel from WHEEL_DIR only: no index, no source build.
 WHEEL_PIP_INSTALL := -m pip install -q --disable-pip-version-check --no-index --only-binary=:all: --find-links $(WHEEL_DIR)
@@ -56,8 +62,8 @@ python-capi: capi
 	@cmp -s target/libzmq.so.5.stripped python/oxmq/_capi/zmq/libzmq.so.5 || cp -f target/libzmq.so.5.stripped python/oxmq/_capi/zmq/libzmq.so.5
 	@ln -sf libzmq.so.5 python/oxmq/_capi/zmq/libzmq.so
 
-$(WHEEL_STAMP): $(PY_PKG_SRCS) $(PY_PKG_CAPI) | venv
-	@python/build-wheels.sh $(abspath $(MATURIN)) $(WHEEL_DIR) $(WHEEL_MANYLINUX) $(PYTHON)
+$(WHEEL_STAMP): $(PY_PKG_SRCS) $(PY_PKG_CAPI) $(WHEEL_PYTHONS_FILE) | venv
+	@WHEEL_PYTHONS="$(WHEEL_PYTHONS)" python/build-wheels.sh $(abspath $(MATURIN)) $(WHEEL_DIR) $(WHEEL_MANYLINUX) $(PYTHON)
 	@touch $@
 
 wheel: venv python-capi $(WHEEL_STAMP)
@@ -88,6 +94,6 @@ python-test: wheel-venv
 
 wheel-test: wheel
 	@echo "==> tests/wheel/run.sh (the wheel in fresh Python 3.9, 3.10 and 3.13 venvs, PATH without cargo)"
-	@PATH="$(NOCARGO_PATH)" tests/wheel/run.sh $(WHEEL_DIR)
+	@PATH="$(NOCARGO_PATH)" WHEEL_PYTHONS="$(WHEEL_PYTHONS)" tests/wheel/run.sh $(WHEEL_DIR)
 
 TEST_STEPS += python-test wheel-test

@@ -5,7 +5,10 @@
 #               PyO3 offers the buffer protocol oxmq's zero-copy paths use only
 #               from 3.11's limited API)
 #   cp39, cp310: one wheel each, built with that interpreter (found on PATH or
-#               under pyenv); a missing interpreter is a recorded skip
+#               under pyenv); a missing interpreter is a recorded skip.
+#               WHEEL_PYTHONS (default "3.9 3.10") chooses them; WHEEL_PYTHONS=
+#               builds the abi3 wheel only (the one make test's venvs use),
+#               about 2 of the 4-7 minutes, and wheel-test skips 3.9/3.10
 # Every wheel is manylinux ($MANYLINUX: the newest glibc symbol version the
 # module needs, checked by maturin's own auditwheel), stripped, with libsodium
 # linked in statically (crates/oxmq-sodium) and the C ABI files of python-capi.
@@ -22,7 +25,7 @@ build() { # what maturin-args...
         grep -vE '^\s+(Compiling|Fresh) ' || { echo "maturin build ($what) failed" >&2; exit 1; }
 }
 build "abi3, CPython 3.11+" --features pyo3/abi3-py311 -i "$PY3"
-for v in 3.9 3.10; do
+for v in ${WHEEL_PYTHONS-3.9 3.10}; do
     py=""
     for c in $(command -v "python$v") $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/$v.*/bin/python$v 2>/dev/null); do
         if "$c" -c "import sys; assert sys.version_info[:2] == (${v/./, })" >/dev/null 2>&1; then py=$c; break; fi
