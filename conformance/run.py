@@ -299,6 +299,14 @@ def _(run):
     return f"signature {g[:10].hex()}"
 
 
+@clause("greeting.signature-first", "RFC 23 §greeting: a peer sends its signature without waiting for "
+        "the other's greeting")
+def _(run):
+    a, p = bound(run, "DEALER")
+    g = p.read(10)
+    expect(g[0] == 0xFF and g[9] & 0x01, f"first octets {g.hex()}")
+
+
 @clause("greeting.version", "RFC 37 §greeting: version-major %x03, version-minor %x01")
 def _(run):
     g = their_greeting(run)
@@ -630,6 +638,19 @@ def _(run):
     expect(got == [b"back"], f"peer received {got}")
 
 
+@clause("router.unknown-identity", "RFC 28 §ROUTER: a message for an unknown identity is dropped "
+        "silently; the next one for a known peer arrives")
+def _(run):
+    a, p = bound(run, "ROUTER")
+    p.handshake("DEALER", identity=b"peer1")
+    p.write(frame(b"hi"))
+    a.recv()
+    a.send(b"nobody", b"lost")
+    a.send(b"peer1", b"kept")
+    got = p.read_message()
+    expect(got == [b"kept"], f"peer received {got}")
+
+
 @clause("malformed.closes", "RFC 23 §framing: a malformed command (name size past the frame's end) closes "
         "the connection; the process lives and serves a new peer")
 def _(run):
@@ -639,8 +660,14 @@ def _(run):
     p.write(b"\x04\x02\x09P")
     closed = p.closed_within(IO_TIMEOUT)
     expect(a.alive(), "the implementation's process died")
-    expect(closed, f"sent 04 02 09 50; connection still open after {IO_TIMEOUT}s, "
-           f"bytes it sent after its READY: {bytes(p.seen[after_ready:]).hex() or 'none'}")
+    if not closed:
+        # Whether the connection still carries messages tells a stalled reader
+        # from one that skipped the bad command.
+        p.write(frame(b"after"))
+        got = a.recv(1000)
+        raise Differs(f"sent 04 02 09 50; connection still open after {IO_TIMEOUT}s, bytes it sent after its "
+                      f"READY: {bytes(p.seen[after_ready:]).hex() or 'none'}; a message sent next was "
+                      + ("delivered" if got == [b"after"] else f"not delivered ({got})"))
     port = p.sock.getpeername()[1]
     p2 = Peer.connect(f"tcp://127.0.0.1:{port}")
     p2.handshake("DEALER")
