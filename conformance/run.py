@@ -584,6 +584,31 @@ def _(run):
            f"after both peers were served: peer 1 got {after[0]}, peer 2 got {after[1]}")
 
 
+@clause("xpub.subscription-messages", "RFC 29 §XPUB: SUBSCRIBE/CANCEL from a 3.1 peer reach the application "
+        "as %x01+topic / %x00+topic messages")
+def _(run):
+    a, p = bound(run, "XPUB")
+    p.handshake("SUB")
+    p.write(command(b"SUBSCRIBE", b"ab"))
+    sub = a.recv()
+    p.write(command(b"CANCEL", b"ab"))
+    cancel = a.recv()
+    expect(sub == [b"\x01ab"] and cancel == [b"\x00ab"], f"application received {sub}, then {cancel}")
+
+
+@clause("xsub.subscription-messages", "RFC 29 §XSUB / RFC 37: %x01+topic / %x00+topic sent by the application "
+        "reach a 3.1 peer as SUBSCRIBE / CANCEL commands")
+def _(run):
+    a, p = connecting(run, "XSUB")
+    p.handshake("XPUB")
+    a.send(b"\x01ab")
+    sub = p.read_frame()
+    a.send(b"\x00ab")
+    cancel = p.read_frame()
+    expect(sub[:2] == (0x04, b"\x09SUBSCRIBEab") and cancel[:2] == (0x04, b"\x06CANCELab"),
+           f"{show(sub)}; {show(cancel)}")
+
+
 @clause("req.delimiter", "RFC 28 §REQ: a REQ sends an empty delimiter frame before the request")
 def _(run):
     a, p = connecting(run, "REQ")
