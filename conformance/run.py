@@ -24,6 +24,7 @@ IO_TIMEOUT = 5.0
 # libzmq option numbers the clauses set through the adapter.
 ZMQ_ROUTING_ID, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE = 5, 6, 7
 ZMQ_HEARTBEAT_IVL, ZMQ_HEARTBEAT_TTL = 75, 76
+ZMQ_PLAIN_SERVER, ZMQ_PLAIN_USERNAME, ZMQ_PLAIN_PASSWORD = 44, 45, 46
 
 
 class Differs(Exception):
@@ -58,7 +59,7 @@ class Adapter:
     def ok(self, line):
         out = self.cmd(line)
         if not out.startswith("OK"):
-            raise RuntimeError(f"adapter: {line!r} -> {out!r}")
+            raise Differs(f"the implementation refused {line!r}: {out}")
         return out[3:]
 
     def socket(self, kind, opts=()):
@@ -384,6 +385,51 @@ def _(run):
     closed = p.closed_within(IO_TIMEOUT)
     expect(a.alive(), "the implementation's process died")
     expect(closed, f"connection still open after {IO_TIMEOUT}s; bytes seen {bytes(p.seen).hex()}")
+
+
+def plain_client(run):
+    """An implementation PLAIN client (user "admin", password "secret")
+    connected to a scripted PLAIN server; -> (adapter, peer, their greeting, HELLO)."""
+    a, p = connecting(run, "DEALER", [(ZMQ_PLAIN_USERNAME, b"admin"), (ZMQ_PLAIN_PASSWORD, b"secret")])
+    p.write(greeting(mechanism=b"PLAIN", as_server=1))
+    g = p.read(64)
+    return a, p, g, p.read_command()
+
+
+@clause("plain.greeting", "RFC 24 §PLAIN: a client greets with mechanism \"PLAIN\" and as-server 0")
+def _(run):
+    a, p, g, _ = plain_client(run)
+    expect(g[12:32] == b"PLAIN".ljust(20, b"\x00") and g[32] == 0, f"mechanism {g[12:32].hex()} as-server {g[32]}")
+
+
+@clause("plain.hello", "RFC 24 §PLAIN: the client's first command is HELLO with its username and password")
+def _(run):
+    a, p, g, (name, data, _) = plain_client(run)
+    expect(name == b"HELLO" and data == b"\x05admin\x06secret", f"command {name!r} {data.hex()}")
+
+
+@clause("plain.initiate", "RFC 24 §PLAIN: after WELCOME the client sends INITIATE with its metadata; after "
+        "READY messages flow")
+def _(run):
+    a, p, g, _ = plain_client(run)
+    p.write(command(b"WELCOME"))
+    name, data, _ = p.read_command()
+    expect(name == b"INITIATE", f"after WELCOME: command {name!r} {data.hex()}")
+    props = parse_props(data)
+    expect(props.get("socket-type") == b"DEALER", f"INITIATE properties {props}")
+    p.write(command(b"READY", ready_body("DEALER")))
+    a.send(b"plain")
+    got = p.read_message()
+    expect(got == [b"plain"], f"peer received {got}")
+
+
+@clause("plain.server-greeting", "RFC 24 §PLAIN / RFC 23 §as-server: a PLAIN server greets with mechanism "
+        "\"PLAIN\" and as-server 1")
+def _(run):
+    a, p = bound(run, "DEALER", [(ZMQ_PLAIN_SERVER, 1)])
+    p.write(greeting(mechanism=b"PLAIN"))
+    g = p.read(64)
+    expect(g[12:32] == b"PLAIN".ljust(20, b"\x00") and g[32] == 1, f"mechanism {g[12:32].hex()} as-server {g[32]}")
 
 
 @clause("framing.more", "RFC 23 §framing: every frame but the last of a message has MORE (%x01)")
