@@ -783,12 +783,12 @@ def main():
     ap.add_argument("--impl", action="append", default=[],
                     help="NAME=ADAPTER[:LD_LIBRARY_PATH] (repeatable); NAME=-:REASON marks it unavailable")
     ap.add_argument("--under-test", action="append",
-                    help="a column whose differences must be listed (repeatable; default: oxmq's two)")
+                    help="a column whose differences must be listed (repeatable; default: oxmq's three)")
     ap.add_argument("--known", default=os.path.join(HERE, "known_differences.json"))
     ap.add_argument("--out", default="target/conformance")
     ap.add_argument("--only", help="run clauses whose id starts with this")
     args = ap.parse_args()
-    under_test = args.under_test or ["oxmq C ABI", "oxmq Python"]
+    under_test = args.under_test or ["oxmq C ABI", "oxmq Python", "oxmq Rust"]
 
     impls = []
     for spec in args.impl:

@@ -9,8 +9,9 @@
 # Columns: Debian's libzmq 4.3.4, libzmq 4.3.5 (pyzmq's wheel, as bench-c435
 # lays it out), omq.rs's C ABI (only when `make bench-rust-peers` has built it:
 # minutes of compiling, so not done here; otherwise reported not available and
-# logged as a skip), pyzmq, oxmq's Python package, oxmq's C ABI. The step fails
-# only where oxmq's C ABI differs from an RFC without a reasoned entry in
+# logged as a skip), pyzmq, oxmq's Python package, oxmq's Rust crate
+# (crates/oxmq/examples/conformance_adapter.rs), oxmq's C ABI. The step fails
+# only where an oxmq column differs from an RFC without a reasoned entry in
 # conformance/known_differences.json.
 
 DEB_PKGS += libzmq3-dev pkg-config gcc
@@ -31,6 +32,8 @@ $(CONF_ADAPTER): $(CONF_SRC)
 	$(CONF_CC) $(CONF_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libzmq)
 
 conformance: deb-deps capi bench-c435 python-install $(CONF_ADAPTER)
+	@echo "==> cargo build --release --example conformance_adapter -p oxmq"
+	@$(CARGO) build --release --example conformance_adapter -p oxmq
 	@mkdir -p $(CONF_OUT)
 	@l435=$(abspath $(ZMQ435_DIR)/lib); \
 	if ls $$l435/libzmq-*.so.5* >/dev/null 2>&1; then \
@@ -57,6 +60,7 @@ conformance: deb-deps capi bench-c435 python-install $(CONF_ADAPTER)
 	  --impl "$$iomq" \
 	  --impl "pyzmq=$(VENV_PY) conformance/adapters/python_module.py zmq" \
 	  --impl "oxmq Python=$(VENV_PY) conformance/adapters/python_module.py oxmq" \
+	  --impl "oxmq Rust=target/release/examples/conformance_adapter" \
 	  --impl "oxmq C ABI=$(CONF_ADAPTER):$(CAPI_ABS)"
 
 TEST_STEPS += conformance
