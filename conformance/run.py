@@ -615,7 +615,7 @@ def _(run):
     for k in range(4):
         a.send(b"r%d" % k)
     after = [[], []]
-    deadline = time.monotonic() + 1.0
+    deadline = time.monotonic() + IO_TIMEOUT
     while sum(map(len, after)) < 4 and time.monotonic() < deadline:
         for i, p in enumerate(peers):
             p.sock.settimeout(0.05)
