@@ -3,6 +3,8 @@
 //! layouts were read from the installed headers (`pgm/socket.h`,
 //! `normApi.h`) and checked by printing them from C on this machine
 //! (Debian 12, x86_64); `layouts_match_the_headers` keeps the sizes honest.
+//! The functions are not linked: each library is loaded by soname on first
+//! use (`library!`), so that nothing built on oxmq needs it to load.
 // The C names are kept, so the calls read as in the headers.
 #![allow(non_camel_case_types, non_snake_case, dead_code)]
 
