@@ -2,7 +2,9 @@
 # Debian's libzmq5 (linked with libpgm-5.3 and libnorm) both ways and with
 # itself, PUB/SUB and XPUB/XSUB, in a network namespace's loopback
 # (tests/multicast/run.sh), plus zmq_has, the socket types multicast refuses
-# and bad endpoints compared with Debian's answers. Needs root (ip netns;
+# and bad endpoints compared with Debian's answers, and oxmq where both
+# libraries are hidden (a mount namespace): oxmq loads them at run time, so it
+# then answers zmq_has 0 and EPROTONOSUPPORT. Needs root (ip netns, unshare;
 # pgm:// also needs raw sockets). Rust tests: crates/oxmq/tests/options.rs
 # (errno cases) and the unit tests in crates/oxmq/src/transport/multicast/.
 

@@ -14,6 +14,8 @@
  *   mcpeer errors IFACE          print what bind/connect/zmq_has answer for the
  *                                cases the step compares between the libraries
  *   mcpeer errors-extra IFACE    the cases only oxmq answers (see run_errors_extra)
+ *   mcpeer no-libraries IFACE    zmq_has and bind/connect answers where libpgm and
+ *                                libnorm cannot be loaded (see run_no_libraries)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -230,6 +232,32 @@ static int run_errors_extra (const char *iface)
     return 0;
 }
 
+/* Run where libpgm-5.3.so.0 and libnorm.so.1 cannot be loaded: oxmq loads
+ * them on first use, so it starts without them and answers as a libzmq built
+ * without pgm and norm (zmq_has 0, EPROTONOSUPPORT before the socket type is
+ * looked at); tcp still works. */
+static int run_no_libraries (const char *iface)
+{
+    printf ("zmq_has(pgm) = %d\n", zmq_has ("pgm"));
+    printf ("zmq_has(norm) = %d\n", zmq_has ("norm"));
+    void *ctx = zmq_ctx_new ();
+    const char *protos[] = {"pgm", "epgm", "norm"};
+    int types[] = {ZMQ_SUB, ZMQ_PUB, ZMQ_REQ};
+    const char *names[] = {"SUB", "PUB", "REQ"};
+    char ep[128];
+    for (int p = 0; p < 3; p++)
+        for (int t = 0; t < 3; t++) {
+            snprintf (ep, sizeof ep, "%s://%s;239.192.9.9:5599", protos[p], iface);
+            try_ep (ctx, types[t], names[t], ep);
+        }
+    void *s = zmq_socket (ctx, ZMQ_PUB);
+    int rc = zmq_bind (s, "tcp://127.0.0.1:*");
+    printf ("PUB bind tcp://127.0.0.1:* %d\n", rc);
+    zmq_close (s);
+    zmq_ctx_term (ctx);
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     setvbuf (stdout, NULL, _IOLBF, 0);
@@ -247,6 +275,8 @@ int main (int argc, char **argv)
         return run_errors (argv[2]);
     if (argc == 3 && !strcmp (argv[1], "errors-extra"))
         return run_errors_extra (argv[2]);
-    fprintf (stderr, "usage: mcpeer pub|xpub EP MILLIS | sub|xsub EP N MILLIS | errors[-extra] IFACE\n");
+    if (argc == 3 && !strcmp (argv[1], "no-libraries"))
+        return run_no_libraries (argv[2]);
+    fprintf (stderr, "usage: mcpeer pub|xpub EP MILLIS | sub|xsub EP N MILLIS | errors[-extra] IFACE | no-libraries IFACE\n");
     return 2;
 }

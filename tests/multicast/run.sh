@@ -69,6 +69,27 @@ else
     echo "    FAIL: expected zmq_has(tipc) 0, 2 tipc lines with EPROTONOSUPPORT, 10 with EINVAL"; fails=$((fails + 1))
 fi
 
+echo "==> without libpgm and libnorm (a mount namespace puts /dev/null over both): oxmq starts, zmq_has 0, EPROTONOSUPPORT"
+# The files the dynamic loader finds for the two sonames; bind-mounting an
+# empty file over them makes dlopen fail as on a machine without them
+# (Debian's libzmq5, linked with them, would not even start there).
+pgm_so=$(realpath "$(ldconfig -p | awk '$1 == "libpgm-5.3.so.0" {print $NF; exit}')")
+norm_so=$(realpath "$(ldconfig -p | awk '$1 == "libnorm.so.1" {print $NF; exit}')")
+nolib_rc=0
+$SUDO unshare --mount --propagation private -- bash -c \
+    'mount --bind /dev/null "$1" && mount --bind /dev/null "$2" && LD_LIBRARY_PATH="$3" exec "$4" no-libraries 127.0.0.1' \
+    _ "$pgm_so" "$norm_so" "$OXMQ" "$PEER" >"$TMP/nolib.out" 2>"$TMP/nolib.err" || nolib_rc=$?
+sed 's/^/    /' "$TMP/nolib.out"
+want_nolib=$(grep -c '^\(SUB\|PUB\|REQ\) *\(e\?pgm\|norm\):.*connect -1 Protocol not supported *bind -1 Protocol not supported$' "$TMP/nolib.out" || true)
+if [ "$nolib_rc" = 0 ] && [ ! -s "$TMP/nolib.err" ] && grep -qx 'zmq_has(pgm) = 0' "$TMP/nolib.out" \
+    && grep -qx 'zmq_has(norm) = 0' "$TMP/nolib.out" && [ "$want_nolib" = 9 ] \
+    && grep -qx 'PUB bind tcp://127.0.0.1:\* 0' "$TMP/nolib.out"; then
+    echo "    zmq_has 0 for both; 9 endpoints (SUB, PUB, REQ): EPROTONOSUPPORT; tcp binds"; passed=$((passed + 1))
+else
+    echo "    FAIL: exit $nolib_rc, $want_nolib of 9 EPROTONOSUPPORT lines; stderr: $(head -3 "$TMP/nolib.err" | tr '\n' ' ')"
+    fails=$((fails + 1))
+fi
+
 echo "==> pgm:// without CAP_NET_RAW (setpriv drops it): oxmq's bind fails with EPERM (libzmq aborts in its I/O thread)"
 in_ns oxmq setpriv --bounding-set=-net_raw --inh-caps=-net_raw timeout 10 "$PEER" sub "pgm://127.0.0.1;239.192.9.9:5599" 1 100 \
     >"$TMP/noraw.out" 2>"$TMP/noraw.err" || true

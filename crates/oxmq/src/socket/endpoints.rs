@@ -204,6 +204,11 @@ impl Core {
     /// checked at once (EINVAL), and one pipe that takes every message (a
     /// publisher cannot hear subscriptions over multicast).
     fn multicast_endpoint(&mut self, endpoint: &str, proto: multicast::Proto, addr: &str) -> Result<()> {
+        // libzmq: an empty address is EINVAL, then a transport not built in
+        // EPROTONOSUPPORT, before the socket type is looked at.
+        if !addr.is_empty() {
+            multicast::load(proto)?;
+        }
         let sender = match self.kind {
             SocketType::Pub | SocketType::XPub => true,
             SocketType::Sub | SocketType::XSub => false,

@@ -1,6 +1,9 @@
 //! The multicast transports Debian's libzmq5 has: `pgm://` and `epgm://`
 //! (OpenPGM, raw IP and UDP-encapsulated) and `norm://` (NRL NORM), on
-//! the system libraries (`libpgm-5.3`, `libnorm1`). As in libzmq, only
+//! the system libraries (`libpgm-5.3`, `libnorm1`), loaded at run time on
+//! first use (`sys`), so nothing built on oxmq needs them to load; without
+//! them the transports are unknown (EPROTONOSUPPORT, `zmq_has` 0), as in a
+//! libzmq built without them. As in libzmq, only
 //! PUB/XPUB (sending) and SUB/XSUB (receiving) take them, bind and connect
 //! mean the same, and a publisher's pipe takes every message (there is no
 //! upstream for subscriptions; a SUB filters what arrives).
@@ -48,8 +51,28 @@ impl Proto {
     }
 }
 
+/// Loads the transport's library if it is not yet loaded; a library that
+/// cannot be loaded makes the transport unknown (EPROTONOSUPPORT).
+pub(crate) fn load(proto: Proto) -> Result<(), Error> {
+    match proto {
+        Proto::Pgm | Proto::Epgm => sys::pgm_api().map(drop),
+        Proto::Norm => sys::norm_api().map(drop),
+    }
+}
+
+/// `zmq_has` for "pgm" (pgm:// and epgm://) and "norm": whether the
+/// library loads.
+pub(crate) fn available(capability: &str) -> bool {
+    match capability {
+        "pgm" => load(Proto::Pgm).is_ok(),
+        "norm" => load(Proto::Norm).is_ok(),
+        _ => false,
+    }
+}
+
 /// Validates the address as libzmq does at connect time (EINVAL).
 pub(crate) fn check(proto: Proto, addr: &str) -> Result<(), Error> {
+    load(proto)?;
     match proto {
         Proto::Pgm | Proto::Epgm => pgm::check(addr),
         Proto::Norm => norm::check(addr),
@@ -79,6 +102,7 @@ pub(crate) fn engine(
     o: &Options,
     pipe: EnginePipe,
 ) -> Result<Box<dyn McEngine>, Error> {
+    load(proto)?;
     match proto {
         Proto::Pgm => pgm::engine(false, addr, sender, o, pipe),
         Proto::Epgm => pgm::engine(true, addr, sender, o, pipe),

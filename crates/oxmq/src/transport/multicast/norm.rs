@@ -85,6 +85,8 @@ impl Drop for Norm {
 }
 
 fn open(network: &str, sender: bool) -> Result<Norm, Error> {
+    // Every NORM call comes after this, so after the library loaded.
+    norm_api()?;
     let a = parse(network)?;
     let addr = CString::new(a.addr.as_str()).map_err(|_| Error::Invalid("NUL in norm endpoint"))?;
     let iface = match &a.iface {

@@ -23,7 +23,9 @@ use std::time::Duration;
 const IDLE: Duration = Duration::from_millis(100);
 
 /// `pgm_init` once per process, as libzmq does when a context is made.
+/// Every OpenPGM call comes after this, so after the library loaded.
 fn init_library() -> Result<(), Error> {
+    pgm_api()?;
     static INIT: OnceLock<bool> = OnceLock::new();
     let ok = *INIT.get_or_init(|| {
         let mut err: *mut pgm_error_t = std::ptr::null_mut();

@@ -3,9 +3,96 @@
 //! layouts were read from the installed headers (`pgm/socket.h`,
 //! `normApi.h`) and checked by printing them from C on this machine
 //! (Debian 12, x86_64); `layouts_match_the_headers` keeps the sizes honest.
-#![allow(non_camel_case_types, dead_code)]
+//! The functions are not linked: each library is loaded by soname on first
+//! use (`library!`), so that nothing built on oxmq needs it to load.
+// The C names are kept, so the calls read as in the headers.
+#![allow(non_camel_case_types, non_snake_case, dead_code)]
 
+use crate::error::Error;
 use libc::{c_char, c_int, c_uint, c_void, size_t, sockaddr_storage, socklen_t};
+use std::sync::OnceLock;
+
+/// Declares a C library loaded at run time, on first use, instead of linked:
+/// a struct of typed function pointers resolved once (`$get`, which also
+/// answers whether the library loads), and for each function an `unsafe fn`
+/// of the same name and prototype that calls through it.
+///
+/// The prototypes are the C ones exactly (from the installed headers): each
+/// pointer is read from the symbol table as that type, which nothing checks.
+///
+/// The per-function wrappers may only run after `$get` returned `Ok` in this
+/// process (the `multicast` entry points, `check` and `engine`, call it
+/// first); the result is kept for the life of the process, so from then on
+/// it is always `Ok`.
+macro_rules! library {
+    (
+        $(#[$doc:meta])*
+        $api:ident, $cell:ident, $get:ident, $transport:literal, $soname:literal;
+        $(pub(crate) fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?;)*
+    ) => {
+        $(#[$doc])*
+        pub(crate) struct $api {
+            $($name: unsafe extern "C" fn($($ty),*) $(-> $ret)?,)*
+            // Never unloaded: the pointers above point into it.
+            _lib: libloading::Library,
+        }
+
+        static $cell: OnceLock<Result<$api, String>> = OnceLock::new();
+
+        impl $api {
+            fn load() -> Result<$api, String> {
+                // SAFETY: loading runs the library's initialisers; OpenPGM's
+                // and NORM's only set up their own state (no process-wide
+                // signal handlers or environment changes), and the library
+                // stays loaded for the rest of the process.
+                let lib = unsafe { libloading::Library::new($soname) }.map_err(|e| e.to_string())?;
+                Ok($api {
+                    $($name: {
+                        // SAFETY: the symbol is the C function of that name,
+                        // whose prototype (in the library's header) is the
+                        // type given here; the pointer is copied out and used
+                        // only while `lib`, kept alongside, is loaded.
+                        let sym = unsafe {
+                            lib.get::<unsafe extern "C" fn($($ty),*) $(-> $ret)?>(
+                                concat!(stringify!($name), "\0").as_bytes(),
+                            )
+                        };
+                        *sym.map_err(|e| e.to_string())?
+                    },)*
+                    _lib: lib,
+                })
+            }
+        }
+
+        /// The library, loaded on the first call. When it cannot be loaded,
+        /// the transport is unavailable, as in a libzmq built without it.
+        pub(crate) fn $get() -> Result<&'static $api, Error> {
+            match $cell.get_or_init($api::load) {
+                Ok(api) => Ok(api),
+                Err(reason) => Err(Error::TransportUnavailable {
+                    transport: $transport,
+                    library: $soname,
+                    reason: reason.clone(),
+                }),
+            }
+        }
+
+        $(
+            /// Calls the C function through the loaded library; only after
+            /// the library's loader returned `Ok` (see `library!`).
+            // The C prototype's arguments, one for one.
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
+                let Some(Ok(api)) = $cell.get() else {
+                    unreachable!(concat!($soname, " is used before it was loaded"));
+                };
+                // SAFETY: the caller keeps the C function's contract; the
+                // pointer has the C prototype and its library is loaded.
+                unsafe { (api.$name)($($arg),*) }
+            }
+        )*
+    };
+}
 
 // ---- OpenPGM ----
 
@@ -109,8 +196,10 @@ pub(crate) struct pgm_interface_req_t {
     pub(crate) ir_address: sockaddr_storage,
 }
 
-#[link(name = "pgm")]
-extern "C" {
+library! {
+    /// OpenPGM 5.3, as Debian 12 ships it (`libpgm-5.3-0`).
+    PgmApi, PGM, pgm_api, "pgm", "libpgm-5.3.so.0";
+
     pub(crate) fn pgm_init(err: *mut *mut pgm_error_t) -> bool;
     pub(crate) fn pgm_error_free(err: *mut pgm_error_t);
     pub(crate) fn pgm_getaddrinfo(
@@ -189,8 +278,10 @@ pub(crate) struct NormEvent {
     pub(crate) object: NormHandle,
 }
 
-#[link(name = "norm")]
-extern "C" {
+library! {
+    /// NRL NORM 1.5, as Debian 12 ships it (`libnorm1`).
+    NormApi, NORM, norm_api, "norm", "libnorm.so.1";
+
     pub(crate) fn NormCreateInstance(priority_boost: bool) -> NormHandle;
     pub(crate) fn NormStopInstance(instance: NormHandle);
     pub(crate) fn NormDestroyInstance(instance: NormHandle);
@@ -237,6 +328,39 @@ extern "C" {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The loader itself, on a library that is not there and on one that
+    // lacks a symbol: both make the transport unavailable, and say why.
+    library! {
+        MissingApi, MISSING, missing_api, "pgm", "liboxmq-test-no-such-library.so.0";
+        pub(crate) fn pgm_init(err: *mut *mut pgm_error_t) -> bool;
+    }
+    library! {
+        NoSymbolApi, NO_SYMBOL, no_symbol_api, "norm", "libnorm.so.1";
+        pub(crate) fn oxmq_test_no_such_symbol() -> c_int;
+    }
+
+    #[test]
+    fn a_library_that_does_not_load_is_eprotonosupport_naming_it() {
+        let e = missing_api().err().expect("no such library");
+        assert_eq!(e.errno(), libc::EPROTONOSUPPORT);
+        let text = e.to_string();
+        assert!(text.contains("pgm needs liboxmq-test-no-such-library.so.0"), "{text}");
+        // Asked again: the same answer, from the loader's first result.
+        assert!(missing_api().is_err());
+        let e = no_symbol_api().err().expect("no such symbol");
+        assert_eq!(e.errno(), libc::EPROTONOSUPPORT);
+        assert!(e.to_string().contains("oxmq_test_no_such_symbol"), "{e}");
+    }
+
+    #[test]
+    fn debians_libraries_load() {
+        // mk/multicast.mk installs libpgm-dev and libnorm-dev (so their
+        // runtime libraries), as Debian's libzmq5 needs them.
+        assert!(pgm_api().is_ok(), "{:?}", pgm_api().err());
+        assert!(norm_api().is_ok(), "{:?}", norm_api().err());
+        assert!(crate::security::has("pgm") && crate::security::has("norm"));
+    }
 
     #[test]
     fn layouts_match_the_headers() {
