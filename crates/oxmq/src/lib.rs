@@ -15,6 +15,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod blocking;
 mod bufpool;
 mod ctx;
 mod error;
@@ -41,10 +42,11 @@ pub use error::{errno, Error, Result};
 pub use monitor::monitor_event;
 pub use msg::{Msg, INLINE_CAPACITY};
 // Draft RADIO/DISH.
+pub use blocking::{block_with, SocketAccess};
 pub use msg::GROUP_MAX_LENGTH;
 pub use options::{opt, POLLERR, POLLIN, POLLOUT};
 pub use oxmq_proto::SocketType;
-pub use poll::{poll, poll_with, CoreWait, PollItem, WaitHook};
+pub use poll::{ceil_ms, poll, poll_with, timeout_ms_until, CoreWait, PollItem, WaitHook};
 pub use proxy::Proxy;
 pub use socket::options_codec::OptionValue;
 pub use socket::peer::PeerProperties;

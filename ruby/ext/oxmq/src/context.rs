@@ -54,7 +54,7 @@ impl Context {
         }
         let sock = self.ctx.socket(kind).map_err(core_error)?;
         let wake = EventFd::new().map_err(|e| zmq_error(e.raw_os_error().unwrap_or(errno::EMFILE), None))?;
-        let slot = Arc::new(Slot::new((*self.ctx).clone(), sock, wake).map_err(|e| zmq_error(e, None))?);
+        let slot = Arc::new(Slot::new((*self.ctx).clone(), sock, wake));
         let mut list = self.sockets.lock().unwrap_or_else(|e| e.into_inner());
         list.retain(|w| w.strong_count() > 0);
         list.push(Arc::downgrade(&slot));

@@ -30,8 +30,6 @@ pub(crate) struct Slot {
     /// leave order every use of `socket` before its drop.
     state: AtomicUsize,
     socket: UnsafeCell<ManuallyDrop<oxmq::Socket>>,
-    /// The socket's readiness descriptor, read once (it lives as long as the socket).
-    pub(crate) fd: RawFd,
     /// Written by `close`, so that a thread blocked on this socket wakes up
     /// and sees it closed.
     pub(crate) closed_wake: EventFd,
@@ -55,17 +53,15 @@ pub(crate) struct Guard<'a> {
 }
 
 impl Slot {
-    pub(crate) fn new(ctx: oxmq::Context, socket: oxmq::Socket, closed_wake: EventFd) -> Result<Slot, i32> {
-        let fd = socket.fd().map_err(|e| e.errno())?;
+    pub(crate) fn new(ctx: oxmq::Context, socket: oxmq::Socket, closed_wake: EventFd) -> Slot {
         let kind = socket.socket_type();
-        Ok(Slot {
+        Slot {
             state: AtomicUsize::new(0),
             socket: UnsafeCell::new(ManuallyDrop::new(socket)),
-            fd,
             closed_wake,
             kind,
             _ctx: ctx,
-        })
+        }
     }
 
     /// Enter, or ENOTSOCK once closed.
@@ -136,5 +132,22 @@ impl Drop for Guard<'_> {
     #[inline]
     fn drop(&mut self) {
         self.slot.leave();
+    }
+}
+
+/// A blocked call keeps its guard (so a context termination still reports
+/// ETERM on a live socket); `close` wakes it through `closed_wake`.
+impl oxmq::SocketAccess for Guard<'_> {
+    #[inline]
+    fn enter<R>(&self, f: impl FnOnce(&oxmq::Socket) -> oxmq::Result<R>) -> oxmq::Result<R> {
+        f(self)
+    }
+
+    fn closed_fd(&self) -> Option<RawFd> {
+        Some(self.slot.closed_wake.raw())
+    }
+
+    fn is_closed(&self) -> bool {
+        self.slot.is_closed()
     }
 }
