@@ -46,7 +46,7 @@ pub use blocking::{block_with, SocketAccess};
 pub use msg::GROUP_MAX_LENGTH;
 pub use options::{opt, POLLERR, POLLIN, POLLOUT};
 pub use oxmq_proto::SocketType;
-pub use poll::{ceil_ms, poll, poll_with, timeout_ms_until, CoreWait, PollItem, WaitHook};
+pub use poll::{ceil_ms, poll, poll_with, timeout_ms_until, CoreWait, PollItem, PollSource, WaitHook};
 pub use proxy::Proxy;
 pub use socket::options_codec::OptionValue;
 pub use socket::peer::PeerProperties;

@@ -5,15 +5,38 @@
 //! socket's readiness drains its descriptor first, so a wake-up that races
 //! with the check re-arms it and is never lost.
 
+use crate::blocking::SocketAccess;
 use crate::error::{Error, Result};
 use crate::options::{POLLERR, POLLIN, POLLOUT};
 use crate::socket::Socket;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
+/// What [`poll`] asks of a socket: its readiness descriptor, and its
+/// events once that fired. Every [`SocketAccess`] is one, so a binding polls
+/// its sockets through its own access, reaching each only for a check and
+/// never while parked.
+pub trait PollSource {
+    /// The descriptor that fires when the socket's events may have changed.
+    fn readiness_fd(&self) -> Result<RawFd>;
+    /// The socket's events, after handling what other threads queued for it
+    /// (ETERM once its context is terminated).
+    fn poll_events(&self) -> Result<i16>;
+}
+
+impl<A: SocketAccess + ?Sized> PollSource for A {
+    fn readiness_fd(&self) -> Result<RawFd> {
+        self.enter(|s| s.readiness_fd())
+    }
+
+    fn poll_events(&self) -> Result<i16> {
+        self.enter(|s| s.poll_events())
+    }
+}
+
 /// One entry of a [`poll`] set.
 pub struct PollItem<'a> {
-    socket: Option<&'a Socket>,
+    socket: Option<&'a dyn PollSource>,
     fd: RawFd,
     events: i16,
     revents: i16,
@@ -23,6 +46,11 @@ impl<'a> PollItem<'a> {
     /// Watch a socket for `events` ([`POLLIN`] | [`POLLOUT`]).
     pub fn from_socket(socket: &'a Socket, events: i16) -> PollItem<'a> {
         PollItem { socket: Some(socket), fd: -1, events, revents: 0 }
+    }
+
+    /// Watch a socket that a binding reaches through its own access.
+    pub fn from_source(source: &'a dyn PollSource, events: i16) -> PollItem<'a> {
+        PollItem { socket: Some(source), fd: -1, events, revents: 0 }
     }
 
     /// Watch a raw file descriptor for `events`.
