@@ -53,7 +53,7 @@ pub(crate) fn poll(ruby: &Ruby, items: RArray, timeout_ms: i64) -> Result<RArray
     // Each socket's close flag: a close from another thread ends the wait.
     for (t, _) in &targets {
         if let Target::Socket(slot) = t {
-            poll_items.push(PollItem::from_fd(slot.closed_wake.raw(), oxmq::POLLIN));
+            poll_items.push(PollItem::from_fd(slot.closed_fd(), oxmq::POLLIN));
         }
     }
     let mut hook = GvlWait::new()?;

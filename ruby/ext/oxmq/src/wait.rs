@@ -35,10 +35,6 @@ impl EventFd {
     pub(crate) fn raw(&self) -> RawFd {
         self.0.as_raw_fd()
     }
-
-    pub(crate) fn notify(&self) {
-        notify_raw(self.raw());
-    }
 }
 
 fn notify_raw(fd: RawFd) {
