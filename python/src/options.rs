@@ -18,8 +18,8 @@ pub(crate) fn is_bytes_option(o: i32) -> bool {
             | opt::CURVE_SERVERKEY
             | opt::ZAP_DOMAIN
             | opt::CONNECT_ROUTING_ID
-            | 63 // GSSAPI_PRINCIPAL
-            | 64 // GSSAPI_SERVICE_PRINCIPAL
+            | opt::GSSAPI_PRINCIPAL
+            | opt::GSSAPI_SERVICE_PRINCIPAL
             | opt::SOCKS_PROXY
             | opt::XPUB_WELCOME_MSG
             | opt::BINDTODEVICE

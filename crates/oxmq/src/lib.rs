@@ -18,6 +18,7 @@
 mod bufpool;
 mod ctx;
 mod error;
+pub mod gss;
 mod io;
 mod monitor;
 mod msg;
