@@ -5,7 +5,10 @@
  * KRB5CCNAME).
  *
  *   gss_peer server PORTFILE [plaintext] [zap] [expect-fail]   REP, GSSAPI_SERVER
- *   gss_peer client PORT SERVICE [plaintext] [expect-fail]     REQ, GSSAPI client
+ *   gss_peer client PORT SERVICE [plaintext] [expect-fail] [hostbased]   REQ, GSSAPI client
+ *
+ * SERVICE is a Kerberos principal name, or with `hostbased` a GSS host-based
+ * service name (`service@host`, ZMQ_GSSAPI_NT_HOSTBASED, the default type).
  *
  * Both print the library's version and the monitor events of the run. The
  * server answers one request (and checks User-Id when it runs a ZAP
@@ -198,7 +201,8 @@ static int run_client(int argc, char **argv) {
         set_int(s, ZMQ_GSSAPI_PRINCIPAL_NAMETYPE, ZMQ_GSSAPI_NT_KRB5_PRINCIPAL);
     }
     set_str(s, ZMQ_GSSAPI_SERVICE_PRINCIPAL, argv[3]);
-    set_int(s, ZMQ_GSSAPI_SERVICE_PRINCIPAL_NAMETYPE, ZMQ_GSSAPI_NT_KRB5_PRINCIPAL);
+    if (!has_arg(argc, argv, "hostbased"))
+        set_int(s, ZMQ_GSSAPI_SERVICE_PRINCIPAL_NAMETYPE, ZMQ_GSSAPI_NT_KRB5_PRINCIPAL);
     if (has_arg(argc, argv, "plaintext"))
         set_int(s, ZMQ_GSSAPI_PLAINTEXT, 1);
     set_int(s, ZMQ_RCVTIMEO, expect_fail ? 4000 : 15000);
@@ -241,6 +245,6 @@ int main(int argc, char **argv) {
         return run_server(argc, argv);
     if (argc >= 4 && strcmp(argv[1], "client") == 0)
         return run_client(argc, argv);
-    fprintf(stderr, "usage: gss_peer server PORTFILE [plaintext] [zap] [expect-fail] | client PORT SERVICE [plaintext] [expect-fail]\n");
+    fprintf(stderr, "usage: gss_peer server PORTFILE [plaintext] [zap] [expect-fail] | client PORT SERVICE [plaintext] [expect-fail] [hostbased]\n");
     return 2;
 }
