@@ -4,7 +4,7 @@
  * environment the script sets (KRB5_CONFIG, KRB5_KTNAME, KRB5_CLIENT_KTNAME,
  * KRB5CCNAME).
  *
- *   gss_peer server PORTFILE [plaintext] [zap] [expect-fail]   REP, GSSAPI_SERVER
+ *   gss_peer server PORTFILE [plaintext] [zap|zap-deny] [expect-fail]   REP, GSSAPI_SERVER
  *   gss_peer client PORT SERVICE [plaintext] [expect-fail] [hostbased]   REQ, GSSAPI client
  *
  * SERVICE is a Kerberos principal name, or with `hostbased` a GSS host-based
@@ -103,7 +103,9 @@ static void *monitor_of(void *ctx, void *s, const char *name) {
 }
 
 /* A ZAP handler (RFC 27) that admits every principal as "zap:" + principal
- * and prints what it was asked. */
+ * (or, with `zap_deny`, refuses it with 400) and prints what it was asked. */
+static int zap_deny;
+
 static void *zap_handler(void *ctx) {
     void *h = zmq_socket(ctx, ZMQ_REP);
     CHECK(zmq_bind(h, "inproc://zeromq.zap.01") == 0);
@@ -126,7 +128,7 @@ static void *zap_handler(void *ctx) {
     snprintf(user, sizeof user, "zap:%s", frames[6]);
     zmq_send(h, "1.0", 3, ZMQ_SNDMORE);
     zmq_send(h, frames[1], sizes[1], ZMQ_SNDMORE);
-    zmq_send(h, "200", 3, ZMQ_SNDMORE);
+    zmq_send(h, zap_deny ? "400" : "200", 3, ZMQ_SNDMORE);
     zmq_send(h, "OK", 2, ZMQ_SNDMORE);
     zmq_send(h, user, strlen(user), ZMQ_SNDMORE);
     zmq_send(h, "", 0, 0);
@@ -138,7 +140,8 @@ static int run_server(int argc, char **argv) {
     int expect_fail = has_arg(argc, argv, "expect-fail");
     void *ctx = zmq_ctx_new();
     pthread_t zap;
-    int with_zap = has_arg(argc, argv, "zap");
+    zap_deny = has_arg(argc, argv, "zap-deny");
+    int with_zap = has_arg(argc, argv, "zap") || zap_deny;
     if (with_zap)
         CHECK(pthread_create(&zap, NULL, zap_handler, ctx) == 0);
     void *s = zmq_socket(ctx, ZMQ_REP);
@@ -245,6 +248,6 @@ int main(int argc, char **argv) {
         return run_server(argc, argv);
     if (argc >= 4 && strcmp(argv[1], "client") == 0)
         return run_client(argc, argv);
-    fprintf(stderr, "usage: gss_peer server PORTFILE [plaintext] [zap] [expect-fail] | client PORT SERVICE [plaintext] [expect-fail] [hostbased]\n");
+    fprintf(stderr, "usage: gss_peer server PORTFILE [plaintext] [zap|zap-deny] [expect-fail] | client PORT SERVICE [plaintext] [expect-fail] [hostbased]\n");
     return 2;
 }
