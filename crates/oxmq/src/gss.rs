@@ -106,6 +106,9 @@ impl GssContext for Krb {
     }
 
     fn unwrap(&mut self, token: &[u8]) -> Result<Zeroizing<Vec<u8>>, GssFailure> {
+        if !confidential(token) {
+            return Err(GssFailure { major: GSS_S_BAD_QOP, minor: 0 });
+        }
         self.sec().unwrap(token).map(|b| Zeroizing::new(b.to_vec())).map_err(failure)
     }
 
@@ -121,4 +124,36 @@ impl GssContext for Krb {
 /// `GSS_S_NO_CONTEXT`, the major status for a question the context cannot answer.
 const fn libgssapi_no_context() -> u32 {
     8 << 16
+}
+
+/// `GSS_S_BAD_QOP`: a wrap token without confidentiality.
+const GSS_S_BAD_QOP: u32 = 14 << 16;
+
+/// Whether a krb5 wrap token was sealed (encrypted). libzmq requires it
+/// (it asserts `conf_state`), and the `libgssapi` crate does not report
+/// `conf_state`, so the token says it: RFC 4121's wrap tokens (`05 04`, every
+/// enctype MIT krb5 uses by default) carry a Sealed flag (0x02) in their
+/// third octet. Other token formats are left to `gss_unwrap`.
+fn confidential(token: &[u8]) -> bool {
+    match token {
+        [0x05, 0x04, flags, ..] => flags & 0x02 != 0,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::confidential;
+
+    #[test]
+    fn rfc4121_wrap_tokens_must_be_sealed() {
+        // TOK_ID 05 04, Flags (SentByAcceptor 01, Sealed 02, AcceptorSubkey 04), Filler FF.
+        assert!(confidential(&[0x05, 0x04, 0x02, 0xFF, 0, 0]));
+        assert!(confidential(&[0x05, 0x04, 0x07, 0xFF, 0, 0]));
+        assert!(!confidential(&[0x05, 0x04, 0x00, 0xFF, 0, 0]));
+        assert!(!confidential(&[0x05, 0x04, 0x05, 0xFF, 0, 0]));
+        // Not an RFC 4121 wrap token: gss_unwrap decides.
+        assert!(confidential(&[0x60, 0x30]));
+        assert!(confidential(&[]));
+    }
 }
