@@ -191,5 +191,47 @@ done
 # side; ETIMEDOUT for an oxmq side left waiting) or EPIPE for the side whose
 # peer gave up: printed above, not compared.
 
+# libzmq's own tests/test_security_gssapi (built by `make libzmq-suite`, whose
+# CMake libzmq has no GSSAPI, so it runs on Debian's libzmq5 as the reference):
+# it wants a host-based service zmqtest2@<this host> and one keytab for both roles.
+if [ -n "${LIBZMQ_GSSAPI_TEST:-}" ] && [ -x "$LIBZMQ_GSSAPI_TEST" ]; then
+    echo "== libzmq's own $(basename "$LIBZMQ_GSSAPI_TEST") (zmqtest2/$(hostname)@$REALM)"
+    kadmin "addprinc -randkey zmqtest2/$(hostname)@$REALM"
+    kadmin "ktadd -k $REALM_DIR/zmqtest2.keytab zmqtest2/$(hostname)@$REALM"
+    for lib in libzmq oxmq; do
+        log=$GSS_DIR/libzmq-test-$lib.log
+        rc=0
+        # The program sets KRB5CCNAME=MEMORY, which MIT reads as a file named
+        # MEMORY in the working directory: give each run a fresh one.
+        mkdir -p "$REALM_DIR/cwd-$lib"
+        (cd "$REALM_DIR/cwd-$lib" && env LD_LIBRARY_PATH="$(lib_dir "$lib")" \
+            KRB5_KTNAME="FILE:$REALM_DIR/zmqtest2.keytab" KRB5_CLIENT_KTNAME="FILE:$REALM_DIR/zmqtest2.keytab" \
+            timeout 120 "$LIBZMQ_GSSAPI_TEST") > "$log" 2>&1 || rc=$?
+        verdict=$(grep -E '^[0-9]+ Tests [0-9]+ Failures [0-9]+ Ignored' "$log" || echo "no verdict (rc $rc)")
+        failing=$( (grep -o ':[a-z_]*:FAIL' "$log" || true) | tr -d ':' | sed 's/FAIL$//' | sort -u | tr '\n' ' ')
+        if [ "$lib" = libzmq ]; then
+            # The reference is not held to it: Debian's libzmq fails
+            # test_unauth_creds (its GSSAPI server admits a client its ZAP
+            # handler refused, as the ZAP refusal runs above show), and then
+            # sometimes stalls until the program's alarm.
+            echo "  INFO  on Debian's libzmq (reference): $verdict${failing:+, failing: $failing}"
+            continue
+        fi
+        RUN=$((RUN + 1))
+        if [ "$rc" = 0 ] && grep -q '^[0-9]* Tests 0 Failures 0 Ignored' "$log"; then
+            PASSED=$((PASSED + 1))
+            printf '  PASS  %-58s %s\n' "on oxmq: every case" "$verdict"
+        else
+            FAILED=$((FAILED + 1))
+            printf '  FAIL  %-58s %s\n' "on oxmq" "$verdict"
+            grep -E ':(FAIL|IGNORE)' "$log" | sed 's/^/        /'
+        fi
+    done
+else
+    skip_msg="libzmq's own test_security_gssapi: not built (make libzmq-suite builds it)"
+    echo "SKIP $skip_msg"
+    if [ -n "${OXMQ_SKIP_LOG:-}" ]; then echo "gssapi-test: $skip_msg" >> "$OXMQ_SKIP_LOG"; fi
+fi
+
 echo "gssapi: $PASSED of $RUN passed"
 [ "$FAILED" = 0 ]

@@ -44,6 +44,17 @@ impl GssOptions {
     }
 }
 
+/// A principal option as libzmq reads it: a C string, so up to its first NUL
+/// (C callers often pass `strlen + 1` octets, libzmq's own tests among them).
+fn c_string(value: &[u8]) -> &[u8] {
+    value.split(|&b| b == 0).next().unwrap_or_default()
+}
+
+/// A GSS name from a principal option and its `ZMQ_GSSAPI_NT_*` type.
+fn import_name(value: &[u8], nt: i32) -> Result<Name, GssFailure> {
+    Name::new(c_string(value), Some(name_oid(nt))).map_err(failure)
+}
+
 fn name_oid(nt: i32) -> Oid<'static> {
     match nt {
         name_type::USER_NAME => GSS_NT_USER_NAME,
@@ -61,7 +72,7 @@ fn credentials(principal: &[u8], nt: i32) -> Result<Option<Cred>, GssFailure> {
     if principal.is_empty() {
         return Ok(None);
     }
-    let name = Name::new(principal, Some(name_oid(nt))).map_err(failure)?;
+    let name = import_name(principal, nt)?;
     Cred::acquire(Some(&name), None, CredUsage::Both, None).map(Some).map_err(failure)
 }
 
@@ -70,7 +81,7 @@ fn new_context(opts: &GssOptions, acceptor: bool) -> Result<Box<dyn GssContext>,
     let ctx = if acceptor {
         Krb::Server(ServerCtx::new(cred))
     } else {
-        let target = Name::new(&opts.service_principal, Some(name_oid(opts.service_principal_nt))).map_err(failure)?;
+        let target = import_name(&opts.service_principal, opts.service_principal_nt)?;
         let flags = CtxFlags::GSS_C_MUTUAL_FLAG | CtxFlags::GSS_C_REPLAY_FLAG;
         Krb::Client(ClientCtx::new(cred, target, flags, None))
     };
@@ -143,7 +154,14 @@ fn confidential(token: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::confidential;
+    use super::{c_string, confidential};
+
+    #[test]
+    fn principal_options_are_c_strings() {
+        assert_eq!(c_string(b"zmqtest2\0"), b"zmqtest2");
+        assert_eq!(c_string(b"a@B"), b"a@B");
+        assert_eq!(c_string(b"a\0junk"), b"a");
+    }
 
     #[test]
     fn rfc4121_wrap_tokens_must_be_sealed() {
