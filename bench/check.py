@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-STUDIES = [str(n) for n in range(1, 13)]
+STUDIES = [str(n) for n in range(1, 14)]
 # Sides issue 12 added: each must be in study 2 and 3, with figures or a reason.
 NEW_SIDES = ["c_omq", "rust_omq", "rust_zeromq", "rust_rzmq", "rust_monocoque"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -68,7 +68,8 @@ def main():
     st2 = data.get("studies", {}).get("2", {})
     for n in ("2", "3"):
         cells = data.get("studies", {}).get(n, {}).get("cells", [])
-        cells = [c for c in cells if c.get("key", {}).get("mode") != "bytearray"]  # Python-only rows
+        # Python-only rows (bytearray) and the C-only one-process layout
+        cells = [c for c in cells if c.get("key", {}).get("mode") != "bytearray" and not c.get("key", {}).get("layout")]
         check(bool(cells) and all(k in c.get("sides", {}) for c in cells for k in NEW_SIDES),
               "study %s: every cell lists omq's C ABI and the Rust peers (figures or a reason)" % n)
     lat = [c for c in data.get("studies", {}).get("3", {}).get("cells", [])
@@ -90,6 +91,12 @@ def main():
           "study 2: oxmq (Python) copies a bytearray (the receiver gets a new object): the forced-copy row copies")
     check(bool(lent) and all(c["sides"]["oxmq_py"]["recv_is_sent"] for c in lent),
           "study 2: oxmq (Python) lends an exact bytes >= 4 KiB (the receiver gets the sent object): labelled lend")
+    # Study 13 (scale): the veth cells ran or say why the machine did not allow them.
+    st13 = data.get("studies", {}).get("13", {})
+    veth = st13.get("veth")
+    check(isinstance(veth, str) and bool(veth) and (veth.endswith("veth hosts") == any(
+        c.get("key", {}).get("hosts", "").endswith("veth hosts") for c in st13.get("cells", []))),
+          "study 13: veth cells ran, or the reason they were skipped is recorded (%s)" % veth)
     # The README's CURVE figures are generated from the committed CURVE run, never typed.
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import report  # noqa: E402 - bench/report.py

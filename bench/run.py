@@ -547,7 +547,9 @@ UNITS = {
     "cpu_s_per_mline": ("CPU s/M lines", 1), "us_per_call": ("µs", 1), "us_per_round_trip": ("µs", 1),
     "msgs_per_cpu_s": ("msg/CPU-s", 1),
     "recv_msgs_per_cpu_s": ("msg/CPU-s", 1), "send_msgs_per_cpu_s": ("msg/CPU-s", 1), "rss_mib": ("MiB", 1),
-    "bytes_per_msg": ("B/msg", 1),
+    "bytes_per_msg": ("B/msg", 1), "connect_seconds": ("s", 1), "router_kib_per_conn": ("KiB/conn", 1),
+    "client_kib_per_conn": ("KiB/conn", 1), "delivered_per_s": ("msg/s", 1), "lag_ms": ("ms", 1),
+    "publish_seconds": ("s", 1), "cpu_us_per_ping": ("CPU µs", 1),
 }
 
 
@@ -727,6 +729,37 @@ def pinned_cells(quick):
     return [("tcp", 16, "copy")] if quick else [("tcp", 16, "copy"), ("tcp", 1 << 20, "copy")]
 
 
+# The one-process layout (issue 21 item 4): one context, PULL bound in the main
+# thread, PUSH connected from a second thread over loopback tcp, so one I/O
+# thread serves both ends of the connection. C programs only (bench/c/thr.c).
+THREADS_IMPLS = ["c_libzmq", "c_oxmq", "c_omq"]
+
+
+def threads_sizes(quick):
+    return [64, 1 << 20] if quick else [64, 4096, 65536, 1 << 20]
+
+
+def _thr_threads_cell(suite, impls, size, target):
+    sides = []
+    for k in THREADS_IMPLS:
+        impl = impls[k]
+
+        def run(n, impl=impl, size=size):
+            r = run_procs([Proc("main", impl, "thr", ["tcpthreads", size, n, "copy"])], suite.timeout)["main"]
+            return _cpu_metrics(dict(r), r)
+
+        init = 20 if suite.quick else int(max(20, min(20000, (8 << 20) // size)))
+        if suite.quick and size <= 4096:
+            init = 2000
+        sides.append(_peer_side(Side(impl, run, init, calibrate="seconds", cmin=20, cmax=50_000_000), k))
+    label = "tcp %s copy (one process, two threads)" % size_label(size)
+    log("[2 throughput] %s" % label)
+    cell = suite.compare(2, {"transport": "tcp", "size": size, "mode": "copy", "layout": "threads"}, sides,
+                         THR_METRICS, label, target=target)
+    ratios(cell, "msgs_per_s", False, impls)
+    ratios(cell, "msgs_per_cpu_s", False, impls)
+
+
 @study(2, "throughput", "Throughput vs message size: PUSH/PULL, copy vs zero-copy")
 def study_throughput(suite, impls):
     target = suite.target * 0.6
@@ -738,6 +771,8 @@ def study_throughput(suite, impls):
     if HAVE_TASKSET:
         for transport, size, mode in pinned_cells(suite.quick):
             _thr_cell(suite, impls, transport, size, mode, True, ipc_n, target)
+    for size in threads_sizes(suite.quick):
+        _thr_threads_cell(suite, impls, size, target)
 
 
 RAW_KIND = {"tcp": "tcp", "ipc": "unix", "inproc": "memcpy"}
@@ -991,6 +1026,209 @@ def study_memory(suite, impls):
     ratios(cell, "rss_mib", True, impls)
 
 
+SCALE_IMPLS = ["c_libzmq", "c_libzmq435", "c_oxmq", "c_omq"]
+# DEALERs per client process: each costs libzmq two descriptors (its tcp
+# connection and its socket's mailbox), and RLIMIT_NOFILE's hard limit may be
+# as low as 20,000 in a container.
+SCALE_PER_PROC = 2500
+SCALE_PINGS = 2000
+SCALE_HOSTS = 4  # network namespaces ("hosts") for the clients of the veth cells
+SCALE_NET = "10.201"  # 10.201.J.1 (server side) - 10.201.J.2 (client J) over veth pair J
+SCALE_METRICS = ["connect_seconds", "router_kib_per_conn", "client_kib_per_conn", "p50_us", "p99_us", "mean_us",
+                 "cpu_us_per_ping"]
+SCALE_RATIOS = ["connect_seconds", "router_kib_per_conn", "client_kib_per_conn", "p50_us", "p99_us"]
+FANOUT_METRICS = ["delivered_per_s", "lag_ms", "publish_seconds"]
+
+
+def scale_counts(quick):
+    """DEALER counts; 10 is the baseline of the p99 goal (p99 at the largest within 2× p99 at 10)."""
+    return [10, 200] if quick else [10, 1000, 5000, 10000]
+
+
+def fanout_shape(quick):
+    """(SUBs, messages each, message size, SUB processes)."""
+    return (100, 100, 64, 2) if quick else (1000, 1000, 64, 4)
+
+
+def _split(n, parts):
+    return [n // parts + (1 if j < n % parts else 0) for j in range(parts)]
+
+
+def _in_netns(impl, ns):
+    """impl's programs run inside network namespace ns (None: as they are)."""
+    if ns is None:
+        return impl
+    i = Impl(impl.key, impl.label, impl.group, oxmq=impl.oxmq, peers=impl.peers, expect_capi=impl.expect_capi,
+             expect_lib=impl.expect_lib)
+    i._argv = lambda prog, base=impl: ["ip", "netns", "exec", ns] + base._argv(prog)
+    i.env, i.reason = impl.env, impl.reason
+    return i
+
+
+class Hosts:
+    """Where the server and each client process run. Loopback: one namespace,
+    client j connecting to 127.0.0.(j+1) (several addresses, so that ephemeral
+    ports never run short). Veth: the server in a namespace of its own, client
+    j in namespace j, joined to the server's by veth pair j, so that the traffic
+    crosses real (virtual) interfaces and each "host" has its own TCP stack."""
+
+    def __init__(self):
+        self.server_ns, self.client_ns, self.label = None, [], "loopback"
+
+    def server(self, impl):
+        return _in_netns(impl, self.server_ns)
+
+    def client(self, impl, j):
+        return _in_netns(impl, self.client_ns[j % len(self.client_ns)] if self.client_ns else None)
+
+    def addr(self, j):
+        if self.client_ns:
+            return "%s.%d.1" % (SCALE_NET, j % len(self.client_ns))
+        return "127.0.0.%d" % (j % 250 + 1)
+
+    def up(self, k):
+        """Make the namespaces; None when done, else why the machine does not allow it."""
+        if os.geteuid() != 0:
+            return "needs root (ip netns add)"
+        if not shutil.which("ip"):
+            return "no `ip` command (iproute2)"
+        prefix = "oxmqscale%d" % os.getpid()
+        self.server_ns = prefix + "s"
+        self.client_ns = ["%sc%d" % (prefix, j) for j in range(k)]
+        cmds = [["ip", "netns", "add", self.server_ns], ["ip", "-n", self.server_ns, "link", "set", "lo", "up"]]
+        for j, ns in enumerate(self.client_ns):
+            cmds += [["ip", "netns", "add", ns], ["ip", "-n", ns, "link", "set", "lo", "up"],
+                     ["ip", "-n", self.server_ns, "link", "add", "vs%d" % j, "type", "veth", "peer", "name",
+                      "vc%d" % j, "netns", ns],
+                     ["ip", "-n", self.server_ns, "addr", "add", "%s.%d.1/24" % (SCALE_NET, j), "dev", "vs%d" % j],
+                     ["ip", "-n", ns, "addr", "add", "%s.%d.2/24" % (SCALE_NET, j), "dev", "vc%d" % j],
+                     ["ip", "-n", self.server_ns, "link", "set", "vs%d" % j, "up"],
+                     ["ip", "-n", ns, "link", "set", "vc%d" % j, "up"]]
+        for c in cmds:
+            why = probe(c)
+            if why:
+                self.down()
+                return "`%s` failed: %s" % (" ".join(c), why)
+        # `ip netns exec` also needs to make a mount namespace, which a container may refuse.
+        why = probe(["ip", "netns", "exec", self.client_ns[0], "true"])
+        if why:
+            self.down()
+            return "`ip netns exec` failed: %s" % why
+        why = probe(["ip", "netns", "exec", self.client_ns[0], "ping", "-c", "1", "-W", "2", self.addr(0)]) \
+            if shutil.which("ping") else None
+        if why:
+            self.down()
+            return "no route over the veth pair: %s" % why
+        self.label = "%d veth hosts" % k
+        return None
+
+    def down(self):
+        for ns in [self.server_ns] + self.client_ns:
+            if ns:
+                subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        self.server_ns, self.client_ns = None, []
+
+
+def _scale_dealers(suite, impl, n, hosts, pings):
+    procs_n = max(1, -(-n // SCALE_PER_PROC))
+    if hosts.client_ns:
+        procs_n = max(procs_n, len(hosts.client_ns))
+    procs = [Proc("router", hosts.server(impl), "scale", ["router", "tcp://0.0.0.0:*", n, procs_n], ready=True)]
+    for j, mine in enumerate(_split(n, procs_n)):
+        procs.append(Proc("d%d" % j, hosts.client(impl, j), "scale",
+                          ["dealer", hosts.addr(j), "{ep0}", n, mine, j, "{ep1}", pings]))
+    r = run_procs(procs, suite.timeout)
+    ds = [r["d%d" % j] for j in range(procs_n)]
+    t0, t1 = min(d["t0"] for d in ds), max(d["t1"] for d in ds)
+    out = {"connect_seconds": t1 - t0, "router_kib_per_conn": r["router"]["router_kib_per_conn"],
+           "client_kib_per_conn": sum(d["client_kib_per_conn"] * d["dealers"] for d in ds) / n,
+           "client_processes": procs_n}
+    for m in ("p50_us", "p99_us", "mean_us"):
+        out[m] = ds[0][m]
+    # CPU per round trip on both ends (the ROUTER's includes its idle time with
+    # N connections open): less at the mercy of a loaded machine than p99.
+    rounds = ds[0]["pings"] + ds[0]["ping_sample"]
+    out["cpu_us_per_ping"] = ds[0]["client_cpu_us_per_ping"] + r["router"]["router_cpu_s_after"] * 1e6 / rounds
+    for k in ("lib", "zmq_version"):
+        if k in r["router"]:
+            out[k] = r["router"][k]
+    return out
+
+
+def _scale_fanout(suite, impl, hosts, shape):
+    subs, msgs, size, procs_n = shape
+    if hosts.client_ns:
+        procs_n = max(procs_n, len(hosts.client_ns))
+    procs = [Proc("pub", hosts.server(impl), "scale", ["pub", "tcp://0.0.0.0:*", procs_n, msgs, size], ready=True)]
+    for j, mine in enumerate(_split(subs, procs_n)):
+        procs.append(Proc("s%d" % j, hosts.client(impl, j), "scale",
+                          ["sub", hosts.addr(j), "{ep0}", "{ep1}", mine, msgs]))
+    r = run_procs(procs, suite.timeout)
+    ss = [r["s%d" % j] for j in range(procs_n)]
+    got = sum(s["subs"] * s["msgs"] for s in ss)
+    if got != subs * msgs:
+        raise RunError("SUBs report %d deliveries, not %d" % (got, subs * msgs))
+    first, last = min(s["first_sent"] for s in ss), max(s["last_done"] for s in ss)
+    out = {"delivered_per_s": got / (last - first) if last > first else None,
+           "lag_ms": (last - max(s["last_sent"] for s in ss)) * 1e3,
+           "publish_seconds": r["pub"]["publish_seconds"]}
+    for k in ("lib", "zmq_version"):
+        if k in r["pub"]:
+            out[k] = r["pub"][k]
+    return out
+
+
+def _scale_cells(suite, impls, hosts, counts, shape, pings):
+    for n in counts:
+        sides = []
+        for k in SCALE_IMPLS:
+            def run(count, impl=impls[k], n=n):
+                return _scale_dealers(suite, impl, n, hosts, pings)
+
+            sides.append(Side(impls[k], run, n))
+        label = "ROUTER + %d DEALERs (%s)" % (n, hosts.label)
+        log("[13 scale] %s" % label)
+        cell = suite.compare(13, {"shape": "dealers", "connections": n, "hosts": hosts.label}, sides,
+                             SCALE_METRICS, label)
+        for m in SCALE_RATIOS:
+            ratios(cell, m, True, impls)
+    sides = []
+    for k in SCALE_IMPLS:
+        def run(count, impl=impls[k]):
+            return _scale_fanout(suite, impl, hosts, shape)
+
+        sides.append(Side(impls[k], run, shape[1]))
+    label = "PUB -> %d SUBs x %d msgs of %d B (%s)" % (shape[0], shape[1], shape[2], hosts.label)
+    log("[13 scale] %s" % label)
+    cell = suite.compare(13, {"shape": "fanout", "subs": shape[0], "msgs": shape[1], "size": shape[2],
+                              "hosts": hosts.label}, sides, FANOUT_METRICS, label)
+    ratios(cell, "delivered_per_s", False, impls)
+    ratios(cell, "lag_ms", True, impls)
+
+
+@study(13, "scale", "Scale: one ROUTER with 10 to 10,000 DEALERs, one PUB fanning out to 1,000 SUBs, over loopback "
+                    "and over veth pairs between network namespaces")
+def study_scale(suite, impls):
+    counts, shape = scale_counts(suite.quick), fanout_shape(suite.quick)
+    pings = 500 if suite.quick else SCALE_PINGS
+    saved = suite.reps
+    suite.reps = min(saved, 3)  # a 10,000-connection run takes seconds; three repetitions per side
+    try:
+        _scale_cells(suite, impls, Hosts(), counts, shape, pings)
+        veth = Hosts()
+        why = veth.up(SCALE_HOSTS)
+        suite.results.setdefault(13, {"cells": []})["veth"] = why or veth.label
+        if why:
+            log("[13 scale] veth cells skipped: %s" % why)
+            return
+        try:
+            _scale_cells(suite, impls, veth, counts[-1:], shape, pings)
+        finally:
+            veth.down()
+    finally:
+        suite.reps = saved
+
+
 CURVE_IMPLS = ["c_libzmq", "c_libzmq435", "c_oxmq", "rust_oxmq", "pyzmq", "oxmq_py"]
 MECHANISMS = (("null", "NULL", 0), ("curve", "CURVE", 2))
 
@@ -1163,7 +1401,7 @@ def machine_info(impls):
 # Short studies first and the long throughput study last: results.json is
 # written after each study, so a run cut short still renders (--report-only)
 # with the most studies in it.
-SUITE_ORDER = (8, 1, 11, 12, 4, 7, 5, 6, 10, 3, 9, 2)
+SUITE_ORDER = (8, 1, 11, 12, 13, 4, 7, 5, 6, 10, 3, 9, 2)
 
 
 def main():

@@ -15,12 +15,12 @@
 # its Python package, a binding) are reported "not available (why)"; they
 # light up when mk/capi.mk / mk/python.mk build them.
 
-DEB_PKGS += libzmq3-dev pkg-config gcc libzmq-ffi-perl ruby-ffi-rzmq python3-zmq util-linux
+DEB_PKGS += libzmq3-dev pkg-config gcc libzmq-ffi-perl ruby-ffi-rzmq python3-zmq util-linux iproute2 iputils-ping
 
 BENCH_REQS := bench/requirements.txt
 BENCH_STAMP := $(VENV)/.bench-requirements.stamp
 BENCH_C_OUT := target/bench
-BENCH_C_PROGS := callcost thr lat inproc_pair weather memq
+BENCH_C_PROGS := callcost thr lat inproc_pair weather memq scale
 BENCH_CC ?= gcc
 BENCH_CFLAGS ?= -O2 -g -Wall -Wextra -std=gnu11 -pthread
 BENCH_CAPI := target/release/capi
@@ -92,7 +92,7 @@ bench-c435: bench-venv
 	so=$$(ls $(ZMQ435_DIR)/lib/libzmq-*.so.5* | head -1); ln -sf $$(basename $$so) $(ZMQ435_DIR)/lib/libzmq.so; \
 	sodium=$$(ls $(ZMQ435_DIR)/lib/ | grep -m1 libsodium); \
 	echo "==> bench/c against libzmq 4.3.5 from $$(cat $(ZMQ435_DIR)/wheel.txt) ($$(basename $$so), $$sodium) -> $(ZMQ435_DIR)/c"; \
-	for p in thr lat; do \
+	for p in thr lat scale; do \
 	  [ $(ZMQ435_DIR)/c/$$p -nt bench/c/$$p.c ] && [ $(ZMQ435_DIR)/c/$$p -nt bench/c/common.h ] || \
 	  $(BENCH_CC) $(BENCH_CFLAGS) -o $(ZMQ435_DIR)/c/$$p bench/c/$$p.c $$(pkg-config --cflags libzmq) \
 	    -L$(ZMQ435_DIR)/lib -Wl,-rpath,$(abspath $(ZMQ435_DIR)/lib) -lzmq || exit 1; \
@@ -143,7 +143,7 @@ bench-rust-peers:
 	  omq-libzmq-version "$$(ver omq-libzmq)" \
 	  crates-version "$$(ver omq-tokio), $$(ver zeromq), $$(ver rzmq), $$(ver monocoque-rs)" > $(PEERS_STATUS)
 
-bench-py312: venv
+bench-py312: venv wheel
 	@mkdir -p $(BENCH_C_OUT)
 	@py=""; for c in $$(command -v python3.12) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python3.12 2>/dev/null); do \
 	  if $$c -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then py=$$c; break; fi; done; \
@@ -157,11 +157,11 @@ bench-py312: venv
 	  echo "==> $(VENV312_PY) -m pip install -r $(BENCH_REQS312)"; \
 	  $(VENV312_PY) -m pip install -q --disable-pip-version-check -U -r $(BENCH_REQS312) && \
 	  cp $(BENCH_REQS312) $(VENV312)/.requirements.stamp; fi; \
-	if [ -z "$$(find $(PY_PKG_SRCS) -newer $(VENV312)/.oxmq.stamp 2>/dev/null | head -1)" ] && [ -e $(VENV312)/.oxmq.stamp ]; then \
+	if [ $(VENV312)/.oxmq.stamp -nt $(WHEEL_STAMP) ]; then \
 	  echo "==> oxmq (Python) in $(VENV312) up to date"; \
-	else echo "==> $(VENV312_PY) -m pip install ./python (maturin, for Python 3.12)"; \
-	  if $(VENV312_PY) -m pip install -q --disable-pip-version-check ./python; then touch $(VENV312)/.oxmq.stamp; \
-	  else echo "oxmq's Python extension failed to build for 3.12" > $(PY312_STATUS); rm -rf $(VENV312); exit 0; fi; fi; \
+	else echo "==> $(VENV312_PY) -m pip install oxmq (the abi3 wheel from $(WHEEL_DIR))"; \
+	  if PATH="$(NOCARGO_PATH)" $(VENV312_PY) $(WHEEL_PIP_INSTALL) --no-deps --force-reinstall oxmq; then touch $(VENV312)/.oxmq.stamp; \
+	  else echo "oxmq's wheel failed to install on Python 3.12" > $(PY312_STATUS); rm -rf $(VENV312); exit 0; fi; fi; \
 	echo "ok" > $(PY312_STATUS); \
 	echo "==> Python studies on $$($(VENV312_PY) -c 'import sys, zmq, pyomq; print("Python", sys.version.split()[0], "pyzmq", zmq.__version__, "pyomq", pyomq.__version__)')"
 

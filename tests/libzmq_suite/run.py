@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run libzmq's own test programs on real libzmq and on oxmq, and compare.
 
-The programs come from libzmq's source (Debian's zeromq3 source package),
+The programs come from libzmq 4.3.5's source (crates.io's zeromq-src crate),
 fetched and built by build.sh into the cache directory with no RPATH, so the
 library each run uses is the first one on LD_LIBRARY_PATH: the libzmq.so.5
 built from that same source, then oxmq's target/release/capi/libzmq.so.5.
@@ -160,7 +160,7 @@ def main() -> int:
 
     cache = Path(args.cache).resolve()
     build = cache / "build"
-    srcs = sorted(p for p in cache.glob("zeromq3-*") if p.is_dir())
+    srcs = sorted(p for p in cache.glob("libzmq-*") if p.is_dir())
     if not (build / ".built").exists() or not srcs:
         sys.exit(f"libzmq suite: no build in {cache} (run tests/libzmq_suite/build.sh first)")
     version = libzmq_version(srcs[-1])

@@ -40,7 +40,7 @@ mod loom_tests;
 pub use ctx::{ctxopt, Context};
 pub use error::{errno, Error, Result};
 pub use monitor::monitor_event;
-pub use msg::{Msg, INLINE_CAPACITY};
+pub use msg::{FreeFn, Msg, INLINE_CAPACITY};
 // Draft RADIO/DISH.
 pub use msg::GROUP_MAX_LENGTH;
 pub use options::{opt, POLLERR, POLLIN, POLLOUT};

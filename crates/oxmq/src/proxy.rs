@@ -7,15 +7,18 @@
 //! copied) from the receive to the send. A capture sees a copy of every
 //! frame, and of every control command, as libzmq's capture socket does.
 //!
-//! Steering is libzmq 4.3's: one-frame commands on the control socket,
+//! Steering is libzmq 4.3.5's: one-frame commands on the control socket,
 //! `PAUSE` (stop forwarding, keep serving commands), `RESUME`, `TERMINATE`
 //! (return `Ok`) and `STATISTICS` (reply with eight native-endian u64
 //! frames: frontend messages in, bytes in, messages out, bytes out, then
 //! the same for the backend; a multipart message counts once, with the sum
-//! of its frame sizes). Only `STATISTICS` is answered, as in libzmq 4.3,
-//! so a REP control socket serves one STATISTICS after another. A command
-//! with more frames, or an unknown one, ends the proxy with EINVAL (libzmq
-//! aborts the process on the latter).
+//! of its frame sizes). Every other frame read from the control socket,
+//! unknown ones included, is answered with one empty frame and leaves the
+//! state as it was, so a REP control socket serves any sequence of commands
+//! (libzmq 4.3.5's own test_proxy_steerable steers through REQ/REP). Each
+//! frame of a multipart command is read as a command of its own, as libzmq
+//! reads one frame per command. libzmq 4.3.5 swaps PAUSE and RESUME (its
+//! comparison of "PAUSE" is inverted); oxmq keeps the documented meaning.
 //!
 //! The proxy waits through [`crate::poll_with`]: the caller's [`WaitHook`]
 //! says what a signal means (a language runtime runs its handlers there).
@@ -309,38 +312,41 @@ impl<'a> Proxy<'a> {
             Err(Error::Again) => return Ok(state),
             Err(e) => return Err(e),
         };
-        if cmd.more() {
-            return Err(Error::Invalid("a proxy command is one frame"));
-        }
         if let Some(c) = self.capture.as_deref_mut() {
             c.capture(None, &cmd, false)?;
         }
-        match cmd.as_slice() {
-            b"PAUSE" => Ok(State::Paused),
-            b"RESUME" => Ok(State::Active),
-            b"TERMINATE" => Ok(State::Terminated),
+        let next = match cmd.as_slice() {
             b"STATISTICS" => {
                 let values = self.stats.values();
                 for (i, v) in values.iter().enumerate() {
-                    let more = i + 1 < values.len();
-                    let frame = Msg::from_slice(&v.to_ne_bytes());
-                    let flags = if more { SNDMORE } else { 0 };
-                    let mut pending = Some(frame);
-                    // As libzmq: a blocking send; the first frame may fail.
-                    loop {
-                        match control.send_from(&mut pending, flags | DONTWAIT) {
-                            Err(Error::Again) => {}
-                            other => other?,
-                        }
-                        if pending.is_none() {
-                            break;
-                        }
-                        poll_with(&mut [PollItem::from_socket(control, POLLOUT)], -1, hook)?;
-                    }
+                    let flags = if i + 1 < values.len() { SNDMORE } else { 0 };
+                    send_blocking(control, Msg::from_slice(&v.to_ne_bytes()), flags, hook)?;
                 }
-                Ok(state)
+                return Ok(state);
             }
-            _ => Err(Error::Invalid("unknown proxy command")),
+            b"PAUSE" => State::Paused,
+            b"RESUME" => State::Active,
+            b"TERMINATE" => State::Terminated,
+            _ => state,
+        };
+        // libzmq 4.3.5 answers every other command with an empty frame.
+        send_blocking(control, Msg::from_slice(&[]), 0, hook)?;
+        Ok(next)
+    }
+}
+
+/// A blocking send through the caller's wait hook (libzmq's proxy sends its
+/// control replies blocking; the first frame may fail).
+fn send_blocking(control: &Socket, frame: Msg, flags: i32, hook: &mut dyn WaitHook) -> Result<()> {
+    let mut pending = Some(frame);
+    loop {
+        match control.send_from(&mut pending, flags | DONTWAIT) {
+            Err(Error::Again) => {}
+            other => other?,
         }
+        if pending.is_none() {
+            return Ok(());
+        }
+        poll_with(&mut [PollItem::from_socket(control, POLLOUT)], -1, hook)?;
     }
 }

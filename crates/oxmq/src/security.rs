@@ -111,6 +111,8 @@ pub fn has(capability: &str) -> bool {
     // in zmq.h) and Python has pyzmq's draft names, as a libzmq built with
     // --enable-drafts answers.
     matches!(capability, "ipc" | "curve" | "gssapi" | "ws" | "wss" | "draft")
+        // OpenPGM and NORM, as Debian's libzmq5 has them (transport::multicast).
+        || matches!(capability, "pgm" | "norm")
 }
 
 #[cfg(test)]

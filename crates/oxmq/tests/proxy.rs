@@ -114,19 +114,23 @@ fn pause_holds_messages_until_resume() {
     send(&push, b"before");
     assert_eq!(recv(&pull), b"before");
     send(&ctl, b"PAUSE");
+    assert_eq!(recv(&ctl), b"", "PAUSE is answered with an empty frame");
     // STATISTICS is served while paused (its reply also shows PAUSE was taken).
     assert_eq!(stats_reply(&ctl)[0], 1);
     send(&push, b"during");
     assert_nothing_within(&pull, 200);
     assert_eq!(stats_reply(&ctl)[0], 1, "nothing forwarded while paused");
     send(&ctl, b"RESUME");
+    assert_eq!(recv(&ctl), b"");
     assert_eq!(recv(&pull), b"during");
     send(&ctl, b"TERMINATE");
     proxy.join().unwrap().0.unwrap();
 }
 
 #[test]
-fn rep_control_answers_statistics_only() {
+fn rep_control_is_answered_for_every_command() {
+    // libzmq 4.3.5: STATISTICS gets its eight frames, every other command
+    // (unknown ones included) one empty frame, so REQ/REP steering works.
     let _g = guard();
     let rig = Rig::new();
     let front = rig.bound(SocketType::Pull, &rig.front_ep);
@@ -135,24 +139,29 @@ fn rep_control_answers_statistics_only() {
     let proxy = thread::spawn(move || Proxy::new(&front, &back).control(&ctl).run());
     let req = rig.connected(SocketType::Req, &rig.ctl_ep);
     assert_eq!(stats_reply(&req), [0; 8]);
+    for cmd in [b"PAUSE".as_slice(), b"RESUME", b"NONSENSE"] {
+        send(&req, cmd);
+        assert_eq!(recv_parts(&req), vec![Vec::<u8>::new()], "{:?} is answered with one empty frame", cmd);
+    }
     assert_eq!(stats_reply(&req), [0; 8]);
     send(&req, b"TERMINATE");
+    assert_eq!(recv_parts(&req), vec![Vec::<u8>::new()]);
     proxy.join().unwrap().unwrap();
 }
 
 #[test]
-fn bad_commands_end_the_proxy_with_einval() {
+fn each_frame_of_a_multipart_command_is_a_command() {
     let _g = guard();
-    for cmd in [&[b"PAUSE".as_slice(), b"x"][..], &[b"NONSENSE"]] {
-        let rig = Rig::new();
-        let front = rig.bound(SocketType::Pull, &rig.front_ep);
-        let back = rig.bound(SocketType::Push, &rig.back_ep);
-        let ctl = rig.bound(SocketType::Pair, &rig.ctl_ep);
-        let proxy = thread::spawn(move || Proxy::new(&front, &back).control(&ctl).run());
-        let c = rig.connected(SocketType::Pair, &rig.ctl_ep);
-        send_parts(&c, cmd);
-        assert_errno(proxy.join().unwrap(), errno::EINVAL);
-    }
+    let rig = Rig::new();
+    let front = rig.bound(SocketType::Pull, &rig.front_ep);
+    let back = rig.bound(SocketType::Push, &rig.back_ep);
+    let ctl = rig.bound(SocketType::Pair, &rig.ctl_ep);
+    let proxy = thread::spawn(move || Proxy::new(&front, &back).control(&ctl).run());
+    let c = rig.connected(SocketType::Pair, &rig.ctl_ep);
+    send_parts(&c, &[b"NONSENSE", b"TERMINATE"]);
+    proxy.join().unwrap().expect("the second frame terminates the proxy");
+    assert_eq!(recv(&c), b"");
+    assert_eq!(recv(&c), b"");
 }
 
 #[test]
