@@ -45,7 +45,7 @@ capi:
 	    echo 'Description: oxmq, ZeroMQ in Rust, with the libzmq 4.3 C ABI'; \
 	    echo 'Version: 4.3.5'; \
 	    echo 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lzmq'; \
-	    echo 'Libs.private: -lpthread -ldl -lm'; \
+	    echo 'Libs.private: -lgssapi_krb5 -lpthread -ldl -lm'; \
 	    echo 'Cflags: -I$${includedir}'; \
 	  } > $(CAPI_OUT)/pkgconfig/$$pc.pc; \
 	done

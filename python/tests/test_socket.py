@@ -207,6 +207,37 @@ def test_option_attributes(make):
     assert "linger" in dir(s)
 
 
+def test_gssapi_options_as_debian_libzmq(make):
+    # The values Debian's libzmq5 (built with GSSAPI) gives; the handshake
+    # itself is tested against it with a real KDC by `make gssapi-test`.
+    assert oxmq.has("gssapi")
+    s = make(oxmq.REQ)
+    assert s.gssapi_server == 0 and s.gssapi_plaintext == 0
+    assert s.getsockopt(oxmq.GSSAPI_PRINCIPAL_NAMETYPE) == 0  # ZMQ_GSSAPI_NT_HOSTBASED
+    s.gssapi_service_principal = b"zmqtest/localhost@OXMQ.TEST"
+    assert s.mechanism == oxmq.SecurityMechanism.GSSAPI == 3
+    assert s.getsockopt_string(oxmq.GSSAPI_SERVICE_PRINCIPAL) == "zmqtest/localhost@OXMQ.TEST"
+    s.setsockopt(oxmq.GSSAPI_SERVICE_PRINCIPAL_NAMETYPE, 2)  # ZMQ_GSSAPI_NT_KRB5_PRINCIPAL
+    assert s.getsockopt(oxmq.GSSAPI_SERVICE_PRINCIPAL_NAMETYPE) == 2
+    s.gssapi_plaintext = 1
+    assert s.gssapi_plaintext == 1
+    for option, value in [
+        (oxmq.GSSAPI_PRINCIPAL_NAMETYPE, 3),
+        (oxmq.GSSAPI_PLAINTEXT, 2),
+        (oxmq.GSSAPI_SERVER, 2),
+        (oxmq.GSSAPI_PRINCIPAL, b""),
+        (oxmq.GSSAPI_PRINCIPAL, b"x" * 256),
+    ]:
+        with pytest.raises(oxmq.ZMQError) as ei:
+            s.setsockopt(option, value)
+        assert ei.value.errno == oxmq.EINVAL
+    server = make(oxmq.REP)
+    server.gssapi_server = 1
+    assert server.gssapi_server == 1 and server.mechanism == oxmq.GSSAPI
+    server.plain_server = 1  # another mechanism takes over, as in libzmq
+    assert server.gssapi_server == 0
+
+
 def test_last_endpoint_and_random_port(make):
     s = make(oxmq.PULL)
     port = s.bind_to_random_port("tcp://127.0.0.1")

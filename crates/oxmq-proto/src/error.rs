@@ -170,6 +170,9 @@ pub enum HandshakeError {
     BadZapReply { code: u32 },
     /// The ZAP handler refused the peer with this status (300, 400 or 500).
     AuthFailed { status: u16 },
+    /// A GSS-API call failed (no credentials, unknown principal, a token
+    /// the library refused): its major and minor status words.
+    Gssapi { major: u32, minor: u32 },
 }
 
 impl HandshakeError {
@@ -238,6 +241,9 @@ impl fmt::Display for HandshakeError {
             HandshakeError::ZapUnavailable => f.write_str("no ZAP handler is bound at inproc://zeromq.zap.01"),
             HandshakeError::BadZapReply { code } => write!(f, "malformed ZAP reply (protocol error {code:#x})"),
             HandshakeError::AuthFailed { status } => write!(f, "ZAP handler refused the peer with status {status}"),
+            HandshakeError::Gssapi { major, minor } => {
+                write!(f, "GSS-API call failed (major status {major:#010x}, minor {minor})")
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::command::Metadata;
 use crate::error::{HandshakeError, ProtocolError};
 use crate::frame::FrameDecoder;
 use crate::greeting::{self, Greeting, GREETING_LEN};
-use crate::mechanism::{self, CurveCodec, Mechanism};
+use crate::mechanism::{self, GssapiConfig, Mechanism, TrafficCodec};
 use crate::socket_type::SocketType;
 use crate::zap::{ZapReply, ZapRequest};
 
@@ -58,6 +58,7 @@ pub enum MechanismConfig {
     Null,
     Plain(PlainConfig),
     Curve(CurveConfig),
+    Gssapi(GssapiConfig),
 }
 
 /// PLAIN credentials (a client's; a server has none of its own).
@@ -129,7 +130,7 @@ enum State {
         peer_type: Option<u8>,
     },
     Mechanism(Box<dyn Mechanism>),
-    Done(Option<CurveCodec>),
+    Done(Option<TrafficCodec>),
     Failed(HandshakeError),
 }
 
@@ -156,8 +157,11 @@ enum State {
 ///    is bound; both return like `handle_input`. Until then the peer's
 ///    bytes stay in the buffer: call `handle_input` again after answering.
 /// 6. After completion, [`take_codec`](Self::take_codec) gives the CURVE
-///    traffic codec (`None` for NULL and PLAIN): every traffic frame must
-///    then go through it in both directions.
+///    or GSSAPI traffic codec (`None` for NULL, PLAIN and GSSAPI_PLAINTEXT):
+///    every traffic frame must then go through it in both directions.
+/// 7. GSSAPI: when a GSS-API call fails the handshake stalls, as libzmq's
+///    does; on `ZMQ_HANDSHAKE_IVL`, report [`local_failure`](Self::local_failure)
+///    if it is `Some`.
 ///
 /// The caller enforces `ZMQ_HANDSHAKE_IVL`; this type has no clock.
 pub struct Handshake {
@@ -278,8 +282,19 @@ impl Handshake {
         self.after_zap(|m| m.zap_unavailable())
     }
 
-    /// The CURVE traffic codec, once complete (taken once).
-    pub fn take_codec(&mut self) -> Option<CurveCodec> {
+    /// A local failure the handshake stalls on, as libzmq's GSSAPI does
+    /// when a GSS-API call fails (no credentials, a refused token): nothing
+    /// more is sent, and the caller reports this when `ZMQ_HANDSHAKE_IVL`
+    /// expires instead of a plain timeout.
+    pub fn local_failure(&self) -> Option<HandshakeError> {
+        match &self.state {
+            State::Mechanism(m) => m.local_failure().cloned(),
+            _ => None,
+        }
+    }
+
+    /// The CURVE or GSSAPI traffic codec, once complete (taken once).
+    pub fn take_codec(&mut self) -> Option<TrafficCodec> {
         match &mut self.state {
             State::Done(codec) => codec.take(),
             _ => None,

@@ -1,6 +1,6 @@
 //! ZMTP 3.x (RFC 23 / RFC 37) as pure state machines, wire-compatible with
 //! libzmq 4.3.5: greeting, framing, commands and metadata, the handshake
-//! with its security mechanism (NULL, PLAIN, CURVE, and the ZAP exchange
+//! with its security mechanism (NULL, PLAIN, CURVE, GSSAPI, and the ZAP exchange
 //! they ask of the caller), and heartbeat timers. Older peers are spoken to
 //! as libzmq 4.3 does: ZMTP/2.0 (RFC 15) and ZMTP/1.0 (RFC 13) under NULL.
 //!
@@ -33,6 +33,7 @@ pub use greeting::{Greeting, GREETING_LEN};
 pub use handshake::{CurveConfig, Handshake, HandshakeConfig, MechanismConfig, PeerInfo, PlainConfig};
 pub use heartbeat::{Heartbeat, HeartbeatAction};
 pub use mechanism::curve::{keypair_from_entropy, public_key_of, Unboxed, KEY_LEN as CURVE_KEY_LEN};
-pub use mechanism::CurveCodec;
+pub use mechanism::gssapi::{GssContext, GssContextFactory, GssFailure, GssStep, GssapiCodec, GssapiConfig};
+pub use mechanism::{CurveCodec, TrafficCodec};
 pub use socket_type::SocketType;
 pub use zap::{ZapReply, ZapRequest, ZAP_ENDPOINT};

@@ -1,11 +1,14 @@
-//! PLAIN (RFC 24), CURVE (RFC 25/26) and the ZAP exchange (RFC 27) between
-//! two in-memory peers, plus byte-level checks of what goes on the wire.
+//! PLAIN (RFC 24), CURVE (RFC 25/26), GSSAPI (with a stand-in GSS-API
+//! context) and the ZAP exchange (RFC 27) between two in-memory peers, plus
+//! byte-level checks of what goes on the wire.
 
 use bytes::{Bytes, BytesMut};
 use oxmq_proto::{
-    keypair_from_entropy, CurveCodec, CurveConfig, FrameDecoder, Handshake, HandshakeConfig, HandshakeError,
-    MechanismConfig, Metadata, PeerInfo, PlainConfig, ProtocolError, SocketType, ZapReply, ZapRequest,
+    keypair_from_entropy, CurveCodec, CurveConfig, FrameDecoder, GssContext, GssFailure, GssStep, GssapiConfig,
+    Handshake, HandshakeConfig, HandshakeError, MechanismConfig, Metadata, PeerInfo, PlainConfig, ProtocolError,
+    SocketType, ZapReply, ZapRequest,
 };
+use std::sync::Arc;
 use zeroize::Zeroizing;
 
 type ZapFn = dyn FnMut(&ZapRequest) -> Option<ZapReply>;
@@ -456,4 +459,221 @@ fn plain_client_understands_libzmq_error_bytes() {
     let e = hs.handle_input(&mut buf).unwrap_err();
     assert_eq!(e, HandshakeError::PeerError { reason: b"400".to_vec() });
     assert_eq!(e.zap_status_code(), Some(400));
+}
+
+/// A stand-in for Kerberos with mutual authentication: the initiator sends
+/// `AP-REQ`, the acceptor answers `AP-REP` and is done, the initiator
+/// checks it and is done with no token. "Wrapping" XORs with 0x5A behind a
+/// `W` and is refused unless it starts with `W`.
+struct FakeGss {
+    acceptor: bool,
+    steps: u8,
+    fail_step: bool,
+}
+
+const FAKE_FAILURE: GssFailure = GssFailure { major: 0xD_0000, minor: 7 };
+
+impl GssContext for FakeGss {
+    fn step(&mut self, token: Option<&[u8]>) -> Result<GssStep, GssFailure> {
+        self.steps += 1;
+        if self.fail_step {
+            return Err(FAKE_FAILURE);
+        }
+        match (self.acceptor, self.steps, token) {
+            (false, 1, None) => Ok(GssStep { token: b"AP-REQ".to_vec(), complete: false }),
+            (true, 1, Some(b"AP-REQ")) => Ok(GssStep { token: b"AP-REP".to_vec(), complete: true }),
+            (false, 2, Some(b"AP-REP")) => Ok(GssStep { token: Vec::new(), complete: true }),
+            _ => Err(GssFailure { major: 0x9_0000, minor: 0 }),
+        }
+    }
+
+    fn wrap(&mut self, plaintext: &[u8]) -> Result<Vec<u8>, GssFailure> {
+        Ok(std::iter::once(b'W').chain(plaintext.iter().map(|b| b ^ 0x5A)).collect())
+    }
+
+    fn unwrap(&mut self, token: &[u8]) -> Result<Zeroizing<Vec<u8>>, GssFailure> {
+        match token.split_first() {
+            Some((b'W', rest)) => Ok(Zeroizing::new(rest.iter().map(|b| b ^ 0x5A).collect())),
+            _ => Err(GssFailure { major: 0x6_0000, minor: 0 }),
+        }
+    }
+
+    fn peer_principal(&self) -> Result<Vec<u8>, GssFailure> {
+        Ok(b"client@OXMQ.TEST".to_vec())
+    }
+}
+
+fn gss(socket_type: SocketType, as_server: bool, plaintext: bool, fail_step: bool) -> HandshakeConfig {
+    let g = GssapiConfig {
+        plaintext,
+        new_context: Arc::new(move |acceptor| {
+            Ok(Box::new(FakeGss { acceptor, steps: 0, fail_step }) as Box<dyn GssContext>)
+        }),
+    };
+    base(socket_type, MechanismConfig::Gssapi(g), as_server, 9)
+}
+
+/// `\x07MESSAGE len W(flags + body ^ 0x5A)`, as the fake wraps it.
+fn fake_message(flags: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = b"\x07MESSAGE".to_vec();
+    out.extend_from_slice(&(body.len() as u32 + 2).to_be_bytes());
+    out.push(b'W');
+    out.extend(std::iter::once(flags).chain(body.iter().copied()).map(|b| b ^ 0x5A));
+    out
+}
+
+#[test]
+fn gssapi_handshake_is_libzmq_layout_and_wraps_ready_and_traffic() {
+    let mut zap = |_: &ZapRequest| Some(reply("200", "kerberos-user"));
+    let (cp, sp) =
+        run(gss(SocketType::Dealer, false, false, false), gss(SocketType::Router, true, false, false), &mut zap);
+    assert_eq!(ok(&cp).socket_type, SocketType::Router);
+    assert_eq!(ok(&sp).socket_type, SocketType::Dealer);
+    assert_eq!(ok(&sp).user_id.as_deref(), Some(&b"kerberos-user"[..]));
+    let asked: Vec<_> = sp.zap_asked.iter().map(|r| (r.mechanism, r.credentials.clone())).collect();
+    assert_eq!(asked, vec![("GSSAPI", vec![b"client@OXMQ.TEST".to_vec()])]);
+
+    // The same handshake command by command.
+    let mut c = Handshake::new(gss(SocketType::Dealer, false, false, false));
+    let mut s = Handshake::new(gss(SocketType::Router, true, false, false));
+    let from_c = whole_greeting(&mut c);
+    let from_s = whole_greeting(&mut s);
+    assert_eq!(&from_c[12..18], b"GSSAPI");
+    assert_eq!(from_c[32], 0, "client's as-server octet");
+    assert_eq!(from_s[32], 1, "server's as-server octet");
+    let feed = |hs: &mut Handshake, bytes: &[u8]| {
+        let mut buf = BytesMut::from(bytes);
+        let r = hs.handle_input(&mut buf);
+        let mut out = Vec::new();
+        hs.poll_transmit(&mut out);
+        (r, out)
+    };
+    // Each side has the peer's first 11 octets already (whole_greeting).
+    let (r, c_out) = feed(&mut c, &from_s[11..]);
+    assert_eq!(r, Ok(None));
+    // INITIATE as a command frame: flags 0x04, size, name, 4-octet length, token.
+    assert_eq!(c_out, b"\x04\x13\x08INITIATE\x00\x00\x00\x06AP-REQ");
+    let mut to_s = from_c[11..].to_vec();
+    to_s.extend_from_slice(&c_out);
+    let (r, s_out) = feed(&mut s, &to_s);
+    assert_eq!(r, Ok(None));
+    assert_eq!(s_out, b"\x04\x13\x08INITIATE\x00\x00\x00\x06AP-REP");
+    let mut buf = BytesMut::from(&s_out[..]);
+    assert_eq!(c.handle_input(&mut buf), Ok(None));
+    let mut c_out = Vec::new();
+    c.poll_transmit(&mut c_out);
+    assert_eq!(c_out, b"\x04\x00", "no token left: an empty command frame, as libzmq sends");
+    let mut buf = BytesMut::from(&c_out[..]);
+    assert_eq!(s.handle_input(&mut buf), Ok(None));
+    let req = s.take_zap_request().expect("ZAP asked once the context is up");
+    assert_eq!(req.credentials, vec![b"client@OXMQ.TEST".to_vec()]);
+    assert_eq!(s.handle_zap_unavailable(), Ok(None), "no handler: admitted, as libzmq");
+    let mut s_out = Vec::new();
+    s.poll_transmit(&mut s_out);
+    let ready = frames(&s_out);
+    assert_eq!(s_out[0], 0x04, "the wrapped READY is a command frame");
+    assert_eq!(
+        &ready[0][..],
+        fake_message(0, b"\x05READY\x0bSocket-Type\x00\x00\x00\x06ROUTER\x08Identity\x00\x00\x00\x00")
+    );
+    let mut buf = BytesMut::from(&s_out[..]);
+    let peer = c.handle_input(&mut buf).unwrap().expect("client done after READY");
+    assert_eq!(peer.socket_type, SocketType::Router);
+    let mut c_out = Vec::new();
+    c.poll_transmit(&mut c_out);
+    assert_eq!(
+        &frames(&c_out)[0][..],
+        fake_message(0, b"\x05READY\x0bSocket-Type\x00\x00\x00\x06DEALER\x08Identity\x00\x00\x00\x00")
+    );
+    let mut buf = BytesMut::from(&c_out[..]);
+    assert!(s.handle_input(&mut buf).unwrap().is_some());
+
+    // Traffic: one flag-less frame per part, flags inside the wrap.
+    let mut cc = c.take_codec().expect("client codec");
+    let mut sc = s.take_codec().expect("server codec");
+    let mut wire = Vec::new();
+    cc.encode(true, false, &[b"he", b"llo"], &mut wire);
+    cc.encode(false, true, &[b"\x04PING\x00\x00"], &mut wire);
+    assert_eq!(wire[0], 0, "no MORE or COMMAND on the outer frame");
+    let got = frames(&wire);
+    assert_eq!(&got[0][..], fake_message(1, b"hello"));
+    let m = sc.decode(got[0].clone()).unwrap();
+    assert!(m.more && !m.command);
+    assert_eq!(&m.body[..], b"hello");
+    let m = sc.decode(got[1].clone()).unwrap();
+    assert!(!m.more && m.command);
+    // A token the context refuses, and a length that lies.
+    let mut bad = got[0].to_vec();
+    bad[12] = b'X';
+    assert_eq!(sc.decode(Bytes::from(bad)).unwrap_err(), ProtocolError::Cryptographic { what: "MESSAGE" });
+    let mut short = got[0].to_vec();
+    short.pop();
+    assert_eq!(
+        sc.decode(Bytes::from(short)).unwrap_err(),
+        ProtocolError::MalformedCommand { name: b"MESSAGE".to_vec() }
+    );
+}
+
+#[test]
+fn gssapi_plaintext_sends_ready_in_clear_and_leaves_traffic_alone() {
+    let mut zap = |_: &ZapRequest| None;
+    let (mut cp, mut sp) =
+        run(gss(SocketType::Req, false, true, false), gss(SocketType::Rep, true, true, false), &mut zap);
+    assert_eq!(ok(&cp).socket_type, SocketType::Rep);
+    assert_eq!(ok(&sp).socket_type, SocketType::Req);
+    assert!(cp.hs.take_codec().is_none() && sp.hs.take_codec().is_none());
+}
+
+#[test]
+fn gssapi_zap_refusal_closes_without_error_command() {
+    let mut zap = |_: &ZapRequest| Some(reply("400", ""));
+    let (cp, sp) =
+        run(gss(SocketType::Dealer, false, false, false), gss(SocketType::Router, true, false, false), &mut zap);
+    assert_eq!(err(&sp), &HandshakeError::AuthFailed { status: 400 });
+    assert!(cp.result.is_none(), "the client hears nothing; its side ends when the connection closes");
+}
+
+#[test]
+fn gssapi_failures_stall_as_libzmq_and_carry_no_token() {
+    // Our own first step fails (no credentials): nothing is sent, the
+    // handshake waits for its timer and then reports the failure.
+    let mut zap = |_: &ZapRequest| None;
+    let (cp, sp) =
+        run(gss(SocketType::Dealer, false, false, true), gss(SocketType::Router, true, false, false), &mut zap);
+    assert!(cp.result.is_none() && sp.result.is_none(), "both wait, as with libzmq");
+    let e = cp.hs.local_failure().expect("the client knows why");
+    assert_eq!(e, HandshakeError::Gssapi { major: FAKE_FAILURE.major, minor: FAKE_FAILURE.minor });
+    assert!(!e.to_string().contains("AP-"));
+    assert_eq!(sp.hs.local_failure(), None);
+
+    // The acceptor refuses the token: the server stalls; a command arriving
+    // meanwhile is unexpected (libzmq: ZMTP_UNEXPECTED_COMMAND).
+    let (cp, mut sp) =
+        run(gss(SocketType::Dealer, false, false, false), gss(SocketType::Router, true, false, true), &mut zap);
+    assert!(cp.result.is_none() && sp.result.is_none());
+    assert!(matches!(sp.hs.local_failure(), Some(HandshakeError::Gssapi { .. })));
+    let mut late = Vec::new();
+    oxmq_proto::encode_frame(&mut late, false, true, b"\x08INITIATE\x00\x00\x00\x00");
+    let mut buf = BytesMut::from(&late[..]);
+    assert_eq!(
+        sp.hs.handle_input(&mut buf),
+        Err(HandshakeError::Protocol(ProtocolError::UnexpectedCommand { name: b"INITIATE".to_vec() }))
+    );
+
+    // INITIATE whose length says more than it holds, and another command.
+    for (body, want) in [
+        (&b"\x08INITIATE\x00\x00\x00\x09AP-REQ"[..], ProtocolError::MalformedCommand { name: b"INITIATE".to_vec() }),
+        (&b"\x08INITIATE\x00\x00"[..], ProtocolError::MalformedCommand { name: b"INITIATE".to_vec() }),
+        (&b"\x05HELLO"[..], ProtocolError::UnexpectedCommand { name: b"HELLO".to_vec() }),
+    ] {
+        let mut s = Handshake::new(gss(SocketType::Router, true, false, false));
+        let mut input = whole_greeting(&mut Handshake::new(gss(SocketType::Dealer, false, false, false)));
+        input.drain(..PEER_SIGNATURE_AND_MAJOR.len());
+        let mut buf = BytesMut::from(&PEER_SIGNATURE_AND_MAJOR[..]);
+        let _ = s.handle_input(&mut buf);
+        let mut all = input;
+        oxmq_proto::encode_frame(&mut all, false, true, body);
+        let mut buf = BytesMut::from(&all[..]);
+        assert_eq!(s.handle_input(&mut buf), Err(HandshakeError::Protocol(want)));
+    }
 }

@@ -19,6 +19,7 @@ mod blocking;
 mod bufpool;
 mod ctx;
 mod error;
+pub mod gss;
 mod io;
 mod monitor;
 mod msg;

@@ -6,7 +6,8 @@
 //! shape each option has, so the C ABI, Python and the generic codec answer
 //! alike. It follows what libzmq 4.3.5 answers as built by pyzmq (CURVE, no
 //! GSSAPI/PGM/NORM/VMCI/TIPC, draft API off), checked probe by probe against
-//! it by `tests/options` in `make test`.
+//! it by `tests/options` in `make test`, plus the GSSAPI options as Debian's
+//! libzmq5 (built with MIT krb5) answers them.
 
 use crate::options::opt;
 use oxmq_proto::SocketType;
@@ -115,7 +116,7 @@ const fn string(num: i32, name: &'static str, empty_ok: bool) -> OptionSpec {
 }
 
 /// Every socket option oxmq answers. An option not here is EINVAL both ways,
-/// as in a libzmq built without it (GSSAPI, VMCI, TIPC,
+/// as in a libzmq built without it (VMCI, TIPC,
 /// and the options of libzmq's draft API: IN/OUT_BATCH_SIZE, PRIORITY,
 /// BUSY_POLL).
 pub static OPTIONS: &[OptionSpec] = &[
@@ -178,6 +179,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     set_only(opt::IPC_FILTER_PID, "IPC_FILTER_PID", Types::All),
     set_only(opt::IPC_FILTER_UID, "IPC_FILTER_UID", Types::All),
     set_only(opt::IPC_FILTER_GID, "IPC_FILTER_GID", Types::All),
+    int(opt::GSSAPI_SERVER, "GSSAPI_SERVER"),
+    string(opt::GSSAPI_PRINCIPAL, "GSSAPI_PRINCIPAL", false),
+    string(opt::GSSAPI_SERVICE_PRINCIPAL, "GSSAPI_SERVICE_PRINCIPAL", false),
+    int(opt::GSSAPI_PLAINTEXT, "GSSAPI_PLAINTEXT"),
     spec(
         opt::CONNECT_ROUTING_ID,
         "CONNECT_ROUTING_ID",
@@ -207,6 +212,8 @@ pub static OPTIONS: &[OptionSpec] = &[
     int(opt::MULTICAST_MAXTPDU, "MULTICAST_MAXTPDU"),
     int(opt::USE_FD, "USE_FD"),
     string(opt::BINDTODEVICE, "BINDTODEVICE", false),
+    int(opt::GSSAPI_PRINCIPAL_NAMETYPE, "GSSAPI_PRINCIPAL_NAMETYPE"),
+    int(opt::GSSAPI_SERVICE_PRINCIPAL_NAMETYPE, "GSSAPI_SERVICE_PRINCIPAL_NAMETYPE"),
     int(93, "ZAP_ENFORCE_DOMAIN"),
     int(opt::LOOPBACK_FASTPATH, "LOOPBACK_FASTPATH"),
     int(opt::MULTICAST_LOOP, "MULTICAST_LOOP"),
@@ -262,16 +269,10 @@ const fn not_built(num: i32, name: &'static str, kind: Kind) -> NotBuilt {
 /// libzmq 4.3.5's options (stable and draft) that oxmq does not build. An
 /// option moves from here to [`OPTIONS`] when oxmq implements it.
 pub static NOT_BUILT: &[NotBuilt] = &[
-    not_built(62, "GSSAPI_SERVER", Kind::Int),
-    not_built(63, "GSSAPI_PRINCIPAL", Kind::Str),
-    not_built(64, "GSSAPI_SERVICE_PRINCIPAL", Kind::Str),
-    not_built(65, "GSSAPI_PLAINTEXT", Kind::Int),
     not_built(85, "VMCI_BUFFER_SIZE", Kind::Int64),
     not_built(86, "VMCI_BUFFER_MIN_SIZE", Kind::Int64),
     not_built(87, "VMCI_BUFFER_MAX_SIZE", Kind::Int64),
     not_built(88, "VMCI_CONNECT_TIMEOUT", Kind::Int),
-    not_built(90, "GSSAPI_PRINCIPAL_NAMETYPE", Kind::Int),
-    not_built(91, "GSSAPI_SERVICE_PRINCIPAL_NAMETYPE", Kind::Int),
     not_built(101, "IN_BATCH_SIZE", Kind::Int),
     not_built(102, "OUT_BATCH_SIZE", Kind::Int),
     not_built(112, "PRIORITY", Kind::Int),
@@ -350,7 +351,8 @@ mod tests {
         assert!(lookup_for(opt::ROUTER_MANDATORY, SocketType::Rep).is_some());
         assert!(lookup_for(opt::XPUB_NODROP, SocketType::Pub).is_some());
         assert!(lookup_for(opt::XPUB_NODROP, SocketType::Sub).is_none());
-        assert!(lookup(63).is_none(), "GSSAPI is not built in");
+        assert!(lookup(opt::GSSAPI_PRINCIPAL).is_some_and(|s| s.kind == Kind::Str), "GSSAPI is built in");
+        assert!(lookup(85).is_none(), "VMCI (VMCI_BUFFER_SIZE) is not built in");
     }
 
     #[test]

@@ -61,6 +61,11 @@ pub mod opt {
     pub const TOS: i32 = 57;
     pub const CONNECT_ROUTING_ID: i32 = 61;
     pub const GSSAPI_SERVER: i32 = 62;
+    pub const GSSAPI_PRINCIPAL: i32 = 63;
+    pub const GSSAPI_SERVICE_PRINCIPAL: i32 = 64;
+    pub const GSSAPI_PLAINTEXT: i32 = 65;
+    pub const GSSAPI_PRINCIPAL_NAMETYPE: i32 = 90;
+    pub const GSSAPI_SERVICE_PRINCIPAL_NAMETYPE: i32 = 91;
     pub const HANDSHAKE_IVL: i32 = 66;
     pub const SOCKS_PROXY: i32 = 68;
     pub const XPUB_NODROP: i32 = 69;
@@ -123,6 +128,7 @@ pub mod mechanism {
     pub const NULL: i32 = 0;
     pub const PLAIN: i32 = 1;
     pub const CURVE: i32 = 2;
+    pub const GSSAPI: i32 = 3;
 }
 
 /// Whether a socket is about to send or receive (`ZMQ_POLLIN`/`ZMQ_POLLOUT` bits of `EVENTS`).
@@ -226,6 +232,7 @@ pub(crate) struct Security {
     pub(crate) as_server: bool,
     pub(crate) plain: PlainConfig,
     pub(crate) curve: CurveConfig,
+    pub(crate) gss: crate::gss::GssOptions,
 }
 
 impl Security {
@@ -234,6 +241,7 @@ impl Security {
         match self.mechanism {
             mechanism::PLAIN => MechanismConfig::Plain(self.plain.clone()),
             mechanism::CURVE => MechanismConfig::Curve(self.curve.clone()),
+            mechanism::GSSAPI => MechanismConfig::Gssapi(self.gss.config()),
             _ => MechanismConfig::Null,
         }
     }

@@ -5,10 +5,11 @@
 //! each step, until it reports completion. A server-side mechanism may stop
 //! half-way to ask the ZAP handler about the peer ([`Mechanism::take_zap_request`]);
 //! the caller answers with [`Mechanism::zap_reply`] or
-//! [`Mechanism::zap_unavailable`]. CURVE additionally hands over a
-//! [`CurveCodec`](curve::CurveCodec) that boxes every traffic frame.
+//! [`Mechanism::zap_unavailable`]. CURVE and GSSAPI (unless in plaintext)
+//! additionally hand over a [`TrafficCodec`] that boxes every traffic frame.
 
 pub mod curve;
+pub mod gssapi;
 pub(crate) mod null;
 pub(crate) mod plain;
 
@@ -22,6 +23,7 @@ use crate::socket_type::SocketType;
 use crate::zap::{ZapReply, ZapRequest};
 
 pub use curve::CurveCodec;
+pub use gssapi::GssapiConfig;
 
 /// What every mechanism does; see the module docs for the calling order.
 pub(crate) trait Mechanism: Send {
@@ -50,9 +52,51 @@ pub(crate) trait Mechanism: Send {
     fn zap_unavailable(&mut self) -> Result<(), HandshakeError> {
         Err(HandshakeError::ZapUnavailable)
     }
-    /// The traffic codec, once the handshake completed (CURVE only).
-    fn take_codec(&mut self) -> Option<CurveCodec> {
+    /// The traffic codec, once the handshake completed (CURVE, GSSAPI).
+    fn take_codec(&mut self) -> Option<TrafficCodec> {
         None
+    }
+    /// A local failure the mechanism stalls on instead of failing (GSSAPI,
+    /// as libzmq's): the caller reports it when the handshake times out.
+    fn local_failure(&self) -> Option<&HandshakeError> {
+        None
+    }
+}
+
+/// What boxes traffic frames after a handshake: CURVE's boxes or GSSAPI's
+/// wrap tokens. Both put each frame in one flag-less `MESSAGE` frame.
+pub enum TrafficCodec {
+    Curve(CurveCodec),
+    Gssapi(gssapi::GssapiCodec),
+}
+
+impl TrafficCodec {
+    /// Appends one frame boxing the concatenation of `parts`.
+    #[inline]
+    pub fn encode(&mut self, more: bool, command: bool, parts: &[&[u8]], out: &mut Vec<u8>) {
+        match self {
+            TrafficCodec::Curve(c) => c.encode(more, command, parts, out),
+            TrafficCodec::Gssapi(g) => g.encode(more, command, parts, out),
+        }
+    }
+
+    /// Unboxes one received frame body.
+    #[inline]
+    pub fn decode(&mut self, body: Bytes) -> Result<curve::Unboxed, ProtocolError> {
+        match self {
+            TrafficCodec::Curve(c) => c.decode(body),
+            TrafficCodec::Gssapi(g) => g.decode(body),
+        }
+    }
+
+    /// Whether the codec can no longer box (a GSSAPI context that expired):
+    /// the connection must close.
+    #[inline]
+    pub fn is_broken(&self) -> bool {
+        match self {
+            TrafficCodec::Curve(_) => false,
+            TrafficCodec::Gssapi(g) => g.is_broken(),
+        }
     }
 }
 
@@ -65,6 +109,8 @@ pub(crate) fn new_mechanism(config: &HandshakeConfig, seed: [u8; 32]) -> Box<dyn
         MechanismConfig::Plain(p) => Box::new(plain::PlainClient::new(config, p)),
         MechanismConfig::Curve(c) if config.as_server => Box::new(curve::CurveServer::new(config, c, seed)),
         MechanismConfig::Curve(c) => Box::new(curve::CurveClient::new(config, c, seed)),
+        MechanismConfig::Gssapi(g) if config.as_server => Box::new(gssapi::GssapiServer::new(config, g)),
+        MechanismConfig::Gssapi(g) => Box::new(gssapi::GssapiClient::new(config, g)),
     }
 }
 
@@ -74,6 +120,7 @@ pub(crate) fn wire_name(config: &MechanismConfig) -> &'static str {
         MechanismConfig::Null => "NULL",
         MechanismConfig::Plain(_) => "PLAIN",
         MechanismConfig::Curve(_) => "CURVE",
+        MechanismConfig::Gssapi(_) => "GSSAPI",
     }
 }
 

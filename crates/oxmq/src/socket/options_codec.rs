@@ -119,6 +119,21 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
                 }
                 sec.mechanism = mechanism::CURVE;
             }
+            // libzmq: 1 to 255 octets; either switches to GSSAPI, the
+            // service principal also to its client side.
+            opt::GSSAPI_PRINCIPAL | opt::GSSAPI_SERVICE_PRINCIPAL => {
+                if value.is_empty() || value.len() > 255 {
+                    return Err(Error::Invalid("GSSAPI principals are 1 to 255 bytes"));
+                }
+                let sec = &mut o.security;
+                sec.mechanism = mechanism::GSSAPI;
+                if option == opt::GSSAPI_PRINCIPAL {
+                    sec.gss.principal = value.to_vec();
+                } else {
+                    sec.gss.service_principal = value.to_vec();
+                    sec.as_server = false;
+                }
+            }
             opt::BINDTODEVICE => {
                 // libzmq: at most BINDDEVSIZ (16) bytes, the kernel's IFNAMSIZ.
                 if value.len() > 16 {
@@ -220,6 +235,26 @@ pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<
         opt::IPC_FILTER_GID => o.ipc_filter_gids.push(v as i32),
         // libzmq takes any int here and keeps "non-zero".
         opt::ZAP_ENFORCE_DOMAIN => o.zap_enforce_domain = v != 0,
+        // libzmq: 0 or 1, and either selects GSSAPI (unlike PLAIN/CURVE_SERVER).
+        opt::GSSAPI_SERVER => {
+            o.security.as_server = bool_of(v)?;
+            o.security.mechanism = mechanism::GSSAPI;
+        }
+        opt::GSSAPI_PLAINTEXT => o.security.gss.plaintext = bool_of(v)?,
+        opt::GSSAPI_PRINCIPAL_NAMETYPE | opt::GSSAPI_SERVICE_PRINCIPAL_NAMETYPE => {
+            if !(i64::from(crate::gss::name_type::HOSTBASED)..=i64::from(crate::gss::name_type::KRB5_PRINCIPAL))
+                .contains(&v)
+            {
+                return Err(Error::Invalid(
+                    "GSSAPI name types are ZMQ_GSSAPI_NT_HOSTBASED, _USER_NAME or _KRB5_PRINCIPAL",
+                ));
+            }
+            if option == opt::GSSAPI_PRINCIPAL_NAMETYPE {
+                o.security.gss.principal_nt = v as i32;
+            } else {
+                o.security.gss.service_principal_nt = v as i32;
+            }
+        }
         opt::PLAIN_SERVER | opt::CURVE_SERVER => {
             let on = bool_of(v)?;
             o.security.as_server = on;
@@ -282,7 +317,12 @@ pub(crate) fn get_generic(o: &Options, option: i32) -> Option<OptionValue> {
         opt::THREAD_SAFE => Int(0),
         opt::PLAIN_SERVER => Int(i64::from(o.security.as_server && o.security.mechanism == mechanism::PLAIN)),
         opt::CURVE_SERVER => Int(i64::from(o.security.as_server && o.security.mechanism == mechanism::CURVE)),
-        opt::GSSAPI_SERVER => Int(0),
+        opt::GSSAPI_SERVER => Int(i64::from(o.security.as_server && o.security.mechanism == mechanism::GSSAPI)),
+        opt::GSSAPI_PRINCIPAL => Bytes(o.security.gss.principal.clone()),
+        opt::GSSAPI_SERVICE_PRINCIPAL => Bytes(o.security.gss.service_principal.clone()),
+        opt::GSSAPI_PLAINTEXT => Int(i64::from(o.security.gss.plaintext)),
+        opt::GSSAPI_PRINCIPAL_NAMETYPE => Int(i64::from(o.security.gss.principal_nt)),
+        opt::GSSAPI_SERVICE_PRINCIPAL_NAMETYPE => Int(i64::from(o.security.gss.service_principal_nt)),
         opt::ZAP_ENFORCE_DOMAIN => Int(i64::from(o.zap_enforce_domain)),
         opt::PLAIN_USERNAME => Bytes(o.security.plain.username.clone()),
         opt::PLAIN_PASSWORD => Bytes(o.security.plain.password.to_vec()),

@@ -173,7 +173,7 @@ impl Mechanism for CurveClient {
         crate::mechanism::peer_once_sent(&self.out, &mut self.peer)
     }
 
-    fn take_codec(&mut self) -> Option<CurveCodec> {
-        self.codec.take()
+    fn take_codec(&mut self) -> Option<crate::mechanism::TrafficCodec> {
+        self.codec.take().map(crate::mechanism::TrafficCodec::Curve)
     }
 }

@@ -274,7 +274,7 @@ impl Mechanism for CurveServer {
         }
     }
 
-    fn take_codec(&mut self) -> Option<CurveCodec> {
-        self.codec.take()
+    fn take_codec(&mut self) -> Option<crate::mechanism::TrafficCodec> {
+        self.codec.take().map(crate::mechanism::TrafficCodec::Curve)
     }
 }

@@ -38,8 +38,8 @@ use crate::options::Options;
 use crate::pipe::Wake;
 use bytes::{Bytes, BytesMut};
 use oxmq_proto::{
-    encode_any_frame_header, CurveCodec, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, Heartbeat,
-    HeartbeatAction, PeerInfo, ProtocolError, SocketType,
+    encode_any_frame_header, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, Heartbeat,
+    HeartbeatAction, PeerInfo, ProtocolError, SocketType, TrafficCodec,
 };
 use std::collections::VecDeque;
 use std::io;
@@ -132,7 +132,7 @@ pub(crate) struct Engine {
     linger: Option<Option<Instant>>,
     is_pub: bool,
     /// CURVE: every traffic frame is boxed and unboxed through it.
-    codec: Option<CurveCodec>,
+    codec: Option<TrafficCodec>,
     /// A ZAP request waiting for the handler's reply.
     zap: Option<ZapClient>,
     /// Wakes this engine (ZAP replies arrive on a pipe like any other).
@@ -306,9 +306,10 @@ impl Engine {
                 filters_locally: false,
             })));
         }
-        if let Phase::Handshake(_) = self.phase {
+        if let Phase::Handshake(hs) = &self.phase {
             if self.hs_deadline.is_some_and(|d| now >= d) {
-                return Err(Fault::HandshakeTimeout);
+                // A GSSAPI failure stalls the handshake until now, as in libzmq.
+                return Err(hs.local_failure().map_or(Fault::HandshakeTimeout, Fault::Handshake));
             }
             let step = self.handshake_step(now);
             // Our greeting/READY (or an ERROR) must reach the wire either way.

@@ -5,7 +5,7 @@ use super::{Engine, Fault, RX_CHUNK};
 use crate::io::stream::Stream;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE, INLINE_CAPACITY};
 use bytes::{Buf, Bytes, BytesMut};
-use oxmq_proto::{Command, CurveCodec, Frame, FrameHeader, SocketType};
+use oxmq_proto::{Command, Frame, FrameHeader, SocketType, TrafficCodec};
 use std::io;
 use std::time::Instant;
 
@@ -305,8 +305,8 @@ impl Engine {
         Ok(())
     }
 
-    /// Opens a CURVE box; without CURVE the frame is returned as it is.
-    fn unbox(codec: &mut Option<CurveCodec>, frame: Frame) -> Result<Frame, Fault> {
+    /// Opens a CURVE box or GSSAPI wrap; without either the frame is returned as it is.
+    fn unbox(codec: &mut Option<TrafficCodec>, frame: Frame) -> Result<Frame, Fault> {
         match codec {
             None => Ok(frame),
             Some(c) => {

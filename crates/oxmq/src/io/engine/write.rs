@@ -147,6 +147,10 @@ impl Engine {
                 self.tx_buf.clear();
                 if matches!(self.phase, Phase::Active) {
                     self.pull();
+                    if self.codec.as_ref().is_some_and(|c| c.is_broken()) {
+                        // GSSAPI: the context can no longer wrap (expired).
+                        return Err(Fault::Protocol(oxmq_proto::ProtocolError::Cryptographic { what: "MESSAGE" }));
+                    }
                 }
                 if self.segs.is_empty() {
                     if self.writable && self.stream.has_pending() {

@@ -87,6 +87,12 @@ impl Link {
                 Fault::Handshake(HandshakeError::ZapUnavailable) => {
                     self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::EFAULT as u32)
                 }
+                // libzmq's GSSAPI mechanism stalls on a failed GSS-API call and
+                // its handshake timer reports it, with the errno its I/O thread
+                // last left: EAGAIN, as measured against Debian's libzmq5.
+                Fault::Handshake(HandshakeError::Gssapi { .. }) => {
+                    self.emit(ev::HANDSHAKE_FAILED_NO_DETAIL, libc::EAGAIN as u32)
+                }
                 Fault::Handshake(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
                 Fault::Protocol(e) => self.emit(ev::HANDSHAKE_FAILED_PROTOCOL, e.zmq_protocol_error_code()),
                 // ws: a bad upgrade or frame, as libzmq's ws engine reports it.
