@@ -34,6 +34,11 @@ CMAKE_FLAGS=(
     # test_capabilities); Debian ships OpenPGM 5.3, CMake looks for 5.2.
     -DWITH_OPENPGM=ON -DOPENPGM_PKGCONFIG_NAME=openpgm-5.3 -DWITH_NORM=ON
     -DWITH_VMCI=OFF
+    # GSSAPI (MIT krb5) as Debian's libzmq5 has it: libzmq's CMake has no
+    # option for it (autotools only), so the copy's CMakeLists.txt is patched
+    # below to compile and link it, and the define reaches the library and
+    # the tests (test_capabilities asks for it).
+    -DCMAKE_CXX_FLAGS=-DHAVE_LIBGSSAPI_KRB5=1
     # No TIPC either (CMake turns it on whenever linux/tipc.h compiles): the
     # build oxmq answers zmq_has() as, and most machines lack the module.
     -DZMQ_HAVE_TIPC=OFF
@@ -69,24 +74,37 @@ if [ -z "$(src_dir)" ]; then
     [ -f "$crate_dir/vendor/CMakeLists.txt" ] || { echo "libzmq suite: $crate_dir has no vendor/ tree" >&2; exit 1; }
     rm -rf "$CACHE/$SRC_NAME.tmp"
     cp -a "$crate_dir/vendor" "$CACHE/$SRC_NAME.tmp"
-    # libzmq 4.3.5's tests/CMakeLists.txt leaves test_security_curve out on
-    # Linux (a TODO about GitHub Actions); the suite needs it, so the copy's
-    # guard is lifted.
-    python3 - "$CACHE/$SRC_NAME.tmp/tests/CMakeLists.txt" <<'PY'
-import re, sys
-path = sys.argv[1]
-text = open(path).read()
-guarded = re.compile(r'if\(NOT CMAKE_SYSTEM_NAME MATCHES "Linux"\)\s*\n(\s*list\(APPEND tests test_security_curve\)\s*\n)\s*endif\(\)\s*\n')
-text, n = guarded.subn(lambda m: m.group(1), text, count=1)
-if n != 1:
-    sys.exit("libzmq suite: tests/CMakeLists.txt has no Linux guard around test_security_curve to lift")
-open(path, "w").write(text)
-PY
     mv "$CACHE/$SRC_NAME.tmp" "$CACHE/$SRC_NAME"
 fi
 SRC=$(src_dir)
 [ -n "$SRC" ] && [ -f "$SRC/CMakeLists.txt" ] || { echo "libzmq suite: no source tree in $CACHE/$SRC_NAME" >&2; exit 1; }
 
+# Two build-file changes in the copy (idempotent: each edit is looked for
+# first, so a cached tree is patched once):
+# - libzmq 4.3.5's tests/CMakeLists.txt leaves test_security_curve out on
+#   Linux (a TODO about GitHub Actions); the suite needs it, so the guard goes.
+# - GSSAPI: its three sources are added to the library and gssapi_krb5 linked.
+python3 - "$SRC" <<'PY'
+import re, sys
+src = sys.argv[1]
+tests = src + "/tests/CMakeLists.txt"
+text = open(tests).read()
+guarded = re.compile(r'if\(NOT CMAKE_SYSTEM_NAME MATCHES "Linux"\)\s*\n(\s*list\(APPEND tests test_security_curve\)\s*\n)\s*endif\(\)\s*\n')
+text, n = guarded.subn(lambda m: m.group(1), text, count=1)
+if n == 0 and not re.search(r'^\s*list\(APPEND tests test_security_curve\)', text, re.M):
+    sys.exit("libzmq suite: tests/CMakeLists.txt names no test_security_curve")
+open(tests, "w").write(text)
+top = src + "/CMakeLists.txt"
+text = open(top).read()
+marker = "# oxmq libzmq-suite: GSSAPI as Debian's build"
+if marker not in text:
+    anchor = "target_link_libraries(libzmq ${CMAKE_THREAD_LIBS_INIT})"
+    if anchor not in text or "mechanism_base.cpp" not in text:
+        sys.exit("libzmq suite: CMakeLists.txt has no place for the GSSAPI sources")
+    text = text.replace("    mechanism_base.cpp\n", "    mechanism_base.cpp\n    gssapi_client.cpp\n    gssapi_mechanism_base.cpp\n    gssapi_server.cpp\n", 1)
+    text = text.replace(anchor, anchor + "\n  " + marker + "\n  target_link_libraries(libzmq gssapi_krb5)", 1)
+    open(top, "w").write(text)
+PY
 echo '{ local: *; };' >"$CACHE/programs-export-nothing.map"
 echo "==> cmake $(basename "$SRC") -> $CACHE/build"
 rm -rf "$CACHE/build"
@@ -108,6 +126,8 @@ echo "==> make -j$JOBS (libzmq and tests/; log: $CACHE/make.log)"
 # Only the tests/ directory (and the library it links): not the unit tests or tools.
 make -C "$CACHE/build/tests" -j"$JOBS" >"$CACHE/make.log" 2>&1 ||
     { tail -30 "$CACHE/make.log" >&2; exit 1; }
+ldd "$CACHE/build/lib/libzmq.so.5" | grep -q libgssapi_krb5 ||
+    { echo "libzmq suite: the built libzmq does not link GSSAPI" >&2; exit 1; }
 [ -x "$CACHE/build/bin/test_security_curve" ] ||
     { echo "libzmq suite: test_security_curve was not built" >&2; exit 1; }
 echo "$STAMP_TEXT" >"$CACHE/build/.built"
