@@ -149,6 +149,54 @@ fn every_address_is_tried_until_one_connects() {
     panic!("the live address came first in {} rounds of 12", 12 - dead_first);
 }
 
+/// A listener whose accept queue is full: the kernel drops further SYNs,
+/// so a connect to it neither succeeds nor fails for a long while.
+fn black_hole(ip: &str) -> (socket2::Socket, Vec<std::net::TcpStream>, u16) {
+    use socket2::{Domain, Socket as Raw, Type};
+    let l = Raw::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    l.bind(&format!("{ip}:0").parse::<SocketAddr>().unwrap().into()).unwrap();
+    l.listen(0).unwrap();
+    let addr = l.local_addr().unwrap().as_socket().unwrap();
+    // A backlog of 0 holds one connection; the next SYNs are dropped.
+    let fill: Vec<_> =
+        (0..2).filter_map(|_| std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)).ok()).collect();
+    assert!(!fill.is_empty(), "could not fill the accept queue of {addr}");
+    (l, fill, addr.port())
+}
+
+/// Happy Eyeballs (RFC 8305): an address that never answers does not hold
+/// up the next one; 250 ms after the first attempt began the second starts,
+/// and it connects while the first is still pending.
+#[test]
+#[ignore = "needs the DNS set-up of `make dns-test`"]
+fn an_address_that_never_answers_does_not_hold_up_the_next() {
+    let _g = guard();
+    let ctx = Context::new();
+    let (_hole, _fill, port) = black_hole("127.0.0.8");
+    let pull = bound_pull(&ctx, &format!("tcp://127.0.0.9:{port}"));
+    set_hosts("127.0.0.8 he.oxmq.test\n127.0.0.9 he.oxmq.test\n", "he.oxmq.test", Some("127.0.0.9"));
+    assert!(eventually(BOUND, || lookup("he.oxmq.test").len() == 2), "{:?}", lookup("he.oxmq.test"));
+
+    let mut hole_first = 0;
+    for round in 0..12 {
+        let push = sock(&ctx, SocketType::Push);
+        let mon = monitor(&ctx, &push);
+        push.connect(&format!("tcp://he.oxmq.test:{port}")).unwrap();
+        send(&push, format!("past {round}").as_bytes());
+        assert_eq!(recv(&pull), format!("past {round}").as_bytes());
+        let seen = events_until(&mon, ev::CONNECTED);
+        assert!(!seen.contains(&ev::CONNECT_RETRIED), "connected without a retry: {seen:x?}");
+        assert!(!seen.contains(&ev::CLOSED), "the pending attempt was never refused: {seen:x?}");
+        if seen.iter().filter(|e| **e == ev::CONNECT_DELAYED).count() == 2 {
+            hole_first += 1;
+        }
+        if hole_first >= 2 {
+            return;
+        }
+    }
+    panic!("the black hole came first in {hole_first} rounds of 12");
+}
+
 /// The name is looked up again at each reconnect: when its record moves,
 /// the next connection goes to the new address.
 #[test]
