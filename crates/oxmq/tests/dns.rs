@@ -197,6 +197,45 @@ fn an_address_that_never_answers_does_not_hold_up_the_next() {
     panic!("the black hole came first in {hole_first} rounds of 12");
 }
 
+/// A dual-stack name: without ZMQ_IPV6 only its IPv4 address is tried (as
+/// libzmq asks getaddrinfo for AF_INET only); with it the IPv6 address, dead
+/// here, is tried too and the IPv4 one still connects.
+#[test]
+#[ignore = "needs the DNS set-up of `make dns-test`"]
+fn a_dual_stack_name_tries_each_family_the_options_allow() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = bound_pull(&ctx, "tcp://127.0.0.10:*");
+    let port = tcp_port(&pull.last_endpoint().unwrap());
+    set_hosts("::1 ds.oxmq.test\n127.0.0.10 ds.oxmq.test\n", "ds.oxmq.test", Some("127.0.0.10"));
+    assert!(eventually(BOUND, || lookup("ds.oxmq.test").len() == 2), "{:?}", lookup("ds.oxmq.test"));
+
+    let attempts = |ipv6: i64, round: usize| {
+        let push = sock(&ctx, SocketType::Push);
+        push.set_option_int(opt::IPV6, ipv6).unwrap();
+        let mon = monitor(&ctx, &push);
+        push.connect(&format!("tcp://ds.oxmq.test:{port}")).unwrap();
+        send(&push, format!("ds {round}").as_bytes());
+        assert_eq!(recv(&pull), format!("ds {round}").as_bytes());
+        let seen = events_until(&mon, ev::CONNECTED);
+        assert!(!seen.contains(&ev::CONNECT_RETRIED), "connected without a retry: {seen:x?}");
+        seen.iter().filter(|e| **e == ev::CONNECT_DELAYED).count()
+    };
+    for round in 0..4 {
+        assert_eq!(attempts(0, round), 1, "IPv4 only without ZMQ_IPV6");
+    }
+    let mut v6_first = 0;
+    for round in 0..12 {
+        let n = attempts(1, round);
+        assert!((1..=2).contains(&n), "{n} attempts for two addresses");
+        v6_first += usize::from(n == 2);
+        if v6_first >= 2 {
+            return;
+        }
+    }
+    panic!("the IPv6 address came first in {v6_first} rounds of 12");
+}
+
 /// The name is looked up again at each reconnect: when its record moves,
 /// the next connection goes to the new address.
 #[test]
