@@ -11,8 +11,9 @@ DNS_WORK := target/dns
 
 dns-test: deb-deps
 	@echo "==> cargo test --release -p oxmq --test dns (in a namespace with its own dnsmasq)"
-	@bin=$$($(CARGO) test --release -p oxmq --test dns --no-run --message-format=json 2>/dev/null \
-	    | $(PYTHON) -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])'); \
+	@bin=$$($(CARGO) test --release -p oxmq --test dns --no-run --message-format=json \
+	    | $(PYTHON) -c 'import json,sys; print(*[m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1:])'); \
+	if [ -z "$$bin" ]; then echo "dns-test: no test binary from cargo"; exit 1; fi; \
 	timeout 120 tests/dns/run.sh $(CURDIR)/$(DNS_WORK) "$$bin"
 
 TEST_STEPS += dns-test

@@ -45,6 +45,9 @@ struct Queue {
     jobs: VecDeque<Job>,
     idle: usize,
     workers: usize,
+    /// The process the counts describe: a child of `fork` inherits them but
+    /// none of the threads, so it starts over.
+    pid: u32,
 }
 
 #[derive(Default)]
@@ -65,6 +68,9 @@ pub(super) fn resolve(host: &str, port: u16, wake: Arc<dyn Wake>) -> Arc<Lookup>
     let job = Job { host: host.to_owned(), port, lookup: lookup.clone(), wake };
     let p = pool();
     let mut q = lock(&p.queue);
+    if q.pid != std::process::id() {
+        *q = Queue { pid: std::process::id(), ..Queue::default() };
+    }
     q.jobs.push_back(job);
     // Idle workers not yet woken still count as idle while the jobs they
     // will take are queued: only queued jobs beyond them need a new worker.
