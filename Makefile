@@ -24,6 +24,10 @@ REQUIREMENTS := tests/requirements.txt
 # Copy of the requirements the venv was last populated from.
 PIP_STAMP := $(VENV)/.requirements.stamp
 
+# PATH without any directory that holds cargo or rustc: how users without a
+# Rust toolchain install the wheel and the gem (mk/python.mk, mk/ruby.mk).
+NOCARGO_PATH := $(shell IFS=:; for d in $$PATH; do [ -x "$$d/cargo" ] || [ -x "$$d/rustc" ] || printf '%s:' "$$d"; done | sed 's/:$$//')
+
 INTEROP_PEER := target/release/examples/interop_peer
 PYTEST_ARGS ?= -p no:cacheprovider --timeout 60 -p oxmq_skiplog
 

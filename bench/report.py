@@ -56,7 +56,9 @@ ABOUT = {
     "2": "PUSH/PULL throughput from 16 B to 4 MiB. tcp and ipc run sender and receiver in separate processes, "
          "unpinned, as a user's program would (a receiving loop in one process, the sender in another); the cells "
          "marked *(pinned)* are the same with the receiver on core 0 and the sender on core 1. inproc runs them as "
-         "two threads of one process. Peers: C on libzmq and on omq.rs's C ABI (omq-libzmq, the same C programs "
+         "two threads of one process. The cells marked *(one process, two threads)* are a common C layout over "
+         "tcp: one context, PULL bound in the main thread, PUSH connected from a second thread, so one I/O thread "
+         "serves both ends (C programs only: libzmq, oxmq's C ABI, omq-libzmq). Peers: C on libzmq and on omq.rs's C ABI (omq-libzmq, the same C programs "
          "under LD_LIBRARY_PATH), Rust crates omq.rs (omq-tokio), zmq.rs (zeromq), rzmq and monocoque on the "
          "multi-threaded tokio runtime a user gets from `#[tokio::main]` (these added peers run 3 repetitions of "
          "half-length runs), and Python pyzmq and pyomq. **msg/CPU-s** is delivered messages per CPU-second "
@@ -366,6 +368,14 @@ def mode_label(c):
     return mode
 
 
+def variant(c):
+    """The label suffix of a study-2 cell measured in another layout than the usual two processes."""
+    k = c["key"]
+    if k.get("layout") == "threads":
+        return " (one process, two threads)"
+    return " (pinned)" if k.get("pinned") else ""
+
+
 def sec_throughput(st, plots, data):
     plt = _plt()
     md = []
@@ -388,7 +398,7 @@ def sec_throughput(st, plots, data):
         for c in cells:
             if c["key"]["transport"] != t:
                 continue
-            row = [size_label(c["key"]["size"]), mode_label(c) + (" (pinned)" if c["key"].get("pinned") else "")]
+            row = [size_label(c["key"]["size"]), mode_label(c) + variant(c)]
             for k in keys:
                 d = c["sides"].get(k, {}).get("metrics", {}).get("msgs_per_s")
                 row.append(fmt_stat(d) if d else "–")
@@ -400,7 +410,7 @@ def sec_throughput(st, plots, data):
     md.extend(_cpu_table(cells, keys, labels))
     # Plots: msgs/s vs size (log-log), zero-copy normalised to copy, MB/s vs limits (unpinned cells).
     limits = physical_limits(data)
-    cells = [c for c in cells if not c["key"].get("pinned")]
+    cells = [c for c in cells if not variant(c)]
     fig1, ax1 = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4.5), squeeze=False)
     fig2, ax2 = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4), squeeze=False)
     fig3, ax3 = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4.5), squeeze=False)
@@ -494,7 +504,7 @@ def sec_throughput(st, plots, data):
     md.append("| " + " | ".join(head) + " |")
     md.append("|" + "---|" * len(head))
     for c in cells:
-        row = [c["key"]["transport"], size_label(c["key"]["size"]), c["key"]["mode"]]
+        row = [c["key"]["transport"], size_label(c["key"]["size"]), c["key"]["mode"] + variant(c)]
         for k in keys:
             d = c["sides"].get(k, {}).get("metrics", {}).get("send_calls_per_s")
             row.append(fmt_stat(d) if d else "–")
@@ -511,8 +521,7 @@ def _cpu_table(cells, keys, labels):
     md.append("| " + " | ".join(head) + " |")
     md.append("|" + "---|" * len(head))
     for c in cells:
-        row = [c["key"]["transport"], size_label(c["key"]["size"]),
-               c["key"]["mode"] + (" (pinned)" if c["key"].get("pinned") else "")]
+        row = [c["key"]["transport"], size_label(c["key"]["size"]), c["key"]["mode"] + variant(c)]
         for k in keys:
             if k == "raw":
                 continue

@@ -729,6 +729,37 @@ def pinned_cells(quick):
     return [("tcp", 16, "copy")] if quick else [("tcp", 16, "copy"), ("tcp", 1 << 20, "copy")]
 
 
+# The one-process layout (issue 21 item 4): one context, PULL bound in the main
+# thread, PUSH connected from a second thread over loopback tcp, so one I/O
+# thread serves both ends of the connection. C programs only (bench/c/thr.c).
+THREADS_IMPLS = ["c_libzmq", "c_oxmq", "c_omq"]
+
+
+def threads_sizes(quick):
+    return [64, 1 << 20] if quick else [64, 4096, 65536, 1 << 20]
+
+
+def _thr_threads_cell(suite, impls, size, target):
+    sides = []
+    for k in THREADS_IMPLS:
+        impl = impls[k]
+
+        def run(n, impl=impl, size=size):
+            r = run_procs([Proc("main", impl, "thr", ["tcpthreads", size, n, "copy"])], suite.timeout)["main"]
+            return _cpu_metrics(dict(r), r)
+
+        init = 20 if suite.quick else int(max(20, min(20000, (8 << 20) // size)))
+        if suite.quick and size <= 4096:
+            init = 2000
+        sides.append(_peer_side(Side(impl, run, init, calibrate="seconds", cmin=20, cmax=50_000_000), k))
+    label = "tcp %s copy (one process, two threads)" % size_label(size)
+    log("[2 throughput] %s" % label)
+    cell = suite.compare(2, {"transport": "tcp", "size": size, "mode": "copy", "layout": "threads"}, sides,
+                         THR_METRICS, label, target=target)
+    ratios(cell, "msgs_per_s", False, impls)
+    ratios(cell, "msgs_per_cpu_s", False, impls)
+
+
 @study(2, "throughput", "Throughput vs message size: PUSH/PULL, copy vs zero-copy")
 def study_throughput(suite, impls):
     target = suite.target * 0.6
@@ -740,6 +771,8 @@ def study_throughput(suite, impls):
     if HAVE_TASKSET:
         for transport, size, mode in pinned_cells(suite.quick):
             _thr_cell(suite, impls, transport, size, mode, True, ipc_n, target)
+    for size in threads_sizes(suite.quick):
+        _thr_threads_cell(suite, impls, size, target)
 
 
 RAW_KIND = {"tcp": "tcp", "ipc": "unix", "inproc": "memcpy"}

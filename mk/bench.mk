@@ -143,7 +143,7 @@ bench-rust-peers:
 	  omq-libzmq-version "$$(ver omq-libzmq)" \
 	  crates-version "$$(ver omq-tokio), $$(ver zeromq), $$(ver rzmq), $$(ver monocoque-rs)" > $(PEERS_STATUS)
 
-bench-py312: venv
+bench-py312: venv wheel
 	@mkdir -p $(BENCH_C_OUT)
 	@py=""; for c in $$(command -v python3.12) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python3.12 2>/dev/null); do \
 	  if $$c -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then py=$$c; break; fi; done; \
@@ -157,11 +157,11 @@ bench-py312: venv
 	  echo "==> $(VENV312_PY) -m pip install -r $(BENCH_REQS312)"; \
 	  $(VENV312_PY) -m pip install -q --disable-pip-version-check -U -r $(BENCH_REQS312) && \
 	  cp $(BENCH_REQS312) $(VENV312)/.requirements.stamp; fi; \
-	if [ -z "$$(find $(PY_PKG_SRCS) -newer $(VENV312)/.oxmq.stamp 2>/dev/null | head -1)" ] && [ -e $(VENV312)/.oxmq.stamp ]; then \
+	if [ $(VENV312)/.oxmq.stamp -nt $(WHEEL_STAMP) ]; then \
 	  echo "==> oxmq (Python) in $(VENV312) up to date"; \
-	else echo "==> $(VENV312_PY) -m pip install ./python (maturin, for Python 3.12)"; \
-	  if $(VENV312_PY) -m pip install -q --disable-pip-version-check ./python; then touch $(VENV312)/.oxmq.stamp; \
-	  else echo "oxmq's Python extension failed to build for 3.12" > $(PY312_STATUS); rm -rf $(VENV312); exit 0; fi; fi; \
+	else echo "==> $(VENV312_PY) -m pip install oxmq (the abi3 wheel from $(WHEEL_DIR))"; \
+	  if PATH="$(NOCARGO_PATH)" $(VENV312_PY) $(WHEEL_PIP_INSTALL) --no-deps --force-reinstall oxmq; then touch $(VENV312)/.oxmq.stamp; \
+	  else echo "oxmq's wheel failed to install on Python 3.12" > $(PY312_STATUS); rm -rf $(VENV312); exit 0; fi; fi; \
 	echo "ok" > $(PY312_STATUS); \
 	echo "==> Python studies on $$($(VENV312_PY) -c 'import sys, zmq, pyomq; print("Python", sys.version.split()[0], "pyzmq", zmq.__version__, "pyomq", pyomq.__version__)')"
 

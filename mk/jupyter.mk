@@ -5,8 +5,10 @@
 
 .PHONY: jupyter-test
 
-jupyter-test: python-install
-	@echo "==> OXMQ_AS_ZMQ=1 $(VENV_PY) -m pytest tests/jupyter -v $(PYTEST_ARGS)"
-	@OXMQ_AS_ZMQ=1 $(VENV_PY) -m pytest tests/jupyter -v -p no:cacheprovider --timeout 120
+# In the venv of the installed wheel (mk/python.mk, wheel-venv; the kernel it
+# starts is that venv's Python too), run from tests/jupyter.
+jupyter-test: wheel-venv
+	@echo "==> OXMQ_AS_ZMQ=1 $(WHEEL_VENV_PY) -m pytest tests/jupyter -v (the installed wheel)"
+	@cd tests/jupyter && OXMQ_AS_ZMQ=1 $(WHEEL_ENV) ../../$(WHEEL_VENV_PY) -m pytest . -v -p no:cacheprovider --timeout 120
 
 TEST_STEPS += jupyter-test

@@ -3,7 +3,7 @@
 # tests/libzmq_suite/build.sh fetches libzmq 4.3.5's source from crates.io
 # (the zeromq-src crate vendors libzmq's release tree with its tests/) and
 # builds libzmq and its tests/ once into target/libzmq-suite (CURVE via
-# libsodium, no TIPC, drafts off, no RPATH); run.py runs every program on both
+# libsodium, OpenPGM and NORM as in Debian's build, no TIPC, drafts off, no RPATH); run.py runs every program on both
 # libraries with a per-program timeout and prints
 #   libzmq tests: oxmq N passed of M that pass on libzmq 4.3.5
 # It fails on a case not in tests/libzmq_suite/known-differences.txt (each
@@ -12,7 +12,7 @@
 #   make libzmq-suite
 #   make libzmq-suite LIBZMQ_SUITE_ARGS="--only test_stream --oxmq-only"
 
-DEB_PKGS += cmake g++ make libsodium-dev pkg-config
+DEB_PKGS += cmake g++ make libsodium-dev pkg-config libpgm-dev libnorm-dev
 LIBZMQ_SUITE_CACHE := target/libzmq-suite
 LIBZMQ_SUITE_ARGS ?=
 

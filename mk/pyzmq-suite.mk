@@ -18,8 +18,11 @@ SUITE_ARGS ?=
 
 .PHONY: pyzmq-suite
 
-pyzmq-suite: python-install
-	@echo "==> $(VENV_PY) tests/pyzmq_suite/run.py $(SUITE_ARGS)"
-	@$(VENV_PY) tests/pyzmq_suite/run.py --cache target/pyzmq-suite -v $(SUITE_ARGS)
+# Both sides run in the venv of the installed wheel (mk/python.mk, wheel-venv),
+# with its PATH without cargo; every pytest process checks that `import oxmq`
+# is the installed wheel (WHEEL_ENV).
+pyzmq-suite: wheel-venv
+	@echo "==> $(WHEEL_VENV_PY) tests/pyzmq_suite/run.py $(SUITE_ARGS) (the installed wheel)"
+	@$(WHEEL_ENV) $(WHEEL_VENV_PY) tests/pyzmq_suite/run.py --cache target/pyzmq-suite -v $(SUITE_ARGS)
 
 TEST_STEPS += pyzmq-suite

@@ -7,6 +7,9 @@
  * The ack keeps a sender from exiting while its last messages are in flight
  * (libzmq can drop the tail on the bound side when the peer goes away at once).
  *   thr inproc SIZE COUNT MODE            both, in two threads of one process
+ *   thr tcpthreads SIZE COUNT MODE        one context, tcp loopback: PULL bound in the
+ *                                         main thread, PUSH connected from a second thread
+ *                                         (one I/O thread serves both ends of the connection)
  * copy = zmq_send (the library copies the buffer); zc = zmq_msg_init_data on the
  * caller's buffer with a no-op free function (no copy on the send side).
  * BENCH_CURVE=1: PULL is a CURVE server, PUSH a client (study 9; common.h). */
@@ -53,6 +56,26 @@ struct targs {
     long size, count;
     double secs;
 };
+
+struct sargs {
+    void *ctx;
+    const char *ep;
+    char *buf;
+    long size, count;
+    int zc;
+    double secs;
+};
+
+static void *push_thread(void *p) {
+    struct sargs *a = p;
+    int hwm = 1000;
+    void *push = zmq_socket(a->ctx, ZMQ_PUSH);
+    CHECK(zmq_setsockopt(push, ZMQ_SNDHWM, &hwm, sizeof hwm));
+    CHECK(zmq_connect(push, a->ep));
+    a->secs = send_loop(push, a->buf, a->size, a->count, a->zc);
+    zmq_close(push); /* default linger: the tail is still delivered */
+    return NULL;
+}
 
 static void *recv_thread(void *p) {
     struct targs *a = p;
@@ -134,6 +157,29 @@ int main(int argc, char **argv) {
         print_lib_fields();
         printf("}\n");
         zmq_close(push);
+        zmq_close(pull);
+        free(buf);
+    } else if (!strcmp(argv[1], "tcpthreads")) {
+        long size = argl(argc, argv, 2, 100), count = argl(argc, argv, 3, 1000);
+        int zc = argc > 4 && !strcmp(argv[4], "zc");
+        char *buf = malloc((size_t)size + 1);
+        memset(buf, 'x', (size_t)size + 1);
+        void *pull = zmq_socket(ctx, ZMQ_PULL);
+        CHECK(zmq_bind(pull, "tcp://127.0.0.1:*"));
+        char ep[256];
+        size_t n = sizeof ep;
+        CHECK(zmq_getsockopt(pull, ZMQ_LAST_ENDPOINT, ep, &n));
+        struct sargs a = {ctx, ep, buf, size, count, zc, 0};
+        pthread_t th;
+        pthread_create(&th, NULL, push_thread, &a);
+        double secs = recv_loop(pull, size, count);
+        pthread_join(th, NULL);
+        double rate = (double)(count - 1) / secs;
+        printf("{\"count\":%ld,\"seconds\":%.9f,\"msgs_per_s\":%.3f,\"mb_per_s\":%.3f,"
+               "\"send_seconds\":%.9f,\"send_calls_per_s\":%.3f,\"cpu_s\":%.6f,",
+               count, secs, rate, rate * (double)size / 1e6, a.secs, (double)count / a.secs, cpu_s());
+        print_lib_fields();
+        printf("}\n");
         zmq_close(pull);
         free(buf);
     } else {

@@ -125,6 +125,12 @@ printf 'Source: oxmq\n\nPackage: liboxmq5\nArchitecture: any\n' > "$OUT/shlibdep
 lib_depends=$(cd "$OUT/shlibdeps" && dpkg-shlibdeps -O -e"$LIB5/$LIBDIR/$LIB_FILE" |
   sed -n 's/^shlibs:Depends=//p')
 [ -n "$lib_depends" ] || die "dpkg-shlibdeps found no dependency for $LIB_FILE"
+# pgm://, epgm:// and norm:// load OpenPGM and NORM when first used
+# (dlopen by soname), so dpkg-shlibdeps cannot see them: Debian 12's packages
+# of those sonames (libpgm-5.3.so.0, libnorm.so.1) are recommended, as
+# libzmq5 depends on them; without them those transports are
+# EPROTONOSUPPORT and everything else works.
+lib_recommends="libpgm-5.3-0, libnorm1"
 
 installed_size() { du -k -s --apparent-size --exclude=DEBIAN "$1" | cut -f1; }
 
@@ -139,6 +145,7 @@ Architecture: $ARCH
 Maintainer: $DEB_MAINTAINER
 Installed-Size: $(installed_size "$LIB5")
 Depends: $lib_depends
+Recommends: $lib_recommends
 Provides: libzmq5 (= $LIBZMQ_VERSION)
 Replaces: libzmq5
 Conflicts: libzmq5
@@ -218,7 +225,7 @@ debdev="$OUT/liboxmq-dev_${DEB_VERSION}_$ARCH.deb"
 dpkg-deb --root-owner-group -Zxz --build "$LIB5" "$deb5" >/dev/null
 dpkg-deb --root-owner-group -Zxz --build "$DEV" "$debdev" >/dev/null
 echo "==> liboxmq5 $DEB_VERSION (libzmq.so.5 -> $LIB_FILE, Provides libzmq5 (= $LIBZMQ_VERSION)," \
-  "Depends $lib_depends; symbols: $(grep -c '@Base [^ ]*$' "$LIB5/DEBIAN/symbols") stable," \
+  "Depends $lib_depends; Recommends $lib_recommends; symbols: $(grep -c '@Base [^ ]*$' "$LIB5/DEBIAN/symbols") stable," \
   "$(grep -c '@Base .* 1$' "$LIB5/DEBIAN/symbols") draft-only)"
 echo "$deb5"
 echo "$debdev"

@@ -30,6 +30,7 @@ mod release;
 mod security;
 mod shadow;
 mod socket;
+mod wait;
 
 use context::Context;
 use frame::{Frame, NativeTracker};

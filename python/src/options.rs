@@ -1,40 +1,13 @@
-//! Socket options: which are byte strings, which are integers.
+//! Socket options: the core's table says which take byte strings.
 
-use oxmq::opt;
-
-/// Options whose value is a byte string (everything else is an integer).
+/// Options whose value is a byte string (everything else is an integer),
+/// libzmq's options oxmq does not build included, so their values convert as
+/// pyzmq converts them and the core answers EINVAL.
 pub(crate) fn is_bytes_option(o: i32) -> bool {
-    matches!(
-        o,
-        opt::ROUTING_ID
-            | opt::SUBSCRIBE
-            | opt::UNSUBSCRIBE
-            | opt::LAST_ENDPOINT
-            | 38 // TCP_ACCEPT_FILTER
-            | opt::PLAIN_USERNAME
-            | opt::PLAIN_PASSWORD
-            | opt::CURVE_PUBLICKEY
-            | opt::CURVE_SECRETKEY
-            | opt::CURVE_SERVERKEY
-            | opt::ZAP_DOMAIN
-            | opt::CONNECT_ROUTING_ID
-            | 63 // GSSAPI_PRINCIPAL
-            | 64 // GSSAPI_SERVICE_PRINCIPAL
-            | opt::SOCKS_PROXY
-            | opt::XPUB_WELCOME_MSG
-            | opt::BINDTODEVICE
-            | 95 // METADATA
-            | 99 // SOCKS_USERNAME
-            | 100 // SOCKS_PASSWORD
-            | 103
-            ..=106 // WSS_*
-            | 110 // HELLO_MSG
-            | 111 // DISCONNECT_MSG
-            | 114 // HICCUP_MSG
-    )
+    oxmq::option_table::takes_bytes(o)
 }
 
 /// CURVE key options, which pyzmq reads back as Z85 text.
 pub(crate) fn is_curve_key_option(o: i32) -> bool {
-    matches!(o, opt::CURVE_PUBLICKEY | opt::CURVE_SECRETKEY | opt::CURVE_SERVERKEY)
+    oxmq::option_table::is_security_option(o)
 }

@@ -4,10 +4,12 @@
 //! The core drops a message's owner on whichever thread drops the last
 //! reference, often the I/O thread, which must not take the GIL. So the
 //! owner's `Drop` only (a) marks its tracker done and (b) pushes the Python
-//! buffer onto [`RELEASED`]; the Python side drains that queue (releasing the
-//! buffers, with the GIL held) at the start of later socket calls. No thread
-//! and no cross-thread message per buffer, unlike pyzmq's garbage collector.
+//! buffer onto [`RELEASED`], the core's [`ReleaseQueue`]; the Python side
+//! drains that queue (releasing the buffers, with the GIL held) at the start
+//! of later socket calls. No thread and no cross-thread message per buffer,
+//! unlike pyzmq's garbage collector.
 
+use oxmq::ReleaseQueue;
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::types::PyBytes;
 use pyo3::{Bound, Py, PyAny, Python};
@@ -17,33 +19,18 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 /// Buffers the core is done with, waiting for a GIL holder to release them.
-static RELEASED: Mutex<Vec<PyUntypedBuffer>> = Mutex::new(Vec::new());
-/// How many entries `RELEASED` holds (read without the lock on every call).
-static PENDING: AtomicUsize = AtomicUsize::new(0);
+static RELEASED: ReleaseQueue<PyUntypedBuffer> = ReleaseQueue::new();
 
-/// Release queued buffers if there are any. One relaxed load when empty.
+/// Release queued buffers if there are any. One atomic load when empty.
 #[inline]
 pub(crate) fn maybe_drain(py: Python<'_>) {
-    if PENDING.load(Ordering::Relaxed) != 0 {
-        drain_releases(py);
-    }
+    drain_releases(py);
 }
 
 /// Release every queued buffer now; returns how many.
+#[inline]
 pub(crate) fn drain_releases(py: Python<'_>) -> usize {
-    if PENDING.load(Ordering::Acquire) == 0 {
-        return 0;
-    }
-    let taken = {
-        let mut q = RELEASED.lock().unwrap_or_else(|e| e.into_inner());
-        PENDING.store(0, Ordering::Release);
-        std::mem::take(&mut *q)
-    };
-    let n = taken.len();
-    for b in taken {
-        b.release(py);
-    }
-    n
+    RELEASED.drain(|b| b.release(py))
 }
 
 /// Completion flag of a tracked zero-copy send (`MessageTracker`).
@@ -175,9 +162,7 @@ impl Drop for Owner {
             LENT_COUNT.fetch_sub(1, Ordering::Relaxed);
         }
         if let Some(b) = self.buf.take() {
-            let mut q = RELEASED.lock().unwrap_or_else(|e| e.into_inner());
-            q.push(b);
-            PENDING.store(q.len(), Ordering::Release);
+            RELEASED.push(b);
         }
         if let Some(t) = &self.tracker {
             t.set_done();

@@ -8,16 +8,15 @@ use crate::options::*;
 use crate::poll::*;
 use crate::release::{self, drain_releases};
 use crate::shadow::Registry;
-use crate::{ZResult, COPY_THRESHOLD, COPY_THRESHOLD_SET, SLICE};
+use crate::wait::GilWait;
+use crate::{ZResult, COPY_THRESHOLD, COPY_THRESHOLD_SET};
 use oxmq::{errno, opt, Msg};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
-use std::os::raw::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 /// The native socket. `oxmq.Socket` subclasses it.
 ///
@@ -57,20 +56,16 @@ impl std::ops::Deref for Socket {
     }
 }
 
-pub(crate) enum Waited<T> {
-    Done(T),
-    Failed(i32),
-    CheckSignals,
-}
-
-/// Wait until `fd` is readable or `until`; `false` when interrupted by a signal.
-pub(crate) fn wait_fd(fd: i32, until: Instant) -> bool {
-    let left = until.saturating_duration_since(Instant::now());
-    let ms = left.as_millis().min(i32::MAX as u128) as c_int + (left.subsec_nanos() % 1_000_000 != 0) as c_int;
-    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    // SAFETY: one valid pollfd, alive across the call.
-    let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
-    !(rc < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted)
+/// The core's blocking loops reach the socket through its mutex, one
+/// attempt at a time: never held while the GIL is released.
+impl oxmq::SocketAccess for SocketShared {
+    #[inline]
+    fn enter<R>(&self, f: impl FnOnce(&oxmq::Socket) -> oxmq::Result<R>) -> oxmq::Result<R> {
+        match &*self.inner.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(s) => f(s),
+            None => Err(oxmq::Error::NotSocket),
+        }
+    }
 }
 
 impl Socket {
@@ -107,65 +102,17 @@ impl Socket {
     }
 
     /// Blocking slow path: `op` (a non-blocking attempt) failed with EAGAIN.
-    /// Wait on the readiness fd without the GIL, retrying `op` each time it
-    /// fires, until it succeeds, fails otherwise, or `timeout_ms` passes
-    /// (EAGAIN). Signal handlers run at least every [`SLICE`].
-    pub(crate) fn block_on<T: Send>(
+    /// The core retries it until it succeeds, fails otherwise, or the
+    /// timeout option passes (EAGAIN), with the GIL released meanwhile.
+    pub(crate) fn block_on<T>(
         &self,
         py: Python<'_>,
         timeout_opt: i32,
-        mut op: impl FnMut(&oxmq::Socket) -> ZResult<T> + Send,
+        op: impl FnMut(&oxmq::Socket) -> oxmq::Result<T>,
     ) -> PyResult<T> {
         let timeout_ms = self.call(py, |s| s.get_option_int(timeout_opt).map_err(core_errno))?;
-        let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
-        if timeout_ms == 0 {
-            return Err(zmq_error(py, errno::EAGAIN));
-        }
-        let fd = self.fd;
-        // Thread-safe (draft) sockets: other threads' calls may consume the
-        // fd's signal, so sleep on the core's shared wait instead.
-        let waiter = self.call(py, |s| s.shared_waiter().map_err(core_errno))?;
-        loop {
-            let op = &mut op;
-            let waiter = &waiter;
-            let out = py.detach(|| {
-                let slice_end = Instant::now() + SLICE;
-                loop {
-                    let until = deadline.map_or(slice_end, |d| d.min(slice_end));
-                    let seen = match waiter {
-                        Some(w) => w.epoch(),
-                        None => {
-                            if !wait_fd(fd, until) {
-                                return Waited::CheckSignals;
-                            }
-                            0
-                        }
-                    };
-                    match self.with(&mut *op) {
-                        Ok(v) => return Waited::Done(v),
-                        Err(errno::EAGAIN) => {}
-                        Err(e) => return Waited::Failed(e),
-                    }
-                    if let Some(w) = waiter {
-                        if let Err(oxmq::Error::Interrupted) = w.sleep(seen, Some(until)) {
-                            return Waited::CheckSignals;
-                        }
-                    }
-                    let now = Instant::now();
-                    if deadline.is_some_and(|d| now >= d) {
-                        return Waited::Failed(errno::EAGAIN);
-                    }
-                    if now >= slice_end {
-                        return Waited::CheckSignals;
-                    }
-                }
-            });
-            match out {
-                Waited::Done(v) => return Ok(v),
-                Waited::Failed(e) => return Err(zmq_error(py, e)),
-                Waited::CheckSignals => py.check_signals()?,
-            }
-        }
+        let mut hook = GilWait::new(py);
+        oxmq::block_with(&*self.shared, timeout_ms, &mut hook, op).map_err(|e| hook.error(e))
     }
 
     /// Send one frame: first without blocking (GIL held); then, unless the
@@ -180,9 +127,9 @@ impl Socket {
         let mut pending = Some(msg);
         match self.with(|s| s.send_from(&mut pending, flags | oxmq::DONTWAIT).map_err(core_errno)) {
             Ok(()) => Ok(()),
-            Err(errno::EAGAIN) => self.block_on(py, opt::SNDTIMEO, move |s| {
-                s.send_from(&mut pending, flags | oxmq::DONTWAIT).map_err(core_errno)
-            }),
+            Err(errno::EAGAIN) => {
+                self.block_on(py, opt::SNDTIMEO, move |s| s.send_from(&mut pending, flags | oxmq::DONTWAIT))
+            }
             Err(e) => Err(zmq_error(py, e)),
         }
     }
@@ -192,7 +139,7 @@ impl Socket {
         match self.with(|s| s.recv(flags | oxmq::DONTWAIT).map_err(core_errno)) {
             Ok(m) => Ok(m),
             Err(errno::EAGAIN) if flags & oxmq::DONTWAIT == 0 => {
-                self.block_on(py, opt::RCVTIMEO, |s| s.recv(oxmq::DONTWAIT).map_err(core_errno))
+                self.block_on(py, opt::RCVTIMEO, |s| s.recv(oxmq::DONTWAIT))
             }
             Err(e) => Err(zmq_error(py, e)),
         }

@@ -161,7 +161,6 @@ RSpec.describe 'safety' do
 
     it 'a signal (SIGINT, as Ctrl-C) raises Interrupt in a blocked recv' do
       # In a child process: RSpec traps SIGINT in its own.
-      lib = File.expand_path('../lib', __dir__)
       # 'DEFAULT' (raise Interrupt): a test runner started in the background
       # may hand the child SIGINT ignored.
       script = <<~RUBY
@@ -177,7 +176,7 @@ RSpec.describe 'safety' do
         end
         ctx.destroy
       RUBY
-      io = IO.popen([RbConfig.ruby, '-I', lib, '-e', script], 'r')
+      io = IO.popen([RbConfig.ruby, *SpecHelpers.oxmq_load_args, '-e', script], 'r')
       done = false
       begin
         expect(io.gets).to eq("blocking\n")

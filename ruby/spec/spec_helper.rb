@@ -4,6 +4,13 @@ require 'timeout'
 require 'rbczmq'
 
 module SpecHelpers
+  # How a child Ruby finds oxmq: the source tree's lib/ (with the extension
+  # `make ruby-so` put there), or, when make ruby-test runs the installed gem
+  # (OXMQ_EXPECT_GEM_HOME), nothing: the child inherits GEM_HOME/GEM_PATH.
+  def self.oxmq_load_args
+    ENV['OXMQ_EXPECT_GEM_HOME'] ? [] : ['-I', File.expand_path('../lib', __dir__)]
+  end
+
   # A fresh inproc endpoint name.
   def inproc(tag = 'ep')
     @inproc_seq = (@inproc_seq || 0) + 1
@@ -35,5 +42,11 @@ RSpec.configure do |c|
   c.before(:suite) do
     so = $LOADED_FEATURES.grep(/oxmq\.so\z/).first
     warn "oxmq extension: #{so}"
+    # make ruby-test runs the gem installed from the built .gem into a
+    # throwaway GEM_HOME (mk/ruby.mk); anything else loaded would be untested.
+    home = ENV['OXMQ_EXPECT_GEM_HOME']
+    if home && !File.realpath(so.to_s).start_with?(File.realpath(home) + '/')
+      abort "oxmq extension #{so.inspect} is not the gem installed in #{home}"
+    end
   end
 end

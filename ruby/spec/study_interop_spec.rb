@@ -6,10 +6,10 @@ require 'rbconfig'
 
 ROOT = File.expand_path('..', __dir__)
 
-# Runs a Ruby script in a child process with this gem on its load path.
+# Runs a Ruby script in a child process that loads the oxmq under test.
 def run_ruby(*args, env: {})
   # Bounded: a script that hangs fails the spec instead of the whole run.
-  Open3.capture2e(env, 'timeout', '-k', '5', '120', RbConfig.ruby, '-I', File.join(ROOT, 'lib'), *args)
+  Open3.capture2e(env, 'timeout', '-k', '5', '120', RbConfig.ruby, *SpecHelpers.oxmq_load_args, *args)
 end
 
 RSpec.describe 'the rbczmq study scripts, unchanged (require "rbczmq")' do

@@ -30,7 +30,10 @@ CMAKE_FLAGS=(
     -DCMAKE_SKIP_RPATH=ON
     -DBUILD_TESTS=ON -DBUILD_STATIC=OFF
     -DWITH_PERF_TOOL=OFF -DWITH_DOCS=OFF -DENABLE_CPACK=OFF
-    -DWITH_OPENPGM=OFF -DWITH_NORM=OFF -DWITH_VMCI=OFF
+    # OpenPGM and NORM as Debian's libzmq5 has them (and oxmq: zmq_has and
+    # test_capabilities); Debian ships OpenPGM 5.3, CMake looks for 5.2.
+    -DWITH_OPENPGM=ON -DOPENPGM_PKGCONFIG_NAME=openpgm-5.3 -DWITH_NORM=ON
+    -DWITH_VMCI=OFF
     # No TIPC either (CMake turns it on whenever linux/tipc.h compiles): the
     # build oxmq answers zmq_has() as, and most machines lack the module.
     -DZMQ_HAVE_TIPC=OFF
@@ -94,6 +97,8 @@ cmake -S "$SRC" -B "$CACHE/build" "${CMAKE_FLAGS[@]}" >"$CACHE/cmake.log" 2>&1 |
 if grep -q '^#define ZMQ_HAVE_TIPC' "$CACHE/build/platform.hpp"; then
     echo "libzmq suite: TIPC is on" >&2; exit 1
 fi
+grep -q '^#define ZMQ_HAVE_NORM' "$CACHE/build/platform.hpp" ||
+    { echo "libzmq suite: cmake did not turn NORM on" >&2; exit 1; }
 grep -q '^#define ZMQ_USE_LIBSODIUM' "$CACHE/build/platform.hpp" ||
     { echo "libzmq suite: cmake did not find libsodium" >&2; exit 1; }
 if grep -q '^#define ZMQ_BUILD_DRAFT_API' "$CACHE/build/platform.hpp"; then

@@ -11,9 +11,11 @@
 //! inline in the `Msg` inside the slot (the pointer is into the caller's
 //! `zmq_msg_t`, like libzmq's small messages). A larger `zmq_msg_init_size`
 //! keeps a `Vec<u8>` the caller fills; it becomes a shared frame (same
-//! allocation, no copy) when first sent or copied. `zmq_msg_init_data` wraps
-//! the caller's buffer without copying; the free function runs when the last
-//! reference goes, on whichever thread drops it.
+//! allocation, no copy) when first sent or copied. `zmq_msg_init_data` holds
+//! the caller's pointer, length, free function and hint in the message itself
+//! (no allocation); `zmq_msg_copy` gives it a refcount so both copies share
+//! it. The free function runs when the last reference goes, on whichever
+//! thread drops it.
 
 use crate::boundary::{CResult, Errno, EFAULT, EINVAL};
 use crate::handle::SocketHandle;
@@ -31,7 +33,7 @@ pub struct zmq_msg_t {
 }
 
 /// `void zmq_free_fn(void *data, void *hint)`.
-pub type zmq_free_fn = unsafe extern "C" fn(data: *mut c_void, hint: *mut c_void);
+pub type zmq_free_fn = oxmq::FreeFn;
 
 /// "oxmq": an initialised message.
 const LIVE: u32 = u32::from_be_bytes(*b"oxmq");
@@ -169,37 +171,6 @@ pub unsafe extern "C" fn zmq_msg_init_size(msg: *mut zmq_msg_t, size: usize) -> 
     })
 }
 
-/// A caller's buffer lent to a message (`zmq_msg_init_data`).
-struct Lent {
-    data: *mut c_void,
-    len: usize,
-    ffn: Option<zmq_free_fn>,
-    hint: *mut c_void,
-}
-
-// SAFETY: zmq_msg_init_data's contract lets the buffer be read, and the free
-// function be called with (data, hint), from any thread.
-unsafe impl Send for Lent {}
-
-impl AsRef<[u8]> for Lent {
-    fn as_ref(&self) -> &[u8] {
-        if self.data.is_null() {
-            return &[];
-        }
-        // SAFETY: the caller lent `len` readable bytes at `data` until `ffn` runs.
-        unsafe { std::slice::from_raw_parts(self.data as *const u8, self.len) }
-    }
-}
-
-impl Drop for Lent {
-    fn drop(&mut self) {
-        if let Some(ffn) = self.ffn {
-            // SAFETY: the caller's free function, called once with its own arguments.
-            unsafe { ffn(self.data, self.hint) };
-        }
-    }
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn zmq_msg_init_data(
     msg: *mut zmq_msg_t,
@@ -216,7 +187,10 @@ pub unsafe extern "C" fn zmq_msg_init_data(
             return Err(EFAULT);
         }
         let constant = ffn.is_none();
-        let frame = Msg::from_owner(Lent { data, len: size, ffn, hint });
+        // SAFETY: zmq_msg_init_data's contract: `size` bytes at `data` stay
+        // readable until `ffn(data, hint)` runs (forever without `ffn`), and
+        // the free function may be called from any thread.
+        let frame = unsafe { Msg::from_lent(data as *const u8, size, ffn, hint) };
         // SAFETY: `msg` is a writable zmq_msg_t (zmq.h contract).
         unsafe { init(msg, Content::Frame(frame)) }?;
         if constant {
@@ -335,7 +309,10 @@ pub unsafe extern "C" fn zmq_msg_copy(dest: *mut zmq_msg_t, src: *mut zmq_msg_t)
         }
         // SAFETY: `src` is NULL or a zmq_msg_t, distinct from `dest` (checked).
         let s = unsafe { live(src) }?;
-        let copy = s.content.freeze().clone();
+        let frame = s.content.freeze();
+        // Both messages share one body from now on (a lent buffer gets its refcount here).
+        frame.make_shareable();
+        let copy = frame.clone();
         let shared = !copy.is_inline();
         s.shared |= shared;
         let properties = s.properties.clone();

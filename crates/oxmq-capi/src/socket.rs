@@ -115,28 +115,6 @@ pub unsafe extern "C" fn zmq_setsockopt(
     })
 }
 
-/// Options whose value libzmq returns as a 64-bit integer.
-fn is_int64_option(option: c_int) -> bool {
-    matches!(option, opt::AFFINITY | opt::MAXMSGSIZE)
-}
-
-/// Byte-string options that libzmq returns as C strings (with their NUL).
-fn is_curve_key_option(option: c_int) -> bool {
-    matches!(option, opt::CURVE_PUBLICKEY | opt::CURVE_SECRETKEY | opt::CURVE_SERVERKEY)
-}
-
-fn is_string_option(option: c_int) -> bool {
-    matches!(
-        option,
-        opt::LAST_ENDPOINT
-            | opt::ZAP_DOMAIN
-            | opt::BINDTODEVICE
-            | opt::SOCKS_PROXY
-            | opt::PLAIN_USERNAME
-            | opt::PLAIN_PASSWORD
-    )
-}
-
 /// Copy `value` into the caller's buffer as libzmq does: EINVAL when it
 /// does not fit, and `*optvallen` becomes the size written.
 fn put_option(out: &mut [u8], len: &mut usize, value: &[u8], nul: bool) -> CResult<()> {
@@ -174,23 +152,17 @@ pub unsafe extern "C" fn zmq_getsockopt(
             put_by_table(spec, value, out, len)?;
             return Ok(0);
         }
-        match value {
-            OptionValue::Int(v) if is_int64_option(option) => put_option(out, len, &v.to_ne_bytes(), false)?,
-            OptionValue::Int(v) => {
-                let v = i32::try_from(v).map_err(|_| EINVAL)?;
-                put_option(out, len, &v.to_ne_bytes(), false)?
+        // Only the CURVE keys are left: the socket answers nothing outside the table.
+        let OptionValue::Bytes(b) = value else { return Err(EINVAL) };
+        // libzmq: a 32-byte buffer gets the raw key, a 41-byte one Z85 and a NUL.
+        match *len {
+            32 => put_option(out, len, &b, false)?,
+            41 => {
+                let mut text = [0u8; 41];
+                oxmq::security::z85_encode_into(&b, &mut text[..40]).ok_or(EINVAL)?;
+                put_option(out, len, &text, false)?
             }
-            // libzmq: a 32-byte buffer gets the raw key, a 41-byte one Z85 and a NUL.
-            OptionValue::Bytes(b) if is_curve_key_option(option) => match *len {
-                32 => put_option(out, len, &b, false)?,
-                41 => {
-                    let mut text = [0u8; 41];
-                    oxmq::security::z85_encode_into(&b, &mut text[..40]).ok_or(EINVAL)?;
-                    put_option(out, len, &text, false)?
-                }
-                _ => return Err(EINVAL),
-            },
-            OptionValue::Bytes(b) => put_option(out, len, &b, is_string_option(option))?,
+            _ => return Err(EINVAL),
         }
         Ok(0)
     })

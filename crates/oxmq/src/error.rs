@@ -56,6 +56,17 @@ pub enum Error {
     NotSupported,
     /// The endpoint's transport is unknown.
     ProtocolNotSupported,
+    /// The endpoint's transport needs a system library that could not be
+    /// loaded (pgm/epgm: libpgm-5.3.so.0, norm: libnorm.so.1): the transport
+    /// is unavailable, as in a libzmq built without it (EPROTONOSUPPORT).
+    TransportUnavailable {
+        /// The transport asked for ("pgm" also for epgm, "norm").
+        transport: &'static str,
+        /// The library's soname.
+        library: &'static str,
+        /// Why the dynamic loader refused it.
+        reason: String,
+    },
     /// The transport cannot be used with this socket type.
     NoCompatProtocol,
     /// The socket has been closed.
@@ -81,7 +92,7 @@ impl Error {
             Error::HostUnreachable => EHOSTUNREACH,
             Error::Invalid(_) => EINVAL,
             Error::NotSupported => ENOTSUP,
-            Error::ProtocolNotSupported => EPROTONOSUPPORT,
+            Error::ProtocolNotSupported | Error::TransportUnavailable { .. } => EPROTONOSUPPORT,
             Error::NoCompatProtocol => ENOCOMPATPROTO,
             Error::NotSocket => ENOTSOCK,
             Error::MessageTooLarge => EMSGSIZE,
@@ -115,6 +126,9 @@ impl fmt::Display for Error {
         match self {
             Error::Invalid(why) => write!(f, "Invalid argument: {why}"),
             Error::Io(e) => write!(f, "{e}"),
+            Error::TransportUnavailable { transport, library, reason } => {
+                write!(f, "Protocol not supported: {transport} needs {library}, which could not be loaded ({reason})")
+            }
             other => f.write_str(&Error::strerror(other.errno())),
         }
     }

@@ -15,6 +15,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod blocking;
 mod bufpool;
 mod ctx;
 mod error;
@@ -27,8 +28,10 @@ mod patterns;
 mod pipe;
 mod poll;
 pub mod proxy;
+mod release;
 pub mod security;
 mod signaler;
+mod slot;
 mod socket;
 mod sync;
 mod transport;
@@ -39,13 +42,16 @@ mod loom_tests;
 pub use ctx::{ctxopt, Context};
 pub use error::{errno, Error, Result};
 pub use monitor::monitor_event;
-pub use msg::{Msg, INLINE_CAPACITY};
+pub use msg::{FreeFn, Msg, INLINE_CAPACITY};
 // Draft RADIO/DISH.
+pub use blocking::{block_with, SocketAccess};
 pub use msg::GROUP_MAX_LENGTH;
 pub use options::{opt, POLLERR, POLLIN, POLLOUT};
 pub use oxmq_proto::SocketType;
-pub use poll::{poll, poll_with, CoreWait, PollItem, WaitHook};
+pub use poll::{ceil_ms, poll, poll_with, timeout_ms_until, CoreWait, PollItem, PollSource, WaitHook};
 pub use proxy::Proxy;
+pub use release::ReleaseQueue;
+pub use slot::{SlotGuard, SocketSlot};
 pub use socket::options_codec::OptionValue;
 pub use socket::peer::PeerProperties;
 pub use socket::{SharedWaiter, Socket, ThreadSafeSocket, DONTWAIT, SNDMORE};

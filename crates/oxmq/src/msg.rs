@@ -5,8 +5,13 @@
 //! peers, and the hand-over to an I/O thread never copy the payload again.
 //! [`Msg::from_owner`] wraps a caller-owned buffer without copying; dropping
 //! the last reference runs the owner's `Drop`, which is the release callback.
+//! [`Msg::from_lent`] holds a C caller's buffer (pointer, length, free
+//! function and hint) in the message itself: no allocation per message, so
+//! nothing is allocated on the sending thread and freed on the receiving one.
+//! It becomes a refcounted body only when the message is shared.
 
 use bytes::Bytes;
+use std::ffi::c_void;
 use std::fmt;
 
 /// Bodies up to this many bytes are stored inline.
@@ -26,13 +31,53 @@ pub(crate) const FLAG_PEER_PROPERTIES: u8 = 0x10;
 /// Bookkeeping frames that the HWM does not count as messages.
 pub(crate) const FLAGS_UNCOUNTED: u8 = FLAG_ROUTING_ID | FLAG_PEER_PROPERTIES;
 
-#[derive(Clone)]
+/// How a C caller takes back a buffer it lent (`zmq_free_fn`): called once,
+/// with the buffer and the caller's hint, on whichever thread drops the body.
+pub type FreeFn = unsafe extern "C" fn(data: *mut c_void, hint: *mut c_void);
+
+/// A caller's buffer held by one message, not shared with any other.
+struct Lent {
+    data: *const u8,
+    len: usize,
+    /// None: a constant buffer, never released (`zmq_msg_init_data` without a free function).
+    free: Option<FreeFn>,
+    hint: *mut c_void,
+}
+
+// SAFETY: `Msg::from_lent`'s contract: the bytes may be read, and the free
+// function called once, from any thread, until that call.
+unsafe impl Send for Lent {}
+// SAFETY: shared access only reads the lent bytes (see Send above).
+unsafe impl Sync for Lent {}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `from_lent`'s contract: `len` readable bytes at `data` until `free` runs.
+        unsafe { std::slice::from_raw_parts(self.data, self.len) }
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if let Some(free) = self.free {
+            // SAFETY: the caller's free function, called exactly once, with its own arguments.
+            unsafe { free(self.data as *mut c_void, self.hint) };
+        }
+    }
+}
+
 enum Body {
     Inline {
         len: u8,
         buf: [u8; INLINE_CAPACITY],
     },
     Shared(Bytes),
+    /// A lent buffer with one owner: this message. Turned into `Shared` by
+    /// [`Msg::make_shareable`] before it is shared; a plain clone copies it.
+    Lent(Lent),
     /// Draft RADIO/DISH: a body with its group. Boxed, so that the group
     /// costs nothing to messages without one.
     Grouped(Box<Grouped>),
@@ -55,7 +100,38 @@ impl Body {
         match self {
             Body::Inline { len, buf } => &buf[..*len as usize],
             Body::Shared(b) => b,
+            Body::Lent(l) => l.as_ref(),
             Body::Grouped(g) => g.body.slice(),
+        }
+    }
+
+    fn copied(data: &[u8]) -> Body {
+        Msg::from_slice(data).body
+    }
+
+    /// A lent buffer becomes refcounted (one allocation), so that clones share it.
+    fn make_shareable(&mut self) {
+        match self {
+            Body::Lent(_) => {
+                if let Body::Lent(l) = std::mem::replace(self, Body::Shared(Bytes::new())) {
+                    *self = Body::Shared(Bytes::from_owner(l));
+                }
+            }
+            Body::Grouped(g) => g.body.make_shareable(),
+            _ => {}
+        }
+    }
+}
+
+impl Clone for Body {
+    /// A lent body has a single owner: its clone is a copy of the bytes
+    /// (call [`Msg::make_shareable`] first to share it instead).
+    fn clone(&self) -> Body {
+        match self {
+            Body::Inline { len, buf } => Body::Inline { len: *len, buf: *buf },
+            Body::Shared(b) => Body::Shared(b.clone()),
+            Body::Lent(l) => Body::copied(l.as_ref()),
+            Body::Grouped(g) => Body::Grouped(g.clone()),
         }
     }
 }
@@ -127,6 +203,25 @@ impl Msg {
         Msg { body: Body::Shared(Bytes::from_owner(owner)), flags: 0, routing_id: 0 }
     }
 
+    /// Zero-copy without an allocation: the frame holds `data`, `len`, `free`
+    /// and `hint` itself. `free(data, hint)` runs once when the frame is
+    /// done with, on whichever thread drops it (`None`: never released).
+    ///
+    /// # Safety
+    /// `len` bytes at `data` stay readable, from any thread, until `free`
+    /// is called (forever when `free` is `None`); `free` may be called from
+    /// any thread. `data` may be null only when `len` is 0.
+    pub unsafe fn from_lent(data: *const u8, len: usize, free: Option<FreeFn>, hint: *mut c_void) -> Msg {
+        Msg { body: Body::Lent(Lent { data, len, free, hint }), flags: 0, routing_id: 0 }
+    }
+
+    /// Make clones of this frame share its body instead of copying it: a
+    /// lent buffer gets a refcount (one allocation); other bodies are
+    /// shareable already.
+    pub fn make_shareable(&mut self) {
+        self.body.make_shareable();
+    }
+
     /// A copy to hand to a send while the caller keeps this one: a small
     /// shared body is copied inline, so the copy neither shares a refcount
     /// with this frame across threads nor holds its owner (a zero-copy
@@ -151,11 +246,7 @@ impl Msg {
     /// The body.
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
-        match &self.body {
-            Body::Inline { len, buf } => &buf[..*len as usize],
-            Body::Shared(b) => b,
-            Body::Grouped(g) => g.body.slice(),
-        }
+        self.body.slice()
     }
 
     /// Body length in bytes.
@@ -164,6 +255,7 @@ impl Msg {
         match &self.body {
             Body::Inline { len, .. } => *len as usize,
             Body::Shared(b) => b.len(),
+            Body::Lent(l) => l.len,
             Body::Grouped(g) => g.body.slice().len(),
         }
     }
@@ -202,6 +294,7 @@ impl Msg {
         match self.body {
             Body::Inline { len, buf } => Bytes::copy_from_slice(&buf[..len as usize]),
             Body::Shared(b) => b,
+            Body::Lent(l) => Bytes::from_owner(l),
             Body::Grouped(g) => Msg { body: g.body, flags: 0, routing_id: 0 }.into_bytes(),
         }
     }
@@ -258,19 +351,6 @@ impl Msg {
     pub fn with_group(mut self, group: &[u8]) -> Result<Msg, crate::error::Error> {
         self.set_group(group)?;
         Ok(self)
-    }
-
-    /// The shared buffer behind a large body, if any (lets writers avoid copying).
-    #[inline]
-    pub(crate) fn shared(&self) -> Option<&Bytes> {
-        match &self.body {
-            Body::Shared(b) => Some(b),
-            Body::Inline { .. } => None,
-            Body::Grouped(g) => match &g.body {
-                Body::Shared(b) => Some(b),
-                _ => None,
-            },
-        }
     }
 
     /// Draft API: the routing id of the SERVER/PEER connection this message
@@ -450,10 +530,73 @@ mod tests {
         assert!(m.set_group(&[b'g'; GROUP_MAX_LENGTH + 1]).is_err());
         assert_eq!(m.group().len(), GROUP_MAX_LENGTH, "a refused group leaves the old one");
         let big = Msg::from_slice(&[1; 100]).with_group(b"g").unwrap();
-        assert!(big.shared().is_some());
+        assert!(!big.is_inline());
         assert_eq!(big.clone().into_bytes().len(), 100);
         m.set_group(b"").unwrap();
         assert_eq!((m.group(), m.as_slice()), (&b""[..], &b"body"[..]));
+    }
+
+    static FREED: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+    unsafe extern "C" fn record_free(data: *mut c_void, hint: *mut c_void) {
+        FREED.lock().unwrap().push((data as usize, hint as usize));
+    }
+
+    fn freed(hint: usize) -> usize {
+        FREED.lock().unwrap().iter().filter(|(_, h)| *h == hint).count()
+    }
+
+    /// A lent frame over `buf`, released with `hint` (unique per test).
+    fn lent(buf: &'static [u8], hint: usize) -> Msg {
+        // SAFETY: a static buffer is readable from any thread forever; record_free only records.
+        unsafe { Msg::from_lent(buf.as_ptr(), buf.len(), Some(record_free), hint as *mut c_void) }
+    }
+
+    #[test]
+    fn lent_body_is_held_in_the_message_and_released_once() {
+        static BUF: [u8; 1000] = [5; 1000];
+        let m = lent(&BUF, 101);
+        assert_eq!((m.as_slice().as_ptr(), m.len()), (BUF.as_ptr(), 1000));
+        assert!(!m.is_inline());
+        // A plain clone copies: the lent buffer keeps one owner.
+        let c = m.clone();
+        assert_ne!(c.as_slice().as_ptr(), BUF.as_ptr());
+        assert_eq!(c.as_slice(), &BUF[..]);
+        drop(c);
+        assert_eq!(freed(101), 0);
+        // Released on the thread that drops it, with the caller's pointer and hint.
+        std::thread::spawn(move || drop(m)).join().unwrap();
+        assert_eq!(FREED.lock().unwrap().iter().filter(|e| **e == (BUF.as_ptr() as usize, 101)).count(), 1);
+    }
+
+    #[test]
+    fn shareable_lent_body_is_shared_by_clones_and_released_after_the_last() {
+        static BUF: [u8; 100] = [6; 100];
+        let mut m = lent(&BUF, 102);
+        m.make_shareable();
+        let c = m.clone();
+        assert_eq!((m.as_slice().as_ptr(), c.as_slice().as_ptr()), (BUF.as_ptr(), BUF.as_ptr()));
+        drop(m);
+        assert_eq!(freed(102), 0);
+        drop(c);
+        assert_eq!(freed(102), 1);
+        // into_bytes keeps the buffer until the bytes go; a group moves it along.
+        let b = lent(&BUF, 103).with_group(b"g").unwrap().into_bytes();
+        assert_eq!((b.as_ptr(), freed(103)), (BUF.as_ptr(), 0));
+        drop(b);
+        assert_eq!(freed(103), 1);
+        // Small and empty lent bodies, and a constant one (never released).
+        let small = lent(&BUF[..3], 104);
+        assert_eq!((small.len(), small.clone().is_inline()), (3, true));
+        drop(small);
+        // SAFETY: a null pointer with length 0, never read.
+        let empty = unsafe { Msg::from_lent(std::ptr::null(), 0, Some(record_free), 105 as *mut c_void) };
+        assert!(empty.is_empty() && empty.as_slice().is_empty());
+        drop(empty);
+        // SAFETY: a static buffer, never released.
+        let constant = unsafe { Msg::from_lent(BUF.as_ptr(), 100, None, std::ptr::null_mut()) };
+        assert_eq!(constant.clone().as_slice(), &BUF[..]);
+        assert_eq!((freed(104), freed(105)), (1, 1));
     }
 
     #[test]

@@ -242,6 +242,68 @@ const fn wss_pem(num: i32, name: &'static str) -> OptionSpec {
     OptionSpec { empty_ok: true, ..spec(num, name, Kind::Bytes, GetSize::None, true, Types::All) }
 }
 
+/// A libzmq option number that oxmq does not build: what its value is, so a
+/// binding converts the caller's value as libzmq's bindings do and the core
+/// answers EINVAL, as a libzmq built without the feature does.
+#[derive(Clone, Copy, Debug)]
+pub struct NotBuilt {
+    /// libzmq's number.
+    pub num: i32,
+    /// libzmq's name, without `ZMQ_`.
+    pub name: &'static str,
+    /// Value encoding in libzmq.
+    pub kind: Kind,
+}
+
+const fn not_built(num: i32, name: &'static str, kind: Kind) -> NotBuilt {
+    NotBuilt { num, name, kind }
+}
+
+/// libzmq 4.3.5's options (stable and draft) that oxmq does not build. An
+/// option moves from here to [`OPTIONS`] when oxmq implements it.
+pub static NOT_BUILT: &[NotBuilt] = &[
+    not_built(62, "GSSAPI_SERVER", Kind::Int),
+    not_built(63, "GSSAPI_PRINCIPAL", Kind::Str),
+    not_built(64, "GSSAPI_SERVICE_PRINCIPAL", Kind::Str),
+    not_built(65, "GSSAPI_PLAINTEXT", Kind::Int),
+    not_built(85, "VMCI_BUFFER_SIZE", Kind::Int64),
+    not_built(86, "VMCI_BUFFER_MIN_SIZE", Kind::Int64),
+    not_built(87, "VMCI_BUFFER_MAX_SIZE", Kind::Int64),
+    not_built(88, "VMCI_CONNECT_TIMEOUT", Kind::Int),
+    not_built(90, "GSSAPI_PRINCIPAL_NAMETYPE", Kind::Int),
+    not_built(91, "GSSAPI_SERVICE_PRINCIPAL_NAMETYPE", Kind::Int),
+    not_built(101, "IN_BATCH_SIZE", Kind::Int),
+    not_built(102, "OUT_BATCH_SIZE", Kind::Int),
+    not_built(112, "PRIORITY", Kind::Int),
+    not_built(113, "BUSY_POLL", Kind::Int),
+    not_built(115, "XSUB_VERBOSE_UNSUBSCRIBE", Kind::Int),
+    not_built(117, "NORM_MODE", Kind::Int),
+    not_built(118, "NORM_UNICAST_NACK", Kind::Int),
+    not_built(119, "NORM_BUFFER_SIZE", Kind::Int),
+    not_built(120, "NORM_SEGMENT_SIZE", Kind::Int),
+    not_built(121, "NORM_BLOCK_SIZE", Kind::Int),
+    not_built(122, "NORM_NUM_PARITY", Kind::Int),
+    not_built(123, "NORM_NUM_AUTOPARITY", Kind::Int),
+    not_built(124, "NORM_PUSH", Kind::Int),
+];
+
+/// How option `num`'s value is encoded, for every option libzmq names,
+/// built or not. `None` for a number libzmq does not have.
+pub fn kind_of(num: i32) -> Option<Kind> {
+    lookup(num).map(|s| s.kind).or_else(|| NOT_BUILT.iter().find(|n| n.num == num).map(|n| n.kind))
+}
+
+/// Whether option `num` takes a byte string (raw or C string) rather than an
+/// integer. Unknown numbers are integers, as pyzmq and libzmq treat them.
+pub fn takes_bytes(num: i32) -> bool {
+    matches!(kind_of(num), Some(Kind::Bytes | Kind::Str))
+}
+
+/// Whether option `num` is a 64-bit integer.
+pub fn is_int64(num: i32) -> bool {
+    kind_of(num) == Some(Kind::Int64)
+}
+
 /// CURVE keys, which the C ABI gives as 32 raw bytes or Z85 text depending
 /// on the caller's buffer; it sizes them itself.
 pub fn is_security_option(num: i32) -> bool {
@@ -289,5 +351,16 @@ mod tests {
         assert!(lookup_for(opt::XPUB_NODROP, SocketType::Pub).is_some());
         assert!(lookup_for(opt::XPUB_NODROP, SocketType::Sub).is_none());
         assert!(lookup(63).is_none(), "GSSAPI is not built in");
+    }
+
+    #[test]
+    fn not_built_is_disjoint_and_kinds_answer_for_both() {
+        for n in NOT_BUILT {
+            assert!(lookup(n.num).is_none(), "{} is both built and not built", n.name);
+        }
+        assert_eq!(kind_of(opt::MAXMSGSIZE), Some(Kind::Int64));
+        assert!(takes_bytes(opt::ROUTING_ID) && takes_bytes(opt::LAST_ENDPOINT) && takes_bytes(63));
+        assert!(!takes_bytes(opt::SNDHWM) && !takes_bytes(9999));
+        assert!(is_int64(opt::AFFINITY) && is_int64(85) && !is_int64(opt::LINGER));
     }
 }

@@ -5,15 +5,38 @@
 //! socket's readiness drains its descriptor first, so a wake-up that races
 //! with the check re-arms it and is never lost.
 
+use crate::blocking::SocketAccess;
 use crate::error::{Error, Result};
 use crate::options::{POLLERR, POLLIN, POLLOUT};
 use crate::socket::Socket;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
+/// What [`poll`] asks of a socket: its readiness descriptor, and its
+/// events once that fired. Every [`SocketAccess`] is one, so a binding polls
+/// its sockets through its own access, reaching each only for a check and
+/// never while parked.
+pub trait PollSource {
+    /// The descriptor that fires when the socket's events may have changed.
+    fn readiness_fd(&self) -> Result<RawFd>;
+    /// The socket's events, after handling what other threads queued for it
+    /// (ETERM once its context is terminated).
+    fn poll_events(&self) -> Result<i16>;
+}
+
+impl<A: SocketAccess + ?Sized> PollSource for A {
+    fn readiness_fd(&self) -> Result<RawFd> {
+        self.enter(|s| s.readiness_fd())
+    }
+
+    fn poll_events(&self) -> Result<i16> {
+        self.enter(|s| s.poll_events())
+    }
+}
+
 /// One entry of a [`poll`] set.
 pub struct PollItem<'a> {
-    socket: Option<&'a Socket>,
+    socket: Option<&'a dyn PollSource>,
     fd: RawFd,
     events: i16,
     revents: i16,
@@ -23,6 +46,11 @@ impl<'a> PollItem<'a> {
     /// Watch a socket for `events` ([`POLLIN`] | [`POLLOUT`]).
     pub fn from_socket(socket: &'a Socket, events: i16) -> PollItem<'a> {
         PollItem { socket: Some(socket), fd: -1, events, revents: 0 }
+    }
+
+    /// Watch a socket that a binding reaches through its own access.
+    pub fn from_source(source: &'a dyn PollSource, events: i16) -> PollItem<'a> {
+        PollItem { socket: Some(source), fd: -1, events, revents: 0 }
     }
 
     /// Watch a raw file descriptor for `events`.
@@ -71,20 +99,39 @@ fn from_os_events(os: libc::c_short) -> i16 {
     ev
 }
 
-/// How a caller's runtime waits: the core's [`poll`] does the waiting, and
-/// the hook decides what a signal (or the end of a slice) means. A language
-/// runtime that must run signal handlers while a call blocks (Python's
-/// `check_signals`, with its lock re-taken) implements it in a few lines;
-/// [`CoreWait`] is libzmq's behaviour.
+/// How a caller's runtime waits: the core does the waiting (in [`poll_with`]
+/// and [`crate::block_with`]), and the hook says what the runtime must do
+/// around it. A language runtime that runs other threads while one blocks
+/// (Python's GIL, Ruby's GVL) releases its lock in [`WaitHook::park`], and
+/// runs its signal handlers or interrupts in [`WaitHook::check`]; each is a
+/// few lines. [`CoreWait`] is libzmq's behaviour.
 pub trait WaitHook {
     /// The longest a wait may last before [`WaitHook::check`] runs (`None`:
-    /// only when a signal interrupts it).
+    /// only when a signal interrupts it or [`WaitHook::wake_fd`] fires).
     fn slice(&self) -> Option<Duration> {
         None
     }
 
-    /// A wait was interrupted by a signal or its slice ended. `Ok` waits
-    /// again (to the caller's own deadline); an error ends the wait with it.
+    /// A descriptor the runtime makes readable when it wants this thread
+    /// back (Ruby's unblocking function writes one): every wait includes it,
+    /// and its firing ends the wait with a [`WaitHook::check`].
+    fn wake_fd(&self) -> Option<RawFd> {
+        None
+    }
+
+    /// Run `wait`, the core's blocking part, on this thread with whatever
+    /// the runtime releases while a thread blocks. `wait` touches no runtime
+    /// object (it is not `Send` only because a socket is not `Sync`; it
+    /// never leaves this thread). Not running it (the runtime had an
+    /// interrupt pending) is allowed: the core then calls
+    /// [`WaitHook::check`] and waits again.
+    fn park(&mut self, wait: &mut dyn FnMut()) {
+        wait()
+    }
+
+    /// A wait was interrupted by a signal, by [`WaitHook::wake_fd`], or its
+    /// slice ended; runs with the runtime's lock held. `Ok` waits again (to
+    /// the caller's own deadline); an error ends the wait with it.
     fn check(&mut self) -> Result<()>;
 }
 
@@ -97,33 +144,67 @@ impl WaitHook for CoreWait {
     }
 }
 
-/// [`poll`], with `hook` deciding what a signal means and how often it is
-/// asked. `timeout_ms` as for [`poll`]; the slices do not extend it.
+/// [`poll`], with `hook` deciding what a signal means, how often it is asked,
+/// and what the runtime releases while this waits. `timeout_ms` as for
+/// [`poll`]; the slices do not extend it. A first look runs before any
+/// release, so a ready item costs the runtime nothing.
 pub fn poll_with(items: &mut [PollItem<'_>], timeout_ms: i64, hook: &mut dyn WaitHook) -> Result<usize> {
     let deadline = (timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
+    let wake = hook.wake_fd();
+    let (ready, _) = poll_fds(items, wake, 0)?;
+    if ready > 0 || timeout_ms == 0 {
+        return Ok(ready);
+    }
     loop {
-        let left_ms = match deadline {
-            Some(d) => ceil_ms(d.saturating_duration_since(Instant::now())),
-            None => timeout_ms,
-        };
+        let left_ms = timeout_ms_until(deadline);
+        if left_ms == 0 {
+            return Ok(0);
+        }
         let (wait_ms, sliced) = match hook.slice().map(ceil_ms) {
             Some(s) if left_ms < 0 || s < left_ms => (s, true),
             _ => (left_ms, false),
         };
-        match poll(items, wait_ms) {
-            Ok(0) if sliced => hook.check()?,
-            Err(Error::Interrupted) => hook.check()?,
-            other => return other,
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(0);
+        let mut out = None;
+        hook.park(&mut || out = Some(poll_fds(items, wake, wait_ms)));
+        match out {
+            Some(Ok((n, _))) if n > 0 => return Ok(n),
+            Some(Ok((_, woken))) if woken || sliced => hook.check()?,
+            Some(Ok(_)) => {}
+            Some(Err(Error::Interrupted)) | None => hook.check()?,
+            Some(Err(e)) => return Err(e),
         }
     }
 }
 
-/// A duration in poll's milliseconds, rounded up so a wait never ends early.
-fn ceil_ms(d: Duration) -> i64 {
-    d.as_millis().min(i32::MAX as u128) as i64 + (!d.subsec_nanos().is_multiple_of(1_000_000)) as i64
+/// A duration in poll's milliseconds, rounded up so a wait never ends early
+/// (and a short one never becomes a busy poll); capped at `i32::MAX`.
+pub fn ceil_ms(d: Duration) -> i64 {
+    d.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i64
+}
+
+/// `poll(2)`'s timeout for waiting until `deadline`: -1 for none, 0 once it
+/// has passed, else [`ceil_ms`] of what is left.
+pub fn timeout_ms_until(deadline: Option<Instant>) -> i64 {
+    deadline.map_or(-1, |d| ceil_ms(d.saturating_duration_since(Instant::now())))
+}
+
+/// Wait until one of `fds` is readable or `deadline` passes. `false` when a
+/// signal interrupted the wait or `wake` fired.
+pub(crate) fn wait_readable(fds: &[RawFd], wake: Option<RawFd>, deadline: Option<Instant>) -> bool {
+    let mut pfds = [libc::pollfd { fd: -1, events: libc::POLLIN, revents: 0 }; 4];
+    let all = fds.iter().chain(wake.as_ref());
+    let mut n = 0;
+    for (p, &fd) in pfds.iter_mut().zip(all) {
+        p.fd = fd;
+        n += 1;
+    }
+    let ms = timeout_ms_until(deadline) as libc::c_int;
+    // SAFETY: `pfds` holds `n` initialised pollfd structs and lives across the call.
+    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), n as libc::nfds_t, ms) };
+    if rc < 0 {
+        return std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted;
+    }
+    !(wake.is_some() && pfds[n - 1].revents != 0)
 }
 
 /// Wait until at least one item is ready or `timeout_ms` passes (-1: forever,
@@ -136,12 +217,20 @@ fn ceil_ms(d: Duration) -> i64 {
 /// on that), and a wake-up racing with the readiness check re-arms the
 /// descriptor for the next pass, so none is lost.
 pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
-    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(items.len());
+    poll_fds(items, None, timeout_ms).map(|(ready, _)| ready)
+}
+
+/// [`poll`], also ending (with `true`) when `wake` becomes readable.
+fn poll_fds(items: &mut [PollItem<'_>], wake: Option<RawFd>, timeout_ms: i64) -> Result<(usize, bool)> {
+    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(items.len() + 1);
     for item in items.iter() {
         fds.push(match item.socket {
             Some(s) => libc::pollfd { fd: s.readiness_fd()?, events: libc::POLLIN, revents: 0 },
             None => libc::pollfd { fd: item.fd, events: to_os_events(item.events), revents: 0 },
         });
+    }
+    if let Some(fd) = wake {
+        fds.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
     }
     let mut deadline: Option<Instant> = None;
     let mut first = true;
@@ -151,13 +240,10 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
         } else if timeout_ms < 0 {
             -1
         } else {
-            let d = deadline.unwrap_or_else(Instant::now);
-            let left = d.saturating_duration_since(Instant::now());
-            left.as_millis().min(i32::MAX as u128) as libc::c_int
-                + (!left.subsec_nanos().is_multiple_of(1_000_000)) as libc::c_int
+            timeout_ms_until(Some(deadline.unwrap_or_else(Instant::now))) as libc::c_int
         };
         if !first && timeout_ms > 0 && wait_ms == 0 {
-            return Ok(0);
+            return Ok((0, false));
         }
         // SAFETY: `fds` is a valid, initialised array of `fds.len()` pollfd structs
         // that lives across the call.
@@ -180,8 +266,9 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
                 ready += 1;
             }
         }
-        if ready > 0 || timeout_ms == 0 {
-            return Ok(ready);
+        let woken = wake.is_some() && fds.last().is_some_and(|p| p.revents != 0);
+        if ready > 0 || woken || timeout_ms == 0 {
+            return Ok((ready, woken));
         }
         if first && timeout_ms > 0 {
             deadline = Some(Instant::now() + Duration::from_millis(timeout_ms as u64));

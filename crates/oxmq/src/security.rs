@@ -105,12 +105,15 @@ pub(crate) fn fresh_entropy() -> [u8; 32] {
 }
 
 /// Whether a libzmq capability is built in (`zmq_has`): ipc and curve,
-/// and ws/wss (ZWS 2.0).
+/// ws/wss (ZWS 2.0), and pgm/norm when the system library loads.
 pub fn has(capability: &str) -> bool {
     // "draft": the C ABI exports libzmq's draft API (behind ZMQ_BUILD_DRAFT_API
     // in zmq.h) and Python has pyzmq's draft names, as a libzmq built with
     // --enable-drafts answers.
     matches!(capability, "ipc" | "curve" | "ws" | "wss" | "draft")
+        // OpenPGM and NORM, as Debian's libzmq5 has them (transport::multicast),
+        // when their libraries load in this process.
+        || crate::transport::multicast::available(capability)
 }
 
 #[cfg(test)]

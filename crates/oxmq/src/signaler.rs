@@ -93,14 +93,8 @@ impl Signaler {
     /// signal yields `Err(ErrorKind::Interrupted)`; the caller decides whether
     /// to retry (with the remaining time).
     pub(crate) fn wait(&self, timeout: Option<Duration>) -> io::Result<bool> {
-        let ms: libc::c_int = match timeout {
-            None => -1,
-            Some(d) => {
-                // Round up so a short positive timeout does not become a busy poll.
-                let ms = d.as_nanos().div_ceil(1_000_000);
-                ms.min(libc::c_int::MAX as u128) as libc::c_int
-            }
-        };
+        // Rounded up, so a short positive timeout does not become a busy poll.
+        let ms = timeout.map_or(-1, crate::poll::ceil_ms) as libc::c_int;
         let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: `pfd` is a live, properly initialized array of one pollfd.
         let rc = unsafe { libc::poll(&mut pfd, 1, ms) };

@@ -264,13 +264,41 @@ fn unknown_transport_eprotonosupport() {
     let ctx = Context::new();
     let s = ctx.socket(SocketType::Push).unwrap();
     s.set_option_int(opt::LINGER, 0).unwrap();
-    for ep in ["foo://x", "pgm://eth0;239.1.1.1:5555"] {
+    // TIPC, VMCI and vsock: as a libzmq built without them.
+    for ep in ["foo://x", "tipc://{5560,0,0}", "vmci://1:5555", "vsock://1:5555"] {
         assert_errno(s.bind(ep), errno::EPROTONOSUPPORT);
         assert_errno(s.connect(ep), errno::EPROTONOSUPPORT);
+    }
+    // The multicast transports are known: PUB/XPUB/SUB/XSUB only, as in libzmq.
+    for ep in ["pgm://eth0;239.1.1.1:5555", "epgm://eth0;239.1.1.1:5555", "norm://239.1.1.1:5555"] {
+        assert_errno(s.bind(ep), errno::ENOCOMPATPROTO);
+        assert_errno(s.connect(ep), errno::ENOCOMPATPROTO);
     }
     // udp:// is known (draft RADIO/DISH); like libzmq, other types get ENOCOMPATPROTO.
     assert_errno(s.bind("udp://x:1"), errno::ENOCOMPATPROTO);
     assert_errno(s.connect("udp://x:1"), errno::ENOCOMPATPROTO);
+}
+
+#[test]
+fn multicast_bad_addresses_einval() {
+    let _g = guard();
+    let ctx = Context::new();
+    for kind in [SocketType::Pub, SocketType::Sub, SocketType::XPub, SocketType::XSub] {
+        let s = sock(&ctx, kind);
+        // libzmq's checks: a port after the last ':', not 0, a network OpenPGM
+        // resolves; NORM only needs the ':' (the rest is its library's).
+        for ep in [
+            "epgm://127.0.0.1;239.1.1.1",
+            "epgm://127.0.0.1;239.1.1.1:0",
+            "pgm://nosuchif0;239.1.1.1:5555",
+            "epgm://127.0.0.1;not-a-group:5555",
+            "epgm://",
+            "norm://239.1.1.1",
+        ] {
+            assert_errno(s.connect(ep), errno::EINVAL);
+            assert_errno(s.bind(ep), errno::EINVAL);
+        }
+    }
 }
 
 #[test]

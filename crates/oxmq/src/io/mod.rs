@@ -144,6 +144,11 @@ impl IoThread {
         Ok(())
     }
 
+    /// A pgm/epgm/norm endpoint's engine (its library socket already open).
+    pub(crate) fn add_multicast(&self, engine: Box<dyn crate::transport::multicast::McEngine>) {
+        self.shared.command(Cmd::Multicast(engine));
+    }
+
     /// unbind/disconnect: close that listener or session and its connections.
     pub(crate) fn close_endpoint(&self, socket_id: u64, endpoint: EndpointId) {
         self.shared.command(Cmd::CloseEndpoint { socket_id, endpoint_id: endpoint });

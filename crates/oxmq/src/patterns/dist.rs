@@ -115,7 +115,7 @@ impl Dist {
     /// that cannot take a new message are dropped from the choice (and
     /// deactivated). No chosen pipe: the frame is dropped.
     #[inline]
-    pub(crate) fn send_to_matching(&mut self, msg: Msg, pipes: &mut Pipes) {
+    pub(crate) fn send_to_matching(&mut self, mut msg: Msg, pipes: &mut Pipes) {
         let more = msg.more();
         if !self.more {
             let mut i = 0;
@@ -130,6 +130,9 @@ impl Dist {
         }
         if self.matching > 0 {
             let last = self.matching - 1;
+            if last > 0 {
+                msg.make_shareable();
+            }
             for i in 0..last {
                 let p = pipes.get_mut(self.pipes.at(i));
                 p.out.write(msg.clone());

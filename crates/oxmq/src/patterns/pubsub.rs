@@ -120,6 +120,10 @@ impl XPub {
 impl Pattern for XPub {
     fn attach(&mut self, id: PipeId, pipes: &mut Pipes) {
         self.dist.attach(id);
+        // A multicast pipe takes everything, silently (libzmq's subscribe_to_all).
+        if pipes.get(id).all_groups {
+            self.subs.add(b"", id);
+        }
         if let Some(w) = &self.welcome {
             let p = pipes.get_mut(id);
             p.out.write(w.clone());

@@ -2,11 +2,15 @@
 //! transport, and the pipes and links each connection gets.
 
 use super::*;
+use crate::transport::multicast;
 
 /// How an endpoint came to be.
 pub(super) enum EndpointKind {
     Bound,
     Connected,
+    /// pgm/epgm/norm: libzmq files bind and connect alike, so both
+    /// zmq_unbind and zmq_disconnect find it.
+    Multicast,
 }
 
 pub(super) struct EndpointRecord {
@@ -48,6 +52,9 @@ impl Core {
         if let Some(addr) = endpoint.strip_prefix("udp://") {
             return self.udp_endpoint(endpoint, addr, true);
         }
+        if let Some((proto, addr)) = multicast_scheme(endpoint) {
+            return self.multicast_endpoint(endpoint, proto, addr);
+        }
         let parsed = parse_endpoint(endpoint)?;
         let id = self.new_endpoint_id();
         let mut listener_fd = None;
@@ -85,6 +92,9 @@ impl Core {
         self.check_term()?;
         if let Some(addr) = endpoint.strip_prefix("udp://") {
             return self.udp_endpoint(endpoint, addr, false);
+        }
+        if let Some((proto, addr)) = multicast_scheme(endpoint) {
+            return self.multicast_endpoint(endpoint, proto, addr);
         }
         let parsed = parse_endpoint(endpoint)?;
         let id = self.new_endpoint_id();
@@ -189,6 +199,44 @@ impl Core {
         Ok(())
     }
 
+    /// pgm://, epgm://, norm://: as in libzmq, PUB/XPUB/SUB/XSUB only
+    /// (ENOCOMPATPROTO otherwise), bind the same as connect, the address
+    /// checked at once (EINVAL), and one pipe that takes every message (a
+    /// publisher cannot hear subscriptions over multicast).
+    fn multicast_endpoint(&mut self, endpoint: &str, proto: multicast::Proto, addr: &str) -> Result<()> {
+        // libzmq: an empty address is EINVAL, then a transport not built in
+        // EPROTONOSUPPORT, before the socket type is looked at.
+        if !addr.is_empty() {
+            multicast::load(proto)?;
+        }
+        let sender = match self.kind {
+            SocketType::Pub | SocketType::XPub => true,
+            SocketType::Sub | SocketType::XSub => false,
+            _ => return Err(Error::NoCompatProtocol),
+        };
+        if addr.is_empty() {
+            return Err(Error::Invalid("endpoint has an empty address"));
+        }
+        multicast::check(proto, addr)?;
+        let id = self.new_endpoint_id();
+        let (mut socket_side, engine_side) = self.pipe_pair(id);
+        socket_side.all_groups = true;
+        let engine = multicast::engine(proto, addr, sender, &self.options, engine_side)?;
+        self.ctx.io()?.add_multicast(engine);
+        self.attach(socket_side);
+        // libzmq files the endpoint under the URI as given.
+        self.last_endpoint = endpoint.to_string();
+        self.endpoints.push(EndpointRecord {
+            id,
+            kind: EndpointKind::Multicast,
+            given: endpoint.to_string(),
+            resolved: endpoint.to_string(),
+            inproc_name: None,
+            listener_fd: None,
+        });
+        Ok(())
+    }
+
     /// A pipe pair between this socket and an I/O-thread engine.
     pub(super) fn pipe_pair(&self, endpoint: EndpointId) -> (SocketPipe, EnginePipe) {
         let key = new_pipe_key();
@@ -240,7 +288,7 @@ impl Core {
             .endpoints
             .iter()
             .position(|e| {
-                matches!(e.kind, EndpointKind::Bound) == bound
+                (matches!(e.kind, EndpointKind::Bound) == bound || matches!(e.kind, EndpointKind::Multicast))
                     && (e.resolved == endpoint || e.given == endpoint && !(bound && is_wildcard(endpoint)))
             })
             .ok_or(Error::NoSuchEndpoint)?;
@@ -273,4 +321,10 @@ pub(super) fn is_wildcard(endpoint: &str) -> bool {
         Ok(Endpoint::Tcp(crate::transport::endpoint::TcpAddr { port: None, .. }))
             | Ok(Endpoint::Ipc(crate::transport::endpoint::IpcAddr::Wildcard))
     )
+}
+
+/// `pgm://`, `epgm://` or `norm://`: the transport and the address after it.
+fn multicast_scheme(endpoint: &str) -> Option<(multicast::Proto, &str)> {
+    let (scheme, addr) = endpoint.split_once("://")?;
+    Some((multicast::Proto::from_scheme(scheme)?, addr))
 }

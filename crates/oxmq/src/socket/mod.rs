@@ -30,7 +30,7 @@ use crate::transport::endpoint::{parse_endpoint, term_transport, Endpoint};
 use crate::transport::inproc;
 use cell::CoreCell;
 use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
-use options_codec::{decode_int, encode_int, get_generic, is_bytes_option, set_generic, OptionValue};
+use options_codec::{decode_int, encode_int, get_generic, set_generic, OptionValue};
 use oxmq_proto::SocketType;
 use peer::PeerProperties;
 use pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
@@ -271,7 +271,7 @@ impl Socket {
 
     /// Set an integer option by libzmq number.
     pub fn set_option_int(&self, option: i32, value: i64) -> Result<()> {
-        if is_bytes_option(option) {
+        if crate::option_table::takes_bytes(option) {
             return Err(Error::Invalid("this option takes a byte string"));
         }
         let bytes = encode_int(option, value)?;

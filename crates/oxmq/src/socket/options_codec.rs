@@ -2,25 +2,15 @@
 //! see them: integer options are 4-byte native ints, except the 8-byte ones.
 
 use crate::error::{Error, Result};
-use crate::option_table::Kind;
 use crate::options::{mechanism, ms_to_opt, ms_to_opt_zero_off, opt, opt_to_ms, Options};
 use crate::security::curve_key_from_option;
 use zeroize::Zeroizing;
 
-/// libzmq options whose value is a 64-bit integer.
-pub(crate) fn is_int64_option(o: i32) -> bool {
-    matches!(o, opt::AFFINITY | opt::MAXMSGSIZE)
-}
-
-/// libzmq options whose value is a byte string.
-pub(crate) fn is_bytes_option(o: i32) -> bool {
-    crate::option_table::lookup(o).is_some_and(|s| matches!(s.kind, Kind::Bytes | Kind::Str))
-        || matches!(o, opt::CURVE_PUBLICKEY | opt::CURVE_SECRETKEY | opt::CURVE_SERVERKEY)
-}
+use crate::option_table::{is_int64, takes_bytes};
 
 /// Encode an integer the way `zmq_setsockopt` expects it for `o`.
 pub(crate) fn encode_int(o: i32, v: i64) -> Result<Vec<u8>> {
-    if is_int64_option(o) {
+    if is_int64(o) {
         Ok(v.to_ne_bytes().to_vec())
     } else {
         let v: i32 = v.try_into().map_err(|_| Error::Invalid("option value out of range"))?;
@@ -30,7 +20,7 @@ pub(crate) fn encode_int(o: i32, v: i64) -> Result<Vec<u8>> {
 
 /// Decode an integer option value (4 or 8 bytes).
 pub(crate) fn decode_int(o: i32, value: &[u8]) -> Result<i64> {
-    if is_int64_option(o) {
+    if is_int64(o) {
         let b: [u8; 8] = value.try_into().map_err(|_| Error::Invalid("option needs an 8-byte integer"))?;
         Ok(i64::from_ne_bytes(b))
     } else {
@@ -73,7 +63,7 @@ fn ms_or_minus1(v: i64) -> Result<i64> {
 
 /// Apply a generic option to `o`. `Ok(false)` when the option is not generic.
 pub(crate) fn set_generic(o: &mut Options, option: i32, value: &[u8]) -> Result<bool> {
-    if is_bytes_option(option) {
+    if takes_bytes(option) {
         match option {
             opt::ROUTING_ID => {
                 if value.is_empty() || value.len() > 255 {

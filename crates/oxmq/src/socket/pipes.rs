@@ -42,8 +42,9 @@ pub(crate) struct SocketPipe {
     /// was made. libzmq adds them to this side's SNDHWM and RCVHWM when
     /// either changes later.
     pub(crate) hwm_boost: Option<(usize, usize)>,
-    /// Draft RADIO/DISH: a udp:// pipe, which takes every group (libzmq's
-    /// `subscribe_to_all`): it cannot carry joins.
+    /// libzmq's `subscribe_to_all`: a udp:// pipe of a RADIO takes every
+    /// group, a pgm/epgm/norm pipe of a PUB/XPUB every message (neither
+    /// can carry joins or subscriptions).
     pub(crate) all_groups: bool,
     /// A frame taken off `inn` by `check_read` and not yet handed out.
     head: Option<Msg>,

@@ -12,3 +12,5 @@ pub(crate) mod socks;
 pub(crate) mod udp;
 // Draft DGRAM: raw datagrams over udp://.
 pub(crate) mod dgram;
+// pgm://, epgm:// (OpenPGM) and norm:// (NORM): PUB/SUB over multicast.
+pub(crate) mod multicast;

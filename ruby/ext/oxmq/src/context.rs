@@ -9,7 +9,7 @@ use crate::errors::{core_error, zmq_error};
 use crate::reaper;
 use crate::slot::Slot;
 use crate::socket::Socket;
-use crate::wait::{without_gvl, EventFd};
+use crate::wait::without_gvl;
 use magnus::Error;
 use oxmq::{errno, opt, SocketType};
 use std::mem::ManuallyDrop;
@@ -53,8 +53,7 @@ impl Context {
             return Err(zmq_error(errno::ETERM, None));
         }
         let sock = self.ctx.socket(kind).map_err(core_error)?;
-        let wake = EventFd::new().map_err(|e| zmq_error(e.raw_os_error().unwrap_or(errno::EMFILE), None))?;
-        let slot = Arc::new(Slot::new((*self.ctx).clone(), sock, wake).map_err(|e| zmq_error(e, None))?);
+        let slot = Arc::new(Slot::new((*self.ctx).clone(), sock).map_err(|e| zmq_error(e, None))?);
         let mut list = self.sockets.lock().unwrap_or_else(|e| e.into_inner());
         list.retain(|w| w.strong_count() > 0);
         list.push(Arc::downgrade(&slot));

@@ -5,15 +5,15 @@
 //! stay alive until the core is done, which may be on the I/O thread, where
 //! no Ruby API may be called. So the string is kept in a Ruby hash (marked
 //! by the GC, never moved) under a number, and the owner's `Drop` only
-//! queues that number; Ruby threads take the queue under the GVL on later
-//! socket calls and delete the entries. Small strings are copied: below
+//! queues that number on the core's [`ReleaseQueue`]; Ruby threads drain it
+//! under the GVL on later socket calls and delete the entries. Small strings are copied: below
 //! [`ZERO_COPY_MIN`] a copy costs less than the bookkeeping.
 
 use magnus::prelude::*;
 use magnus::value::Lazy;
 use magnus::{RHash, RString, Ruby};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use oxmq::ReleaseQueue;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Frozen strings at least this long are sent without a copy.
 pub(crate) const ZERO_COPY_MIN: usize = 8192;
@@ -25,9 +25,7 @@ static PINS: Lazy<RHash> = Lazy::new(|ruby| {
 });
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Ids whose strings the core has released.
-static RELEASED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
-/// How many ids `RELEASED` holds (read without the lock on every call).
-static PENDING: AtomicUsize = AtomicUsize::new(0);
+static RELEASED: ReleaseQueue<u64> = ReleaseQueue::new();
 
 struct Lent {
     id: u64,
@@ -48,9 +46,7 @@ impl AsRef<[u8]> for Lent {
 
 impl Drop for Lent {
     fn drop(&mut self) {
-        let mut q = RELEASED.lock().unwrap_or_else(|e| e.into_inner());
-        q.push(self.id);
-        PENDING.store(q.len(), Ordering::Release);
+        RELEASED.push(self.id);
     }
 }
 
@@ -71,25 +67,12 @@ pub(crate) fn msg_from(ruby: &Ruby, s: RString) -> oxmq::Msg {
     oxmq::Msg::from_owner(Lent { id, ptr, len })
 }
 
-/// Forget strings the core has released. One relaxed load when there are none.
+/// Forget strings the core has released. One atomic load when there are none.
 #[inline]
 pub(crate) fn drain(ruby: &Ruby) {
-    if PENDING.load(Ordering::Relaxed) != 0 {
-        drain_slow(ruby);
-    }
-}
-
-#[cold]
-fn drain_slow(ruby: &Ruby) {
-    let ids = {
-        let mut q = RELEASED.lock().unwrap_or_else(|e| e.into_inner());
-        PENDING.store(0, Ordering::Release);
-        std::mem::take(&mut *q)
-    };
-    let pins = ruby.get_inner(&PINS);
-    for id in ids {
-        let _ = pins.delete::<u64, magnus::Value>(id);
-    }
+    RELEASED.drain(|id| {
+        let _ = ruby.get_inner(&PINS).delete::<u64, magnus::Value>(id);
+    });
 }
 
 /// How many strings are currently lent to the core (for tests).

@@ -2,19 +2,18 @@
 //! for `ZMQ::Poller` (lib/oxmq/poller.rb).
 //!
 //! The sockets are entered for the whole call (none can be freed under it);
-//! the wait runs without the GVL, with this thread's wake eventfd and each
-//! socket's close flag in the set, so an interrupt or a close from another
-//! thread ends it at once.
+//! the core's poll waits without the GVL ([`GvlWait`]), with each socket's
+//! close flag in the set, so an interrupt or a close from another thread
+//! ends it at once.
 
-use crate::errors::{core_error, zmq_error};
+use crate::errors::zmq_error;
 use crate::slot::Slot;
 use crate::socket::Socket;
-use crate::wait::{check_interrupts, drain_raw, thread_wake, without_gvl};
+use crate::wait::GvlWait;
 use magnus::value::ReprValue;
 use magnus::{Error, RArray, Ruby, TryConvert, Value};
 use oxmq::{errno, PollItem};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 enum Target {
     Socket(Arc<Slot>),
@@ -42,7 +41,6 @@ pub(crate) fn poll(ruby: &Ruby, items: RArray, timeout_ms: i64) -> Result<RArray
             guards.push(slot.enter().map_err(|e| zmq_error(e, None))?);
         }
     }
-    let wake = thread_wake().map_err(|e| zmq_error(e, None))?;
     let n = targets.len();
     let mut g = guards.iter();
     let mut poll_items: Vec<PollItem<'_>> = targets
@@ -52,47 +50,16 @@ pub(crate) fn poll(ruby: &Ruby, items: RArray, timeout_ms: i64) -> Result<RArray
             Target::Fd(fd) => PollItem::from_fd(*fd, *ev),
         })
         .collect();
-    // Wake-ups: this thread's interrupt flag, then each socket's close flag.
-    poll_items.push(PollItem::from_fd(wake, oxmq::POLLIN));
+    // Each socket's close flag: a close from another thread ends the wait.
     for (t, _) in &targets {
         if let Target::Socket(slot) = t {
-            poll_items.push(PollItem::from_fd(slot.closed_wake.raw(), oxmq::POLLIN));
+            poll_items.push(PollItem::from_fd(slot.closed_fd(), oxmq::POLLIN));
         }
     }
-    let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
-    // A first look with the GVL held: no release when something is ready.
-    let mut rc = oxmq::poll(&mut poll_items, 0);
-    loop {
-        match rc {
-            Ok(_) => {
-                if poll_items[n..].iter().skip(1).any(|p| p.revents() != 0) {
-                    return Err(zmq_error(errno::ENOTSOCK, None));
-                }
-                if poll_items[..n].iter().any(|p| p.revents() != 0) {
-                    break;
-                }
-            }
-            Err(oxmq::Error::Interrupted) => {}
-            Err(e) => return Err(core_error(e)),
-        }
-        let left = match deadline {
-            None => -1,
-            Some(d) => {
-                let now = Instant::now();
-                if now >= d {
-                    break;
-                }
-                (d - now).as_millis() as i64 + 1
-            }
-        };
-        let items = &mut poll_items;
-        let r = without_gvl(wake, move || oxmq::poll(items, left));
-        let woken = r.is_none() || poll_items[n].revents() != 0 || matches!(r, Some(Err(oxmq::Error::Interrupted)));
-        if woken {
-            drain_raw(wake);
-            check_interrupts()?;
-        }
-        rc = r.unwrap_or(Ok(0));
+    let mut hook = GvlWait::new()?;
+    oxmq::poll_with(&mut poll_items, timeout_ms, &mut hook).map_err(|e| hook.error(e))?;
+    if poll_items[n..].iter().any(|p| p.revents() != 0) {
+        return Err(zmq_error(errno::ENOTSOCK, None));
     }
     let out = ruby.ary_new_capa(n);
     for p in &poll_items[..n] {

@@ -12,13 +12,12 @@ use crate::frame::{Frame, Message};
 use crate::pin;
 use crate::reaper;
 use crate::slot::{Guard, Slot};
-use crate::wait::wait_readable;
+use crate::wait::GvlWait;
 use magnus::value::ReprValue;
 use magnus::{Error, IntoValue, RString, Ruby, Value};
 use oxmq::{errno, opt, Msg, OptionValue, DONTWAIT, SNDMORE};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// rbczmq's `ZMQ::Frame` send flags (czmq's ZFRAME_*).
 pub(crate) const FRAME_MORE: i64 = 1;
@@ -80,35 +79,18 @@ impl Socket {
         }
     }
 
+    /// The slow path: the core retries `op` until done, the timeout option
+    /// passes, the socket is closed, or an interrupt raises.
     #[cold]
     fn block<T>(
         &self,
         sock: &Guard<'_>,
         timeout_opt: i32,
-        mut op: impl FnMut(&oxmq::Socket) -> ZResult<T>,
+        op: impl FnMut(&oxmq::Socket) -> ZResult<T>,
     ) -> Result<T, Error> {
         let timeout_ms = sock.get_option_int(timeout_opt).map_err(core_error)?;
-        if timeout_ms == 0 {
-            return Err(zmq_error(errno::EAGAIN, None));
-        }
-        let deadline = (timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
-        let fds = [self.slot.fd, self.slot.closed_wake.raw()];
-        loop {
-            wait_readable(&fds, deadline)?;
-            // The guard keeps the socket alive even once closed, so a
-            // context termination still reports ETERM, as libzmq does.
-            match op(sock) {
-                Ok(v) => return Ok(v),
-                Err(oxmq::Error::Again) => {}
-                Err(e) => return Err(core_error(e)),
-            }
-            if self.slot.is_closed() {
-                return Err(zmq_error(errno::ENOTSOCK, None));
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(zmq_error(errno::EAGAIN, None));
-            }
-        }
+        let mut hook = GvlWait::new()?;
+        oxmq::block_with(sock, timeout_ms, &mut hook, op).map_err(|e| hook.error(e))
     }
 
     /// One non-blocking attempt; `false` when it would have blocked.

@@ -17,7 +17,6 @@ use magnus::Error;
 use std::cell::Cell;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::raw::c_void;
-use std::time::Instant;
 
 /// A non-blocking eventfd used as a level-triggered wake-up flag.
 pub(crate) struct EventFd(OwnedFd);
@@ -35,10 +34,6 @@ impl EventFd {
 
     pub(crate) fn raw(&self) -> RawFd {
         self.0.as_raw_fd()
-    }
-
-    pub(crate) fn notify(&self) {
-        notify_raw(self.raw());
     }
 }
 
@@ -123,32 +118,43 @@ pub(crate) fn check_interrupts() -> Result<(), Error> {
     .map(|_| ())
 }
 
-/// Sleep (GVL released) until one of `fds` is readable, `deadline` passes,
-/// or Ruby wants this thread; then run pending interrupts. Returns normally
-/// on any wake-up: the caller retries its operation and decides.
-pub(crate) fn wait_readable(fds: &[RawFd], deadline: Option<Instant>) -> Result<(), Error> {
-    let wake = thread_wake().map_err(|e| crate::errors::zmq_error(e, None))?;
-    let mut pfds: Vec<libc::pollfd> = fds
-        .iter()
-        .chain(std::iter::once(&wake))
-        .map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
-        .collect();
-    let timeout_ms = match deadline {
-        None => -1,
-        Some(d) => {
-            let left = d.saturating_duration_since(Instant::now());
-            left.as_millis().min(i32::MAX as u128) as libc::c_int
-                + (left.subsec_nanos() % 1_000_000 != 0) as libc::c_int
-        }
-    };
-    let ran = without_gvl(wake, || {
-        // SAFETY: `pfds` is a valid array of `len` pollfd structs for the call.
-        unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) }
-    });
-    let woken = ran.is_none() || pfds.last().is_some_and(|p| p.revents != 0) || ran.is_some_and(|rc| rc < 0);
-    if woken {
-        drain_raw(wake);
-        check_interrupts()?;
+/// Ruby's way of blocking, for the core's waits ([`oxmq::WaitHook`]): the
+/// GVL released while parked, this thread's wake eventfd in every wait (so
+/// Ctrl-C, `Thread#raise`, `Thread#kill` and `Timeout` end it at once), and
+/// Ruby's pending interrupts run when it fires.
+pub(crate) struct GvlWait {
+    wake: RawFd,
+    raised: Option<Error>,
+}
+
+impl GvlWait {
+    pub(crate) fn new() -> Result<GvlWait, Error> {
+        let wake = thread_wake().map_err(|e| crate::errors::zmq_error(e, None))?;
+        Ok(GvlWait { wake, raised: None })
     }
-    Ok(())
+
+    /// The Ruby exception for a call that ended with `e`: the one an
+    /// interrupt raised, if that is what ended it.
+    pub(crate) fn error(&mut self, e: oxmq::Error) -> Error {
+        self.raised.take().unwrap_or_else(|| crate::errors::core_error(e))
+    }
+}
+
+impl oxmq::WaitHook for GvlWait {
+    fn wake_fd(&self) -> Option<RawFd> {
+        Some(self.wake)
+    }
+
+    fn park(&mut self, wait: &mut dyn FnMut()) {
+        // Not run: Ruby had an interrupt pending; the core checks next.
+        let _ = without_gvl(self.wake, wait);
+    }
+
+    fn check(&mut self) -> oxmq::Result<()> {
+        drain_raw(self.wake);
+        check_interrupts().map_err(|e| {
+            self.raised = Some(e);
+            oxmq::Error::Interrupted
+        })
+    }
 }

@@ -121,11 +121,11 @@ impl Engine {
                 self.tx_buf.extend_from_slice(body);
             } else if msg.is_routing_id() {
                 continue;
-            } else if body.len() >= ZERO_COPY_MIN && msg.shared().is_some() {
+            } else if body.len() >= ZERO_COPY_MIN && !msg.is_inline() {
                 encode_any_frame_header(&mut self.tx_buf, self.zmtp10, msg.more(), false, body.len());
                 let end = self.tx_buf.len();
                 note_seg(&mut self.segs, start, end);
-                let big = msg.shared().cloned().unwrap_or_default();
+                let big = msg.into_bytes();
                 total += end - start + big.len();
                 self.segs.push_back(Seg::Big(big));
                 continue;

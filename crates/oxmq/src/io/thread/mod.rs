@@ -30,10 +30,13 @@ use crate::monitor::monitor_event as ev;
 use crate::pipe::Wake;
 use crate::socket::mailbox::SocketCommand;
 use crate::transport::endpoint::Endpoint;
+use crate::transport::multicast::McEngine;
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -44,6 +47,16 @@ enum Obj {
     Listener(Listener),
     Conn(Box<Conn>),
     Session(Box<Session>),
+    Multicast(Box<Multicast>),
+}
+
+/// A pgm/epgm/norm endpoint (`transport::multicast`): its engine, the fds
+/// registered for it, and when it asked to run again.
+struct Multicast {
+    engine: Box<dyn McEngine>,
+    fds: Vec<RawFd>,
+    waker: Arc<TokenWaker>,
+    deadline: Option<Instant>,
 }
 
 struct Entry {
@@ -158,6 +171,7 @@ impl Poller {
                     match &e.obj {
                         Obj::Conn(c) => c.waker.queued.store(false, Ordering::Release),
                         Obj::Session(s) => s.waker.queued.store(false, Ordering::Release),
+                        Obj::Multicast(m) => m.waker.queued.store(false, Ordering::Release),
                         Obj::Listener(_) => {}
                     }
                     self.run_obj(t, now, false, false);
@@ -290,6 +304,23 @@ impl Poller {
                 self.insert(idx, Obj::Session(Box::new(session)));
                 self.run_obj(idx, now, false, false);
             }
+            Cmd::Multicast(mut engine) => {
+                let idx = self.vacant();
+                let waker = self.new_waker(idx);
+                engine.set_waker(waker.clone());
+                let mut fds: Vec<RawFd> = Vec::new();
+                for (fd, write) in engine.fds() {
+                    if fd < 0 || fds.contains(&fd) {
+                        continue;
+                    }
+                    let interest = if write { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+                    if self.poll.registry().register(&mut SourceFd(&fd), Token(idx), interest).is_ok() {
+                        fds.push(fd);
+                    }
+                }
+                self.insert(idx, Obj::Multicast(Box::new(Multicast { engine, fds, waker, deadline: None })));
+                self.run_obj(idx, now, true, true);
+            }
             Cmd::CloseEndpoint { socket_id, endpoint_id } => {
                 let mut mailbox = None;
                 for idx in 0..self.slab.len() {
@@ -297,6 +328,8 @@ impl Poller {
                         Some(Obj::Listener(l)) => l.link.socket_id == socket_id && l.link.endpoint_id == endpoint_id,
                         Some(Obj::Conn(c)) => c.link.socket_id == socket_id && c.link.endpoint_id == endpoint_id,
                         Some(Obj::Session(s)) => s.link.socket_id == socket_id && s.link.endpoint_id == endpoint_id,
+                        // Ends when the socket lets go of its pipe.
+                        Some(Obj::Multicast(_)) => false,
                         None => false,
                     };
                     if matches {
@@ -307,7 +340,7 @@ impl Poller {
                             let mb = match &e.obj {
                                 Obj::Listener(l) => l.link.mailbox.clone(),
                                 Obj::Session(s) => s.link.mailbox.clone(),
-                                Obj::Conn(_) => None,
+                                Obj::Conn(_) | Obj::Multicast(_) => None,
                             };
                             if mb.is_some() {
                                 mailbox = mb;
@@ -387,11 +420,23 @@ impl Poller {
                 run_conn(c, now)
             }
             Obj::Session(s) => run_session(s, idx, registry, now, readable, writable, jitter),
+            Obj::Multicast(m) => match m.engine.step() {
+                None => Outcome::Remove,
+                Some(d) if d.is_zero() => {
+                    m.deadline = None;
+                    Outcome::Again
+                }
+                Some(d) => {
+                    m.deadline = Some(now + d);
+                    Outcome::Keep
+                }
+            },
         };
         let deadline = match &entry.obj {
             Obj::Listener(l) => l.retry_at,
             Obj::Conn(c) => c.engine.deadline(),
             Obj::Session(s) => s.deadline(),
+            Obj::Multicast(m) => m.deadline,
         };
         let mut new_conns = Vec::new();
         if !accepted.is_empty() {
@@ -455,5 +500,11 @@ fn deregister_obj(registry: &Registry, obj: Obj) {
             SState::Racing(r) => r.attempts.iter_mut().for_each(|s| s.deregister(registry)),
             SState::Waiting(_) | SState::Resolving(_) => {}
         },
+        // Deregistered before the engine (and the library's fds) go.
+        Obj::Multicast(m) => {
+            for fd in &m.fds {
+                let _ = registry.deregister(&mut SourceFd(fd));
+            }
+        }
     }
 }

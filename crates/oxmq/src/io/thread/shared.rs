@@ -20,6 +20,7 @@ pub(in crate::io) enum Cmd {
     Connect { endpoint: Endpoint, link: SocketLink, pipe: Option<EnginePipe> },
     CloseEndpoint { socket_id: u64, endpoint_id: EndpointId },
     SocketClosed { socket_id: u64 },
+    Multicast(Box<dyn crate::transport::multicast::McEngine>),
     Stop,
 }
 

@@ -1,0 +1,66 @@
+# The ZMTP conformance suite (conformance/, issue 25 item 1): scripted
+# byte-level peers check RFC clauses against each implementation, reached only
+# through the wire via an adapter process (conformance/adapters/).
+#
+#   make conformance   build the adapters, run every clause on every
+#                      implementation available, print the matrix and write it
+#                      to target/conformance/matrix.md (part of `make test`)
+#
+# Columns: Debian's libzmq 4.3.4, libzmq 4.3.5 (pyzmq's wheel, as bench-c435
+# lays it out), omq.rs's C ABI (only when `make bench-rust-peers` has built it:
+# minutes of compiling, so not done here; otherwise reported not available and
+# logged as a skip), pyzmq, oxmq's Python package, oxmq's Rust crate
+# (crates/oxmq/examples/conformance_adapter.rs), oxmq's C ABI. The step fails
+# only where an oxmq column differs from an RFC without a reasoned entry in
+# conformance/known_differences.json.
+
+DEB_PKGS += libzmq3-dev pkg-config gcc
+
+CONF_OUT := target/conformance
+CONF_ADAPTER := $(CONF_OUT)/adapters/libzmq_abi
+CONF_ADAPTER435 := $(CONF_OUT)/adapters/libzmq_abi-4.3.5
+CONF_SRC := conformance/adapters/libzmq_abi.c
+CONF_CC ?= gcc
+CONF_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11
+
+.PHONY: conformance
+
+# Built against Debian's zmq.h and libzmq.so.5; LD_LIBRARY_PATH swaps in any
+# other library with that soname (oxmq's, omq's).
+$(CONF_ADAPTER): $(CONF_SRC)
+	@mkdir -p $(dir $@)
+	$(CONF_CC) $(CONF_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libzmq)
+
+conformance: deb-deps capi bench-c435 python-install $(CONF_ADAPTER)
+	@echo "==> cargo build --release --example conformance_adapter -p oxmq"
+	@$(CARGO) build --release --example conformance_adapter -p oxmq
+	@mkdir -p $(CONF_OUT)
+	@l435=$(abspath $(ZMQ435_DIR)/lib); \
+	if ls $$l435/libzmq-*.so.5* >/dev/null 2>&1; then \
+	  if [ ! $(CONF_ADAPTER435) -nt $(CONF_SRC) ]; then \
+	    echo "==> $(CONF_ADAPTER435) (linked against $$l435)"; \
+	    $(CONF_CC) $(CONF_CFLAGS) -o $(CONF_ADAPTER435) $(CONF_SRC) $$(pkg-config --cflags libzmq) \
+	      -L$$l435 -Wl,-rpath,$$l435 -lzmq; \
+	  fi; \
+	  i435="libzmq 4.3.5=$(CONF_ADAPTER435)"; \
+	else \
+	  why="$$(cat $(ZMQ435_STATUS) 2>/dev/null || echo 'bench-c435 did not provide it')"; \
+	  i435="libzmq 4.3.5=-:$$why"; echo "conformance: libzmq 4.3.5 column: $$why" >> $(OXMQ_SKIP_LOG); \
+	fi; \
+	if [ -e $(OMQ_CAPI)/libzmq.so.5 ]; then \
+	  iomq="omq C ABI=$(CONF_ADAPTER):$(abspath $(OMQ_CAPI))"; \
+	else \
+	  why="not built: \`make bench-rust-peers\` builds it ($(OMQ_CAPI)/libzmq.so.5; minutes of compiling)"; \
+	  iomq="omq C ABI=-:$$why"; echo "conformance: omq C ABI column: $$why" >> $(OXMQ_SKIP_LOG); \
+	fi; \
+	echo "==> python3 conformance/run.py (matrix -> $(CONF_OUT)/matrix.md)"; \
+	$(VENV_PY) conformance/run.py --out $(CONF_OUT) \
+	  --impl "libzmq 4.3.4 (Debian)=$(CONF_ADAPTER)" \
+	  --impl "$$i435" \
+	  --impl "$$iomq" \
+	  --impl "pyzmq=$(VENV_PY) conformance/adapters/python_module.py zmq" \
+	  --impl "oxmq Python=$(VENV_PY) conformance/adapters/python_module.py oxmq" \
+	  --impl "oxmq Rust=target/release/examples/conformance_adapter" \
+	  --impl "oxmq C ABI=$(CONF_ADAPTER):$(CAPI_ABS)"
+
+TEST_STEPS += conformance
