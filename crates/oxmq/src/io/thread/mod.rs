@@ -12,6 +12,7 @@
 
 mod link;
 mod listener;
+mod resolver;
 mod session;
 mod shared;
 
@@ -496,7 +497,8 @@ fn deregister_obj(registry: &Registry, obj: Obj) {
         Obj::Session(mut s) => match &mut s.state {
             SState::Active(e) => e.stream.deregister(registry),
             SState::Connecting { stream, .. } => stream.deregister(registry),
-            SState::Waiting(_) => {}
+            SState::Racing(r) => r.attempts.iter_mut().for_each(|s| s.deregister(registry)),
+            SState::Waiting(_) | SState::Resolving(_) => {}
         },
         // Deregistered before the engine (and the library's fds) go.
         Obj::Multicast(m) => {

@@ -3,6 +3,7 @@
 //! connections (IMMEDIATE off) and applies RECONNECT_STOP.
 
 use super::link::{new_pipe_pair, push_farewell, push_peer_frames, Link};
+use super::resolver::{self, Lookup};
 use super::shared::TokenWaker;
 use super::Outcome;
 use crate::io::engine::{Engine, Fault, Step};
@@ -13,12 +14,15 @@ use crate::monitor::monitor_event as ev;
 use crate::msg::Msg;
 use crate::socket::mailbox::SocketCommand;
 use crate::transport::endpoint::Endpoint;
+use crate::transport::endpoint::{TcpAddr, TcpHost};
 use crate::transport::ipc;
 use crate::transport::socks::{self, Socks5};
 use crate::transport::tcp;
 use mio::{Registry, Token};
 use oxmq_proto::PeerInfo;
+use std::collections::VecDeque;
 use std::io;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +34,10 @@ const RECONNECT_STOP_AFTER_DISCONNECT: i32 = 0x4;
 pub(super) enum SState {
     /// Connect (again) at this time; `None` = never (reconnect disabled).
     Waiting(Option<Instant>),
+    /// Waiting for the resolver's answer for the endpoint's host name.
+    Resolving(Arc<Lookup>),
+    /// tcp connects racing to the resolved addresses (RFC 8305).
+    Racing(Box<Race>),
     Connecting {
         stream: Stream,
         deadline: Option<Instant>,
@@ -37,6 +45,25 @@ pub(super) enum SState {
         socks: Option<Box<Socks5>>,
     },
     Active(Box<Engine>),
+}
+
+/// RFC 8305's Connection Attempt Delay: the next address is tried this long
+/// after the previous attempt began unless it connected (or at once if it
+/// failed).
+const ATTEMPT_DELAY: Duration = Duration::from_millis(250);
+
+/// tcp connects to every address of a name until one connects.
+pub(super) struct Race {
+    /// Connects in progress, oldest first.
+    pub(super) attempts: Vec<Stream>,
+    /// Addresses not tried yet, in the order to try them.
+    rest: VecDeque<SocketAddr>,
+    /// When to start the next attempt.
+    next_at: Instant,
+    /// CONNECT_TIMEOUT, for the race as a whole.
+    deadline: Option<Instant>,
+    /// Why the last attempt failed: what the session reports if all do.
+    last_err: Option<io::Error>,
 }
 
 /// A connect-side session: connects, and reconnects after failures.
@@ -69,6 +96,9 @@ impl Session {
         let own = match &self.state {
             SState::Waiting(at) => *at,
             SState::Connecting { deadline, .. } => *deadline,
+            // The lookup's answer arrives through the waker.
+            SState::Resolving(_) => None,
+            SState::Racing(r) => Some(r.deadline.map_or(r.next_at, |d| d.min(r.next_at))),
             SState::Active(e) => e.deadline(),
         };
         [own, self.linger.flatten()].into_iter().flatten().min()
@@ -155,57 +185,153 @@ impl Session {
         Some(now + wait)
     }
 
-    fn start_connect(&mut self, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
+    /// Where tcp and ws connect to: the endpoint's host, or the SOCKS proxy.
+    fn tcp_target(&self) -> io::Result<TcpAddr> {
         let opts = &self.link.cfg.options;
-        let res = match &self.endpoint {
+        match &self.endpoint {
             // SOCKS_PROXY: connect to the proxy instead (a bad proxy address fails like a refused connect).
-            Endpoint::Tcp(_) if !opts.socks_proxy.is_empty() => socks::proxy_addr(&opts.socks_proxy)
-                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
-                .and_then(|pa| tcp::resolve(&pa, opts.ipv6, false))
-                .and_then(|sa| tcp::start_connect(sa, None, opts))
-                .map(Stream::Tcp),
-            Endpoint::Tcp(a) => tcp::resolve(a, opts.ipv6, false)
-                .and_then(|sa| tcp::start_connect(sa, a.source.as_deref(), opts))
-                .map(Stream::Tcp),
-            Endpoint::Ipc(a) => ipc::start_connect(a).map(Stream::Unix),
-            Endpoint::Inproc(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
-            Endpoint::Ws(w) => tcp::resolve(&w.tcp, opts.ipv6, false)
-                .and_then(|sa| tcp::start_connect(sa, None, opts))
-                .map(Stream::Tcp),
-        };
-        let deadline = opts.connect_timeout.filter(|d| !d.is_zero()).map(|d| now + d);
-        match res {
-            Ok(mut stream) => {
-                if stream.register(registry, Token(idx)).is_ok() {
-                    if let Stream::Tcp(_) = stream {
-                        // A non-blocking tcp connect is in progress (libzmq
-                        // reports this even when it completes quickly).
-                        self.link.emit(ev::CONNECT_DELAYED, libc::EINPROGRESS as u32);
-                    }
-                    self.state = SState::Connecting { stream, deadline, socks: None };
-                    return;
-                }
-                self.link.emit(ev::CLOSED, stream.fd() as u32);
-                drop(stream);
-                self.state = SState::Waiting(self.retry_at(now, jitter));
+            Endpoint::Tcp(_) if !opts.socks_proxy.is_empty() => {
+                socks::proxy_addr(&opts.socks_proxy).ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
             }
-            Err(e) => {
-                if let Endpoint::Ipc(_) = self.endpoint {
+            Endpoint::Tcp(a) => Ok(a.clone()),
+            Endpoint::Ws(w) => Ok(w.tcp.clone()),
+            Endpoint::Ipc(_) | Endpoint::Inproc(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        }
+    }
+
+    /// Begins a connect. Host names are resolved anew each time (so a name
+    /// that moves is followed, as libzmq resolves at every connect), off this
+    /// thread.
+    fn start_connect(&mut self, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
+        if let Endpoint::Ipc(a) = &self.endpoint {
+            match ipc::start_connect(a).map(Stream::Unix) {
+                Ok(mut stream) => {
+                    if stream.register(registry, Token(idx)).is_ok() {
+                        let deadline = self.link.cfg.options.connect_timeout.filter(|d| !d.is_zero()).map(|d| now + d);
+                        self.state = SState::Connecting { stream, deadline, socks: None };
+                        return;
+                    }
+                    self.link.emit(ev::CLOSED, stream.fd() as u32);
+                    drop(stream);
+                    self.state = SState::Waiting(self.retry_at(now, jitter));
+                }
+                Err(e) => {
                     // libzmq reports closing the socket of a refused ipc
                     // connect; ours is already closed, its fd unknown (-1).
                     self.link.emit(ev::CLOSED, u32::MAX);
+                    self.connect_failed(e, now, jitter);
                 }
-                if self.stops_on(&e) {
-                    self.stop_reconnecting();
+            }
+            return;
+        }
+        let target = match self.tcp_target() {
+            Ok(t) => t,
+            Err(e) => return self.connect_failed(e, now, jitter),
+        };
+        if let TcpHost::Name(name) = &target.host {
+            let wake: Arc<dyn crate::pipe::Wake> = self.waker.clone();
+            self.state = SState::Resolving(resolver::resolve(name, target.port.unwrap_or(0), wake));
+            return;
+        }
+        match tcp::resolve(&target, self.link.cfg.options.ipv6, false) {
+            Ok(sa) => self.start_race(vec![sa], idx, registry, now, jitter),
+            Err(e) => self.connect_failed(e, now, jitter),
+        }
+    }
+
+    /// A connect could not even start, or every address failed.
+    fn connect_failed(&mut self, e: io::Error, now: Instant, jitter: u64) {
+        if self.stops_on(&e) {
+            self.stop_reconnecting();
+            return;
+        }
+        if self.parks_on(&e) {
+            self.state = SState::Waiting(None);
+            return;
+        }
+        self.state = SState::Waiting(self.retry_at(now, jitter))
+    }
+
+    fn start_race(&mut self, addrs: Vec<SocketAddr>, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
+        let rest = resolver::attempt_order(addrs, self.link.cfg.options.ipv6);
+        if rest.is_empty() {
+            // Nothing of a usable family (libzmq's AF_INET-only lookup fails alike).
+            return self.connect_failed(io::Error::from_raw_os_error(libc::EHOSTUNREACH), now, jitter);
+        }
+        let deadline = self.link.cfg.options.connect_timeout.filter(|d| !d.is_zero()).map(|d| now + d);
+        let race = Race { attempts: Vec::new(), rest, next_at: now, deadline, last_err: None };
+        self.step_race(race, idx, registry, now, jitter);
+    }
+
+    /// Advances a race: reaps finished attempts, starts the next address when
+    /// its time came, and moves on to the winner or to the retry.
+    fn step_race(&mut self, mut race: Race, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
+        let opts = &self.link.cfg.options;
+        if race.deadline.is_some_and(|d| now >= d) {
+            for mut stream in race.attempts.drain(..) {
+                stream.deregister(registry);
+                self.link.emit(ev::CLOSED, stream.fd() as u32);
+            }
+            return self.connect_failed(io::Error::from_raw_os_error(libc::ETIMEDOUT), now, jitter);
+        }
+        let mut i = 0;
+        while i < race.attempts.len() {
+            let status = match &race.attempts[i] {
+                Stream::Tcp(t) => tcp::finish_connect(t),
+                _ => Ok(true),
+            };
+            match status {
+                Ok(true) => {
+                    let winner = race.attempts.swap_remove(i);
+                    // The others lost: closed quietly, as libzmq, which
+                    // makes one attempt, would never have reported them.
+                    for mut loser in race.attempts.drain(..) {
+                        loser.deregister(registry);
+                    }
+                    self.state = SState::Connecting { stream: winner, deadline: race.deadline, socks: None };
                     return;
                 }
-                if self.parks_on(&e) {
-                    self.state = SState::Waiting(None);
-                    return;
+                Ok(false) => i += 1,
+                Err(e) => {
+                    let mut stream = race.attempts.remove(i);
+                    stream.deregister(registry);
+                    self.link.emit(ev::CLOSED, stream.fd() as u32);
+                    race.last_err = Some(e);
+                    race.next_at = now;
                 }
-                self.state = SState::Waiting(self.retry_at(now, jitter))
             }
         }
+        let source = match &self.endpoint {
+            Endpoint::Tcp(a) if opts.socks_proxy.is_empty() => a.source.as_deref(),
+            _ => None,
+        };
+        while now >= race.next_at {
+            let Some(sa) = race.rest.pop_front() else { break };
+            match tcp::start_connect(sa, source, opts).map(Stream::Tcp) {
+                Ok(mut stream) => {
+                    if stream.register(registry, Token(idx)).is_ok() {
+                        // A non-blocking tcp connect is in progress (libzmq
+                        // reports this even when it completes quickly).
+                        self.link.emit(ev::CONNECT_DELAYED, libc::EINPROGRESS as u32);
+                        race.attempts.push(stream);
+                        race.next_at = now + ATTEMPT_DELAY;
+                    } else {
+                        self.link.emit(ev::CLOSED, stream.fd() as u32);
+                        race.last_err = Some(io::Error::from_raw_os_error(libc::ENOMEM));
+                    }
+                }
+                Err(e) => race.last_err = Some(e),
+            }
+        }
+        if race.attempts.is_empty() && race.rest.is_empty() {
+            let e = race.last_err.take().unwrap_or_else(|| io::Error::from_raw_os_error(libc::ECONNREFUSED));
+            return self.connect_failed(e, now, jitter);
+        }
+        if race.attempts.is_empty() {
+            race.next_at = now;
+            return self.step_race(race, idx, registry, now, jitter);
+        }
+        self.state = SState::Racing(Box::new(race));
     }
 
     /// A handshake completed: hand the engine its pipe. Returns false if the
@@ -345,15 +471,58 @@ pub(super) fn run_session(
                         if s.closing && s.pipe.is_none() {
                             return Outcome::Remove; // RECONNECT_STOP
                         }
-                        if let SState::Connecting { .. } = s.state {
-                            // Unix sockets usually connect at once; the
-                            // writable event tells either way.
-                            return Outcome::Keep;
+                        if let SState::Connecting { stream: Stream::Tcp(_), .. } = s.state {
+                            // A tcp attempt already connected.
+                            writable = true;
+                            continue;
                         }
+                        // Unix sockets usually connect at once; the
+                        // writable event tells either way.
                         return Outcome::Keep;
                     }
                     _ => return Outcome::Keep,
                 }
+            }
+            SState::Resolving(lookup) => {
+                if s.idle_done(now) || (s.closing && s.pipe.is_none()) {
+                    return Outcome::Remove;
+                }
+                match lookup.take() {
+                    None => {
+                        s.state = SState::Resolving(lookup);
+                        return Outcome::Keep;
+                    }
+                    Some(Ok(addrs)) => s.start_race(addrs, idx, registry, now, jitter),
+                    // libzmq: the connecter's open fails before any socket
+                    // exists, so no CLOSED, only CONNECT_RETRIED.
+                    Some(Err(e)) => s.connect_failed(e, now, jitter),
+                }
+                if s.closing && s.pipe.is_none() {
+                    return Outcome::Remove; // RECONNECT_STOP
+                }
+                if let SState::Connecting { .. } = s.state {
+                    writable = true;
+                    continue;
+                }
+                return Outcome::Keep;
+            }
+            SState::Racing(mut race) => {
+                if s.idle_done(now) {
+                    for mut stream in race.attempts.drain(..) {
+                        stream.deregister(registry);
+                    }
+                    return Outcome::Remove;
+                }
+                s.step_race(*race, idx, registry, now, jitter);
+                if s.closing && s.pipe.is_none() {
+                    return Outcome::Remove; // RECONNECT_STOP
+                }
+                if let SState::Connecting { .. } = s.state {
+                    // The winner is connected: on to SOCKS, ws and the handshake.
+                    writable = true;
+                    continue;
+                }
+                return Outcome::Keep;
             }
             SState::Connecting { mut stream, deadline, mut socks } => {
                 if s.idle_done(now) {
