@@ -31,6 +31,10 @@ PY_PKG_SRCS := $(shell find python/src python/oxmq -type f \( -name '*.rs' -o -n
 # python/pyproject.toml.
 PY_PKG_CAPI := python/oxmq/include/zmq.h python/oxmq/_capi/zmq/libzmq.so.5
 
+# patchelf: maturin's repair copies the shared libraries the extension needs
+# beyond the manylinux set (MIT krb5's, for GSSAPI) into the wheel, as
+# auditwheel repair does.
+DEB_PKGS += patchelf
 WHEEL_DIR := target/wheels/dist
 WHEEL_STAMP := $(WHEEL_DIR)/.built
 # The newest glibc symbol version the modules need is GLIBC_2.34 (maturin's
