@@ -286,3 +286,44 @@ impl fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
+
+/// Why a connection's traffic phase ended (see [`crate::session::Session`]).
+/// Each is fatal: close the connection.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionError {
+    /// The peer's bytes are malformed or break ZMTP.
+    Protocol(ProtocolError),
+    /// The peer sent ERROR.
+    PeerError { reason: Vec<u8> },
+    /// Heartbeats: nothing arrived within `ZMQ_HEARTBEAT_TIMEOUT` of our
+    /// PING, or within the TTL of the peer's.
+    PeerSilent,
+}
+
+impl From<ProtocolError> for SessionError {
+    fn from(e: ProtocolError) -> Self {
+        SessionError::Protocol(e)
+    }
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionError::Protocol(e) => write!(f, "protocol error: {e}"),
+            SessionError::PeerError { reason } => {
+                write!(f, "peer sent ERROR: {:?}", String::from_utf8_lossy(reason))
+            }
+            SessionError::PeerSilent => f.write_str("heartbeat: the peer stayed silent past its timeout or TTL"),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SessionError::Protocol(e) => Some(e),
+            _ => None,
+        }
+    }
+}
