@@ -40,7 +40,7 @@ install: capi
 	   echo "Description: oxmq, ZeroMQ in Rust, with the libzmq 4.3 C ABI"; \
 	   echo "Version: 4.3.5"; \
 	   echo 'Libs: -L$${libdir} -lzmq'; \
-	   echo "Libs.private: -lpthread -ldl -lm"; \
+	   echo "Libs.private: -lgssapi_krb5 -lpthread -ldl -lm"; \
 	   echo 'Cflags: -I$${includedir}'; \
 	 } > $(DESTDIR)$(PKGCONFIGDIR)/libzmq.pc
 	@chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/libzmq.pc

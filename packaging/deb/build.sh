@@ -167,12 +167,14 @@ install -m 0644 "$HEADER" "$DEV/usr/include/zmq.h"
 install -m 0644 "$(dirname "$HEADER")/zmq_utils.h" "$DEV/usr/include/zmq_utils.h"
 ln -s libzmq.so.5 "$DEV/$LIBDIR/libzmq.so"
 # Rust's staticlib holds the standard library and libsodium; it needs what
-# rustc's native-static-libs names for this target, except libc.
+# rustc's native-static-libs names for this target, except libc, and MIT
+# krb5's GSSAPI library (the GSSAPI mechanism links it; libpgm and libnorm
+# are loaded at run time).
 static_libs=''
 if [ -n "$STATIC" ]; then
   strip --strip-debug --remove-section=.comment -o "$DEV/$LIBDIR/libzmq.a" "$STATIC"
   chmod 0644 "$DEV/$LIBDIR/libzmq.a"
-  static_libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl"
+  static_libs="-lgssapi_krb5 -lgcc_s -lutil -lrt -lpthread -lm -ldl"
 fi
 cat > "$DEV/$LIBDIR/pkgconfig/libzmq.pc" <<EOF
 prefix=/usr
@@ -197,7 +199,7 @@ Version: $DEB_VERSION
 Architecture: $ARCH
 Maintainer: $DEB_MAINTAINER
 Installed-Size: $(installed_size "$DEV")
-Depends: liboxmq5 (= $DEB_VERSION)
+Depends: liboxmq5 (= $DEB_VERSION), libkrb5-dev
 Provides: libzmq3-dev (= $LIBZMQ_VERSION), libzmq-dev (= $LIBZMQ_VERSION)
 Replaces: libzmq3-dev
 Conflicts: libzmq3-dev
