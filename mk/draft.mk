@@ -13,6 +13,8 @@ draft-interop: capi-progs
 # Every option read and written on each draft type oxmq has, through oxmq and
 # through pyzmq's libzmq 4.3.5 (which creates these sockets by number even
 # without the draft API): THREAD_SAFE 1, no FD, the rest as on other types.
+# GSSAPI's options (62-65, 90-91) are left out: oxmq has GSSAPI as Debian's
+# libzmq5 does, pyzmq's build has not (make options-test does the same).
 draft-options: capi venv target/options/optdump
 	@set -e; \
 	py_lib=$$($(VENV_PY) -c 'import glob, os, zmq; d = os.path.join(os.path.dirname(zmq.__file__), os.pardir, "pyzmq.libs"); print((glob.glob(os.path.join(d, "libzmq*.so*")) or [""])[0])'); \
@@ -22,7 +24,7 @@ draft-options: capi venv target/options/optdump
 	for t in 12 13 16 17 19 20; do \
 	  echo "==> draft options, socket type $$t:"; \
 	  $(PYTHON) tests/options/compare.py $(OPTIONS_OUT)/draft-oxmq.txt $(OPTIONS_OUT)/draft-libzmq.txt \
-	    --name "libzmq 4.3.5 (pyzmq)" --types $$t; \
+	    --name "libzmq 4.3.5 (pyzmq)" --types $$t --build-differs 62,63,64,65,90,91; \
 	done
 
 TEST_STEPS += draft-interop draft-options
