@@ -21,6 +21,11 @@ rm -rf "$tmp" && mkdir -p "$tmp"
 build() { # what maturin-args...
     local what=$1; shift
     echo "==> maturin build ($what)"
+    # maturin's repair rewrites the cdylib's DT_NEEDED in place (to the
+    # copies of MIT krb5's libraries it bundles), and its copy is a hard link
+    # of cargo's output: a later build that cargo does not relink would find a
+    # library naming those copies and fail. Removing both makes cargo relink.
+    rm -f ../target/maturin/lib_oxmq.so ../target/release/deps/lib_oxmq.so ../target/release/lib_oxmq.so
     "$MATURIN" build --release --strip --compatibility "$MANYLINUX" --out "$tmp" "$@" 2>&1 |
         grep -vE '^\s+(Compiling|Fresh) ' || { echo "maturin build ($what) failed" >&2; exit 1; }
 }

@@ -12,24 +12,6 @@ use std::io::{self, BufRead, Write};
 
 use oxmq::{opt, Context, Msg, Socket, SocketType};
 
-fn socket_type(name: &str) -> Option<SocketType> {
-    let raw = match name {
-        "PAIR" => 0,
-        "PUB" => 1,
-        "SUB" => 2,
-        "REQ" => 3,
-        "REP" => 4,
-        "DEALER" => 5,
-        "ROUTER" => 6,
-        "PULL" => 7,
-        "PUSH" => 8,
-        "XPUB" => 9,
-        "XSUB" => 10,
-        _ => return None,
-    };
-    SocketType::from_raw(raw)
-}
-
 fn unhex(text: &str) -> Option<Vec<u8>> {
     if text == "-" {
         return Some(Vec::new());
@@ -57,7 +39,7 @@ fn run(ctx: &Context, sock: &mut Option<Socket>, cmd: &str, arg: &str) -> String
         return format!("ALIVE {ma}.{mi}.{pa}");
     }
     if cmd == "SOCKET" {
-        let Some(kind) = socket_type(arg) else {
+        let Some(kind) = SocketType::from_wire_name(arg.as_bytes()) else {
             return "ERR unknown-type".into();
         };
         return match ctx.socket(kind).and_then(|s| s.set_option_int(opt::LINGER, 0).map(|_| s)) {
