@@ -5,6 +5,7 @@ summary table printed at the end of a run. Works from results.json alone, so
 import os
 from pathlib import Path
 
+import conformance_report
 from run import UNITS, fmt_stat, lend_note, num, side_speed_range, size_label
 
 LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client_seconds", "cpu_s_per_mline",
@@ -1102,6 +1103,7 @@ def write_all(data, out):
         md.append("")
         md.extend(honest_lines(n, st))
         md.append("")
+    md.extend(conformance_report.section())
     (out / "REPORT.md").write_text("\n".join(md) + "\n")
 
 

@@ -150,8 +150,33 @@ def main():
     absent = [r for r in ratios if (r[1], r[2], label[r[3]], label[r[4]]) not in rows]
     check(bool(ratios) and not absent, "every ratio where oxmq is behind (%d) is in \"Where oxmq trails\"%s" % (
         len(ratios), "" if not absent else " (absent %d, e.g. %s)" % (len(absent), absent[:3])))
+    check(conformance_section_ok(), "the conformance section shows each column, each difference's bytes and "
+          "a column not available")
     print("test_harness: %s" % ("%d failed" % len(failed) if failed else "all passed"))
     return 1 if failed else 0
+
+
+def conformance_section_ok():
+    """bench/conformance_report.py on a matrix.json as conformance/run.py writes it."""
+    import json
+    import tempfile
+
+    import conformance_report
+
+    matrix = {"generated_utc": "2026-11-26T06:00:00Z", "seconds": 60.0, "only": None, "under_test": ["oxmq C ABI"],
+              "unlisted_differences": [],
+              "clauses": [{"id": "zap.400", "text": "RFC 27 §reply: 400 | ERROR"}],
+              "implementations": [
+                  {"name": "libzmq 4.3.5", "version": "4.3.5",
+                   "results": {"zap.400": {"status": "differs", "detail": "answer 04095e52524f5203343030"}}},
+                  {"name": "oxmq C ABI", "version": "4.3.5", "results": {"zap.400": {"status": "pass"}}},
+                  {"name": "omq C ABI", "missing": "not built"}]}
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(matrix, f)
+        f.flush()
+        md = "\n".join(conformance_report.section(f.name))
+    return ("04095e52524f5203343030" in md and "| oxmq C ABI (zmq_version 4.3.5) | 1 | 0 |" in md
+            and "not available: not built" in md and "400 \\| ERROR" in md)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ libzmq_abi.c, so the same clauses run on it.
 """
 import importlib
 import sys
+import threading
 
 zmq = importlib.import_module(sys.argv[1])
 
@@ -14,9 +15,34 @@ def unhex(s):
     return b"" if s == "-" else bytes.fromhex(s)
 
 
+class ZapHandler(threading.Thread):
+    """RFC 27's handler on inproc://zeromq.zap.01 in the adapter's context,
+    answering every request with the status code the suite chose and keeping
+    the first request for ZAPLOG."""
+
+    def __init__(self, ctx, status):
+        super().__init__(daemon=True)
+        self.sock = ctx.socket(zmq.REP)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.bind("inproc://zeromq.zap.01")
+        self.status, self.first, self.stop = status.encode(), None, False
+
+    def run(self):
+        while not self.stop:
+            if not self.sock.poll(100, zmq.POLLIN):
+                continue
+            req = self.sock.recv_multipart()
+            if self.first is None:
+                self.first = req
+            reqid = req[1] if len(req) > 1 else b""
+            self.sock.send_multipart([b"1.0", reqid, self.status, b"conformance", b"user", b""])
+        self.sock.close(0)
+
+
 def main():
     ctx = zmq.Context()
     sock = None
+    zap = None
     out = sys.stdout
     for line in sys.stdin:
         cmd, _, arg = line.strip().partition(" ")
@@ -25,6 +51,13 @@ def main():
                 break
             if cmd == "ALIVE":
                 reply = f"ALIVE {zmq.zmq_version()}"
+            elif cmd == "ZAP":
+                zap = ZapHandler(ctx, arg)
+                zap.start()
+                reply = "OK"
+            elif cmd == "ZAPLOG":
+                first = zap.first if zap else None
+                reply = "NONE" if first is None else "MSG " + " ".join(f.hex() or "-" for f in first)
             elif cmd == "SOCKET":
                 sock = ctx.socket(getattr(zmq, arg))
                 sock.setsockopt(zmq.LINGER, 0)
@@ -59,6 +92,9 @@ def main():
         out.flush()
     if sock is not None:
         sock.close(0)
+    if zap is not None:
+        zap.stop = True
+        zap.join()
     ctx.term()
 
 
