@@ -59,9 +59,10 @@ class Adapter:
     def ok(self, line):
         out = self.cmd(line)
         if out.startswith("ERR unsupported-option"):
-            # The implementation's API has no way to do what the clause needs
-            # (an adapter for a native API, not libzmq's); not a difference.
-            raise NotApplicable(f"the adapter cannot do {line!r} through this implementation's API: {out[4:]}")
+            # An adapter for a native API (not libzmq's) that has, or maps, no
+            # counterpart for what the clause needs: not a difference.
+            what = " ".join(line.split()[:2])
+            raise NotApplicable(f"its adapter does not map {what} onto this implementation's API: {out[4:]}")
         if not out.startswith("OK"):
             raise Differs(f"the implementation refused {line!r}: {out}")
         return out[3:]
@@ -87,6 +88,8 @@ class Adapter:
         out = self.cmd(f"RECV {timeout_ms}", timeout=timeout_ms / 1000 + 3)
         if out == "TIMEOUT":
             return None
+        if out.startswith("ERR"):
+            raise Differs(f"the implementation's receive failed: {out}")
         if not out.startswith("MSG "):
             raise RuntimeError(f"adapter: RECV -> {out!r}")
         return [b"" if f == "-" else bytes.fromhex(f) for f in out.split()[1:]]
@@ -556,6 +559,10 @@ def pub_filters(run, minor, subscribe, cancel):
     a.send(b"ab-3")
     a.send(b"zz-3")
     nxt = p.read_message()
+    # pub_until publishes in rounds: copies of zz-2 from its last round may
+    # still be on the way (seen under load); they precede ab-3/zz-3.
+    while nxt == [b"zz-2"]:
+        nxt = p.read_message()
     expect(nxt == [b"zz-3"], f"after CANCEL ab: {nxt}")
 
 

@@ -69,7 +69,7 @@ conformance: deb-deps capi bench-c435 python-install $(CONF_ADAPTER)
 	  (cd $(PEERS_DIR) && $(CARGO) build --release --bin conformance_omq --bin conformance_zmqrs) \
 	    > $(CONF_OUT)/rust-peers-build.log 2>&1 || echo "    failed: see $(CONF_OUT)/rust-peers-build.log"; \
 	fi; \
-	for c in "omq.rs (Rust)=conformance_omq" "zmq.rs (Rust)=conformance_zmqrs"; do \
+	irust=""; for c in "omq.rs (Rust)=conformance_omq" "zmq.rs (Rust)=conformance_zmqrs"; do \
 	  bin=$(PEERS_DIR)/target/release/$${c#*=}; \
 	  if [ -x $$bin ]; then irust="$$irust|$${c%%=*}=$$bin"; else \
 	    why="not built: \`make bench-rust-peers\` builds bench/rust-peers' dependencies (minutes of compiling)"; \
