@@ -15,6 +15,20 @@ def unhex(s):
     return b"" if s == "-" else bytes.fromhex(s)
 
 
+CURVE_KEY_OPTIONS = (48, 49, 50)  # CURVE_PUBLICKEY, CURVE_SECRETKEY, CURVE_SERVERKEY
+Z85 = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+
+
+def z85(key):
+    """A 32-octet CURVE key as its 40 Z85 characters (ZeroMQ RFC 32): the
+    form every pyzmq-like module takes (pyomq takes no other)."""
+    out = bytearray()
+    for i in range(0, len(key), 4):
+        n = int.from_bytes(key[i:i + 4], "big")
+        out += bytes(Z85[n // 85 ** k % 85] for k in (4, 3, 2, 1, 0))
+    return bytes(out)
+
+
 class ZapHandler(threading.Thread):
     """RFC 27's handler on inproc://zeromq.zap.01 in the adapter's context,
     answering every request with the status code the suite chose and keeping
@@ -68,7 +82,10 @@ def main():
                 reply = "OK"
             elif cmd == "OPTB":
                 opt, val = arg.split()
-                sock.setsockopt(int(opt), unhex(val))
+                val = unhex(val)
+                if int(opt) in CURVE_KEY_OPTIONS and len(val) == 32:
+                    val = z85(val)
+                sock.setsockopt(int(opt), val)
                 reply = "OK"
             elif cmd == "BIND":
                 sock.bind(arg)
@@ -88,6 +105,8 @@ def main():
                 reply = "ERR unknown-command"
         except zmq.ZMQError as e:
             reply = f"ERR {e.errno}"
+        except Exception as e:  # the module's own refusal, reported to the suite, not a crash
+            reply = f"ERR {type(e).__name__}: {e}".replace("\n", " ")
         out.write(reply + "\n")
         out.flush()
     if sock is not None:
