@@ -778,7 +778,7 @@ class CurveBox:
                 raise RuntimeError(f"the CURVE box helper is missing ({cls.path}): "
                                    "cargo build --release --example conformance_curve_box -p oxmq-proto")
             cls.proc = subprocess.Popen([cls.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-        cls.proc.stdin.write(" ".join(w.hex() or "-" for w in words[1:]).join([words[0] + " ", "\n"]))
+        cls.proc.stdin.write(" ".join([words[0]] + [w.hex() or "-" for w in words[1:]]) + "\n")
         cls.proc.stdin.flush()
         out = cls.proc.stdout.readline().strip()
         if out.startswith("OK "):
