@@ -45,7 +45,7 @@ pub(crate) fn zmq_poll(py: Python<'_>, sockets: &Bound<'_, PyAny>, timeout: i64)
         let entry = entry?;
         let (obj, ev): (Bound<'_, PyAny>, i16) = entry.extract()?;
         if let Ok(s) = obj.cast::<Socket>() {
-            if s.get().lock().is_none() {
+            if s.get().is_closed() {
                 return Err(zmq_error(py, errno::ENOTSOCK));
             }
             items.push(PollTarget::Sock(s.clone().unbind(), ev));

@@ -43,12 +43,11 @@ struct Options<'a> {
 
 /// Run the core proxy over `socks` (frontend, backend, capture, control).
 ///
-/// The core sockets are lent to the proxy for the run: taken out of their
-/// Python owners (which meanwhile read as closed, so another thread's
-/// `close`, `closed` or `Context.destroy` never waits on a proxy that may
-/// run forever) and put back when it returns. When it returns ETERM they are
-/// closed instead, as closing is all libzmq allows after ETERM, so the
-/// context's termination is not left waiting for them.
+/// The proxy runs inside each socket's slot (see [`Socket`]): a `close` from
+/// another thread (`Context.destroy`'s) never waits on a proxy that may run
+/// forever, and the socket is freed when the proxy leaves it. When the proxy
+/// returns ETERM the sockets are closed, as closing is all libzmq allows
+/// after ETERM, so the context's termination is not left waiting for them.
 fn run(py: Python<'_>, socks: [Option<&Socket>; 4], options: Options<'_>) -> PyResult<()> {
     // Frontend and backend may be one socket, or shadows of one.
     let mut owners: Vec<&SocketShared> = Vec::with_capacity(4);
@@ -63,29 +62,24 @@ fn run(py: Python<'_>, socks: [Option<&Socket>; 4], options: Options<'_>) -> PyR
             *slot = Some(i);
         }
     }
-    let mut lent: Vec<oxmq::Socket> = Vec::with_capacity(owners.len());
-    for o in &owners {
-        match o.inner.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            Some(s) => lent.push(s),
-            None => {
-                give_back(&owners, lent);
-                return Err(zmq_error(py, errno::ENOTSOCK));
-            }
-        }
-    }
+    let guards = owners
+        .iter()
+        .map(|o| o.slot.enter())
+        .collect::<oxmq::Result<Vec<_>>>()
+        .map_err(|_| zmq_error(py, errno::ENOTSOCK))?;
     let threading = py.import("threading")?;
     let on_main_thread = threading.call_method0("main_thread")?.is(&threading.call_method0("current_thread")?);
     let mut hook = SignalCheck { on_main_thread, raised: None };
     let hook_ref = &mut hook;
-    let (result, lent) = py.detach(move || {
-        let result = run_lent(&lent, slots, options, hook_ref);
-        (result, lent)
+    let (result, guards) = py.detach(move || {
+        let result = run_inside(&guards, slots, options, hook_ref);
+        (result, guards)
     });
     if matches!(result, Err(oxmq::Error::Terminated)) {
-        py.detach(move || drop(lent));
-    } else {
-        give_back(&owners, lent);
+        owners.iter().for_each(|o| o.slot.close());
     }
+    // The last to leave a closed slot frees its socket, which may linger.
+    py.detach(move || drop(guards));
     match (result, hook.raised) {
         (_, Some(e)) => Err(e),
         (Ok(()), None) => Ok(()),
@@ -93,13 +87,13 @@ fn run(py: Python<'_>, socks: [Option<&Socket>; 4], options: Options<'_>) -> PyR
     }
 }
 
-fn run_lent(
-    lent: &[oxmq::Socket],
+fn run_inside(
+    guards: &[oxmq::SlotGuard<'_>],
     slots: [Option<usize>; 4],
     options: Options<'_>,
     hook: &mut SignalCheck,
 ) -> oxmq::Result<()> {
-    let socket = |i: Option<usize>| i.map(|i| &lent[i]);
+    let socket = |i: Option<usize>| i.map(|i| &*guards[i]);
     let (Some(front), Some(back)) = (socket(slots[0]), socket(slots[1])) else {
         return Err(oxmq::Error::NotSocket);
     };
@@ -118,13 +112,6 @@ fn run_lent(
         proxy = proxy.swap_router_ids();
     }
     proxy.run_with(hook)
-}
-
-/// Put lent core sockets back into their owners, in order.
-fn give_back(owners: &[&SocketShared], lent: Vec<oxmq::Socket>) {
-    for (o, s) in owners.iter().zip(lent) {
-        *o.inner.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
-    }
 }
 
 /// `zmq_proxy`: forward messages between `frontend` and `backend` (and copy

@@ -176,10 +176,15 @@ pub fn poll_with(items: &mut [PollItem<'_>], timeout_ms: i64, hook: &mut dyn Wai
     }
 }
 
-/// A duration in poll's milliseconds, rounded up so a wait never ends early
-/// (and a short one never becomes a busy poll); capped at `i32::MAX`.
+/// A duration in whole milliseconds, rounded up so a wait never ends early
+/// (and a short one never becomes a busy poll).
+pub fn ceil_millis(d: Duration) -> u128 {
+    d.as_nanos().div_ceil(1_000_000)
+}
+
+/// [`ceil_millis`] in poll's milliseconds: capped at `i32::MAX`.
 pub fn ceil_ms(d: Duration) -> i64 {
-    d.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i64
+    ceil_millis(d).min(i32::MAX as u128) as i64
 }
 
 /// `poll(2)`'s timeout for waiting until `deadline`: -1 for none, 0 once it
