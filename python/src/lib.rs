@@ -86,7 +86,9 @@ fn _oxmq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeTracker>()?;
     m.add_function(wrap_pyfunction!(errors::strerror, m)?)?;
     m.add_function(wrap_pyfunction!(poll::zmq_poll, m)?)?;
+    m.add_function(wrap_pyfunction!(poll::_green_poll, m)?)?;
     m.add_function(wrap_pyfunction!(proxy::proxy, m)?)?;
+    m.add_function(wrap_pyfunction!(proxy::_green_proxy, m)?)?;
     m.add_function(wrap_pyfunction!(proxy::proxy_steerable, m)?)?;
     m.add_function(wrap_pyfunction!(proxy::monitored_queue, m)?)?;
     m.add_function(wrap_pyfunction!(_drain_releases, m)?)?;

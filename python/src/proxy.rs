@@ -4,6 +4,7 @@
 
 use crate::errors::*;
 use crate::socket::*;
+use crate::wait::GreenWait;
 use crate::SLICE;
 use oxmq::proxy::CaptureSocket;
 use oxmq::{errno, Proxy, WaitHook};
@@ -48,7 +49,12 @@ struct Options<'a> {
 /// forever, and the socket is freed when the proxy leaves it. When the proxy
 /// returns ETERM the sockets are closed, as closing is all libzmq allows
 /// after ETERM, so the context's termination is not left waiting for them.
-fn run(py: Python<'_>, socks: [Option<&Socket>; 4], options: Options<'_>) -> PyResult<()> {
+fn run(
+    py: Python<'_>,
+    socks: [Option<&Socket>; 4],
+    options: Options<'_>,
+    green_select: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
     // Frontend and backend may be one socket, or shadows of one.
     let mut owners: Vec<&SocketShared> = Vec::with_capacity(4);
     let mut slots = [None; 4];
@@ -67,6 +73,16 @@ fn run(py: Python<'_>, socks: [Option<&Socket>; 4], options: Options<'_>) -> PyR
         .map(|o| o.slot.enter())
         .collect::<oxmq::Result<Vec<_>>>()
         .map_err(|_| zmq_error(py, errno::ENOTSOCK))?;
+    if let Some(select) = green_select {
+        // gevent: on this thread with the GIL held, waiting in its `select`.
+        let mut hook = GreenWait::new(select.clone());
+        let result = run_inside(&guards, slots, options, &mut hook);
+        if matches!(result, Err(oxmq::Error::Terminated)) {
+            owners.iter().for_each(|o| o.slot.close());
+        }
+        drop(guards);
+        return result.map_err(|e| hook.error(e));
+    }
     let threading = py.import("threading")?;
     let on_main_thread = threading.call_method0("main_thread")?.is(&threading.call_method0("current_thread")?);
     let mut hook = SignalCheck { on_main_thread, raised: None };
@@ -91,7 +107,7 @@ fn run_inside(
     guards: &[oxmq::SlotGuard<'_>],
     slots: [Option<usize>; 4],
     options: Options<'_>,
-    hook: &mut SignalCheck,
+    hook: &mut dyn WaitHook,
 ) -> oxmq::Result<()> {
     let socket = |i: Option<usize>| i.map(|i| &*guards[i]);
     let (Some(front), Some(back)) = (socket(slots[0]), socket(slots[1])) else {
@@ -125,7 +141,7 @@ pub(crate) fn proxy(
     capture: Option<&Bound<'_, Socket>>,
 ) -> PyResult<()> {
     let socks = [Some(frontend.get()), Some(backend.get()), capture.map(|c| c.get()), None];
-    run(py, socks, Options { prefixes: None, swap_router_ids: false })
+    run(py, socks, Options { prefixes: None, swap_router_ids: false }, None)
 }
 
 /// `zmq_proxy_steerable`: `proxy`, steered by PAUSE / RESUME / TERMINATE /
@@ -140,7 +156,7 @@ pub(crate) fn proxy_steerable(
     control: Option<&Bound<'_, Socket>>,
 ) -> PyResult<()> {
     let socks = [Some(frontend.get()), Some(backend.get()), capture.map(|c| c.get()), control.map(|c| c.get())];
-    run(py, socks, Options { prefixes: None, swap_router_ids: false })
+    run(py, socks, Options { prefixes: None, swap_router_ids: false }, None)
 }
 
 /// pyzmq's `monitored_queue`: forward both ways between `in_socket` and
@@ -158,5 +174,19 @@ pub(crate) fn monitored_queue(
     out_prefix: &[u8],
 ) -> PyResult<()> {
     let socks = [Some(in_socket.get()), Some(out_socket.get()), Some(mon_socket.get()), None];
-    run(py, socks, Options { prefixes: Some((in_prefix, out_prefix)), swap_router_ids: true })
+    run(py, socks, Options { prefixes: Some((in_prefix, out_prefix)), swap_router_ids: true }, None)
+}
+
+/// `zmq.green.device`: `proxy` for green sockets, waiting in gevent's
+/// `select` (`select`) so that other greenlets run meanwhile.
+#[pyfunction]
+#[pyo3(signature = (frontend, backend, select))]
+pub(crate) fn _green_proxy(
+    py: Python<'_>,
+    frontend: &Bound<'_, Socket>,
+    backend: &Bound<'_, Socket>,
+    select: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let socks = [Some(frontend.get()), Some(backend.get()), None, None];
+    run(py, socks, Options { prefixes: None, swap_router_ids: false }, Some(select))
 }

@@ -8,7 +8,7 @@ use crate::options::*;
 use crate::poll::*;
 use crate::release::{self, drain_releases};
 use crate::shadow::Registry;
-use crate::wait::GilWait;
+use crate::wait::{GilWait, GreenWait};
 use crate::{ZResult, COPY_THRESHOLD, COPY_THRESHOLD_SET};
 use oxmq::{errno, opt, Msg};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -671,6 +671,33 @@ impl Socket {
             }
         }
         Ok(list.unbind())
+    }
+
+    /// `zmq.green`'s blocking slow path: `op()` (one non-blocking attempt,
+    /// raising `Again` when it would block) failed; the core retries it until
+    /// it succeeds, raises anything else, or the `timeout_opt` option's time
+    /// passes (`Again`), waiting in gevent's `select` (`select`) meanwhile.
+    fn _green_block(
+        &self,
+        py: Python<'_>,
+        op: &Bound<'_, PyAny>,
+        timeout_opt: i32,
+        select: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout_ms = self.call(py, |s| s.get_option_int(timeout_opt).map_err(core_errno))?;
+        let guard = self.slot.enter().map_err(|e| zmq_error(py, core_errno(e)))?;
+        let again = py.import("oxmq.error")?.getattr("Again")?;
+        let mut raised = None;
+        let mut hook = GreenWait::new(select.clone());
+        let r = oxmq::block_with(&guard, timeout_ms, &mut hook, |_| match op.call0() {
+            Ok(v) => Ok(v.unbind()),
+            Err(e) if e.is_instance(py, &again) => Err(oxmq::Error::Again),
+            Err(e) => {
+                raised = Some(e);
+                Err(oxmq::Error::Interrupted)
+            }
+        });
+        r.map_err(|e| raised.take().unwrap_or_else(|| hook.error(e)))
     }
 
     /// Poll this socket: returns the events ready (0 on timeout). `timeout` in ms, None = forever.

@@ -13,7 +13,7 @@
 //! it through its [`WaitHook`], as for any other blocking call.
 
 use crate::error::Result;
-use crate::poll::WaitHook;
+use crate::poll::{slice_until, WaitHook};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -77,8 +77,9 @@ pub struct Tracker {
 }
 
 /// How often a wait on trackers hands control back to a runtime that has a
-/// wake descriptor but no slice of its own: a condition variable cannot
-/// include the descriptor, so the runtime is asked at this pace instead.
+/// wake descriptor but no slice of its own, or waits itself: a condition
+/// variable cannot include a descriptor, so the runtime is asked at this
+/// pace instead.
 const WAKE_FD_SLICE: Duration = Duration::from_millis(50);
 
 impl Tracker {
@@ -119,6 +120,19 @@ impl Tracker {
     /// its slices (its error ends the wait).
     pub fn wait_all_with(all: &[&Tracker], timeout: Option<Duration>, hook: &mut dyn WaitHook) -> Result<bool> {
         let deadline = timeout.map(|t| Instant::now() + t);
+        if hook.cooperative() {
+            // No descriptor to wait on: the runtime sleeps in slices instead.
+            let slice = Some(hook.slice().unwrap_or(WAKE_FD_SLICE));
+            for t in all {
+                while !t.is_done() {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(false);
+                    }
+                    hook.wait_fds(&[], slice_until(deadline, slice))?;
+                }
+            }
+            return Ok(true);
+        }
         let slice = hook.slice().or_else(|| hook.wake_fd().map(|_| WAKE_FD_SLICE));
         for t in all {
             while !t.is_done() {
