@@ -14,6 +14,10 @@ crates/oxmq/examples/bench_oxmq.rs) printing one JSON line. A side whose
 implementation is not there yet (oxmq's C ABI, its Python package, a binding)
 is reported as "not available (why)" and lights up when it lands.
 
+This file is the command line only: the harness (discovery, process runner,
+measurement, ratios) is bench/harness/, each study is bench/studies/NN_name.py,
+and the rendering is bench/report.py, which needs only results.json.
+
 Environment: QUICK=1 (same as --quick), BENCH_STUDIES=1,2 (same as
 --studies), BENCH_TARGET_S (seconds per timed run, default 1.0), BENCH_REPS.
 """
