@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 import conformance_report
-from run import UNITS, fmt_stat, lend_note, num, side_speed_range, size_label
+from harness.fmt import UNITS, fmt_stat, num, size_label
+from harness.stats import lend_note, side_speed_range
 
 LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client_seconds", "cpu_s_per_mline",
                 "us_per_call", "rss_mib", "bytes_per_msg", "connect_seconds", "router_kib_per_conn",

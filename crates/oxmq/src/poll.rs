@@ -133,6 +133,32 @@ pub trait WaitHook {
     /// slice ended; runs with the runtime's lock held. `Ok` waits again (to
     /// the caller's own deadline); an error ends the wait with it.
     fn check(&mut self) -> Result<()>;
+
+    /// Whether the runtime waits on descriptors itself, because its thread
+    /// must not block in the kernel (gevent: every greenlet runs on the
+    /// hub's thread). Then the core never parks: between its attempts it
+    /// calls [`WaitHook::wait_fds`], and everything runs with the runtime's
+    /// lock held.
+    fn cooperative(&self) -> bool {
+        false
+    }
+
+    /// A cooperative runtime's wait: until one of `fds` is ready for its
+    /// events ([`POLLIN`], [`POLLOUT`]), `until` passes, or the runtime
+    /// wants its caller back (a spurious return is fine: the core checks
+    /// and waits again). An error ends the call with it.
+    fn wait_fds(&mut self, fds: &[(RawFd, i16)], until: Option<Instant>) -> Result<()> {
+        let _ = (fds, until);
+        Ok(())
+    }
+}
+
+/// The earlier of a caller's deadline and the end of a runtime's slice.
+pub(crate) fn slice_until(deadline: Option<Instant>, slice: Option<Duration>) -> Option<Instant> {
+    match (deadline, slice.map(|s| Instant::now() + s)) {
+        (Some(d), Some(s)) => Some(d.min(s)),
+        (d, s) => d.or(s),
+    }
 }
 
 /// libzmq's wait: a signal ends it with [`Error::Interrupted`] (EINTR).
@@ -155,6 +181,9 @@ pub fn poll_with(items: &mut [PollItem<'_>], timeout_ms: i64, hook: &mut dyn Wai
     if ready > 0 || timeout_ms == 0 {
         return Ok(ready);
     }
+    if hook.cooperative() {
+        return poll_cooperative(items, deadline, hook);
+    }
     loop {
         let left_ms = timeout_ms_until(deadline);
         if left_ms == 0 {
@@ -176,10 +205,38 @@ pub fn poll_with(items: &mut [PollItem<'_>], timeout_ms: i64, hook: &mut dyn Wai
     }
 }
 
-/// A duration in poll's milliseconds, rounded up so a wait never ends early
-/// (and a short one never becomes a busy poll); capped at `i32::MAX`.
+/// [`poll_with`] for a cooperative runtime: the runtime waits on the items'
+/// descriptors (a socket's readiness descriptor for reading, whatever it
+/// asks of it), then a zero-timeout pass reads the items.
+fn poll_cooperative(items: &mut [PollItem<'_>], deadline: Option<Instant>, hook: &mut dyn WaitHook) -> Result<usize> {
+    let fds = items
+        .iter()
+        .map(|item| match item.socket {
+            Some(s) => Ok((s.readiness_fd()?, POLLIN)),
+            None => Ok((item.fd, item.events & (POLLIN | POLLOUT))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(0);
+        }
+        hook.wait_fds(&fds, slice_until(deadline, hook.slice()))?;
+        let (ready, _) = poll_fds(items, None, 0)?;
+        if ready > 0 {
+            return Ok(ready);
+        }
+    }
+}
+
+/// A duration in whole milliseconds, rounded up so a wait never ends early
+/// (and a short one never becomes a busy poll).
+pub fn ceil_millis(d: Duration) -> u128 {
+    d.as_nanos().div_ceil(1_000_000)
+}
+
+/// [`ceil_millis`] in poll's milliseconds: capped at `i32::MAX`.
 pub fn ceil_ms(d: Duration) -> i64 {
-    d.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i64
+    ceil_millis(d).min(i32::MAX as u128) as i64
 }
 
 /// `poll(2)`'s timeout for waiting until `deadline`: -1 for none, 0 once it
