@@ -26,8 +26,9 @@
 //! value, the last zero-padded. n = 1 means no routing id is known (events
 //! before a handshake, or with no peer); n = 2 with L = 0 is an empty one.
 //! The id is the one the peer announced in its handshake (ZMTP READY
-//! `Identity`); ids a ROUTER generates for anonymous peers are not known to
-//! the connection and are not reported.
+//! `Identity`), or CONNECT_ROUTING_ID on the connect side; ids a ROUTER
+//! generates for anonymous peers are not known to the connection and are
+//! not reported.
 //!
 //! oxmq-only events, version 2 only, on bits libzmq does not use (above its
 //! 32-bit range, outside `ZMQ_EVENT_ALL_V2`): [`monitor_event::MSG_DROPPED`]
