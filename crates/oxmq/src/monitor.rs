@@ -111,7 +111,8 @@ pub mod drop_reason {
     pub const HWM: u64 = 1;
     /// No peer has the routing id (ROUTER without ROUTER_MANDATORY).
     pub const NO_ROUTE: u64 = 2;
-    /// A newer message replaced it (CONFLATE).
+    /// A newer message replaced it (a receiving CONFLATE socket; reported
+    /// when the receive that keeps the newer one runs).
     pub const CONFLATE: u64 = 3;
     /// Larger than MAXMSGSIZE (the peer is disconnected, as in libzmq).
     pub const OVERSIZE: u64 = 4;

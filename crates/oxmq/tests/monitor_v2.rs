@@ -329,3 +329,27 @@ fn an_oversized_message_is_reported_dropped() {
     assert!(dropped.remote.starts_with("tcp://127.0.0.1:"), "{dropped:?}");
     assert_eq!(next_event(&mon).id, u64::from(ev::DISCONNECTED));
 }
+
+#[test]
+fn conflate_replacing_a_message_is_reported_dropped() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    let push = sock(&ctx, SocketType::Push);
+    pull.set_option_int(opt::CONFLATE, 1).unwrap();
+    push.set_option_bytes(opt::ROUTING_ID, b"P").unwrap();
+    let mon = monitor_v2(&ctx, &pull, ev::MSG_DROPPED);
+    link(Transport::InprocBindFirst, &pull, &push);
+    for m in [&b"1"[..], b"2", b"3"] {
+        push.send(m, 0).unwrap();
+    }
+    // The three are queued before the receive, which keeps the newest.
+    std::thread::sleep(SETTLE);
+    assert_eq!(recv(&pull), b"3");
+    for _ in 0..2 {
+        let e = next_event(&mon);
+        assert_eq!((e.id, e.values[0]), (ev::MSG_DROPPED, drop_reason::CONFLATE));
+        assert_eq!(e.routing_id().as_deref(), Some(&b"P"[..]));
+    }
+    assert_nothing_within(&mon, 50);
+}

@@ -563,10 +563,15 @@ impl Core {
             Err(Error::Again) => self.recv_slow(flags)?,
             Err(e) => return Err(e),
         };
+        let mut from = self.pipes.last_read;
         loop {
             self.process_commands()?;
             match self.pattern.recv(&mut self.pipes) {
-                Ok(m) => newest = m,
+                Ok(m) => {
+                    self.pipes.note_conflated(from);
+                    newest = m;
+                    from = self.pipes.last_read;
+                }
                 Err(_) => break,
             }
         }

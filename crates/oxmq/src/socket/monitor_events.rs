@@ -9,7 +9,7 @@
 use super::pipes::{PipeId, Pipes};
 use super::Socket;
 use crate::error::Result;
-use crate::monitor::{monitor_event as ev, Monitor, Source};
+use crate::monitor::{drop_reason, monitor_event as ev, Monitor, Source};
 use oxmq_proto::SocketType;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -58,6 +58,16 @@ impl Pipes {
     pub(crate) fn note_dropped(&self, reason: u64, id: PipeId) {
         if self.events.wants(ev::MSG_DROPPED).is_some() {
             self.events.dropped(reason, self.peer_id(id));
+        }
+    }
+
+    /// CONFLATE (receive side): a newer message replaced one from pipe
+    /// `from` (if it is still there; else no routing id).
+    #[inline]
+    pub(crate) fn note_conflated(&self, from: Option<PipeId>) {
+        if self.events.wants(ev::MSG_DROPPED).is_some() {
+            let id = from.filter(|&id| self.contains(id)).and_then(|id| self.peer_id(id));
+            self.events.dropped(drop_reason::CONFLATE, id);
         }
     }
 
