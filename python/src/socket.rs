@@ -321,11 +321,26 @@ impl Socket {
     }
 
     /// Publish this socket's events on a PAIR bound at `addr` (inproc);
-    /// `None` stops monitoring (libzmq `zmq_socket_monitor`).
-    #[pyo3(signature = (addr, events = 0xFFFF))]
-    fn monitor(&self, py: Python<'_>, addr: Option<&str>, events: i64) -> PyResult<()> {
-        let events = u32::try_from(events).map_err(|_| zmq_error(py, oxmq::errno::EINVAL))?;
-        self.call(py, |s| s.monitor(addr, events).map_err(core_errno))
+    /// `None` stops monitoring (libzmq `zmq_socket_monitor`). oxmq only:
+    /// `event_version=2` is libzmq's draft `zmq_socket_monitor_versioned`
+    /// (decode with `oxmq.utils.monitor.parse_monitor_message_v2`), and
+    /// `sink_type` the monitor's socket type (PAIR, PUB or PUSH).
+    #[pyo3(signature = (addr, events = 0xFFFF, event_version = 1, sink_type = 0))]
+    fn monitor(
+        &self,
+        py: Python<'_>,
+        addr: Option<&str>,
+        events: i64,
+        event_version: i32,
+        sink_type: i32,
+    ) -> PyResult<()> {
+        if event_version == 1 && sink_type == 0 {
+            let events = u32::try_from(events).map_err(|_| zmq_error(py, oxmq::errno::EINVAL))?;
+            return self.call(py, |s| s.monitor(addr, events).map_err(core_errno));
+        }
+        let events = u64::try_from(events).map_err(|_| zmq_error(py, oxmq::errno::EINVAL))?;
+        let sink = oxmq::SocketType::from_raw(sink_type).ok_or_else(|| zmq_error(py, oxmq::errno::EINVAL))?;
+        self.call(py, |s| s.monitor_versioned(addr, events, event_version, sink).map_err(core_errno))
     }
 
     /// Stop listening on `addr`.

@@ -42,7 +42,7 @@ mod loom_tests;
 
 pub use ctx::{ctxopt, Context};
 pub use error::{errno, Error, Result};
-pub use monitor::monitor_event;
+pub use monitor::{drop_reason, monitor_event};
 pub use msg::{FreeFn, Msg, INLINE_CAPACITY};
 // Draft RADIO/DISH.
 pub use blocking::{block_with, SocketAccess};

@@ -5,6 +5,7 @@ use super::lb::Lb;
 use super::reqrep::{random_u32, send_probe};
 use super::{bool_value, Pattern};
 use crate::error::Error;
+use crate::monitor::drop_reason;
 use crate::msg::Msg;
 use crate::options::opt;
 use crate::socket::pipes::{PipeId, Pipes};
@@ -309,13 +310,21 @@ impl Pattern for Router {
                     let p = pipes.get_mut(id);
                     if p.out.check_write() {
                         self.current_out = Some(id);
-                    } else if self.mandatory {
-                        let e = if p.out.is_reader_gone() { Error::HostUnreachable } else { Error::Again };
-                        return Err((msg, e));
+                    } else {
+                        let gone = p.out.is_reader_gone();
+                        if !gone {
+                            pipes.note_full(id);
+                        }
+                        if self.mandatory {
+                            let e = if gone { Error::HostUnreachable } else { Error::Again };
+                            return Err((msg, e));
+                        }
+                        let reason = if gone { drop_reason::NO_ROUTE } else { drop_reason::HWM };
+                        pipes.events.dropped(reason, Some(msg.as_slice()));
                     }
                 }
                 None if self.mandatory => return Err((msg, Error::HostUnreachable)),
-                None => {}
+                None => pipes.events.dropped(drop_reason::NO_ROUTE, Some(msg.as_slice())),
             }
             self.more_out = true;
             return Ok(());

@@ -71,6 +71,7 @@ impl Lb {
                 self.ring.advance();
                 return Ok(Some(id));
             }
+            pipes.note_full(id);
             self.ring.deactivate_current();
         }
         Err((msg, Error::Again))
@@ -85,6 +86,7 @@ impl Lb {
             if pipes.get_mut(id).out.check_write() {
                 return true;
             }
+            pipes.note_full(id);
             self.ring.deactivate_current();
         }
         false

@@ -10,6 +10,7 @@ mod cell;
 mod endpoints;
 use endpoints::EndpointRecord;
 pub(crate) mod mailbox;
+mod monitor_events;
 pub(crate) mod options_codec;
 pub(crate) mod peer;
 pub(crate) mod pipes;
@@ -90,6 +91,7 @@ pub(crate) struct Core {
 impl Socket {
     pub(crate) fn new(ctx: &Context, kind: SocketType, id: u64, mailbox: Arc<Mailbox>, options: Options) -> Socket {
         let pattern = new_pattern(kind, &options);
+        let monitor = Monitor::new();
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Socket {
             kind,
@@ -101,7 +103,11 @@ impl Socket {
                 ctx: ctx.inner.clone(),
                 mailbox,
                 pattern,
-                pipes: Pipes::default(),
+                pipes: {
+                    let mut pipes = Pipes::default();
+                    pipes.events = monitor_events::SocketEvents::new(monitor.clone());
+                    pipes
+                },
                 options,
                 linger_ms,
                 inbox: Inbox::default(),
@@ -112,7 +118,7 @@ impl Socket {
                 rcvmore: false,
                 closed: false,
                 commands_seen: 0,
-                monitor: Monitor::new(),
+                monitor,
                 router_raw: false,
                 disconnected: Default::default(),
             })),
@@ -401,7 +407,7 @@ impl Socket {
         let (ctx, monitor) = (core.ctx.clone(), core.monitor.clone());
         // Not borrowed while the monitor PAIR is created and bound.
         drop(core);
-        monitor.start(&ctx, endpoint, events)
+        monitor.start(&ctx, endpoint, u64::from(events), 1, SocketType::Pair)
     }
 
     /// Close the socket (the same as dropping it): queued messages are
@@ -557,10 +563,15 @@ impl Core {
             Err(Error::Again) => self.recv_slow(flags)?,
             Err(e) => return Err(e),
         };
+        let mut from = self.pipes.last_read;
         loop {
             self.process_commands()?;
             match self.pattern.recv(&mut self.pipes) {
-                Ok(m) => newest = m,
+                Ok(m) => {
+                    self.pipes.note_conflated(from);
+                    newest = m;
+                    from = self.pipes.last_read;
+                }
                 Err(_) => break,
             }
         }
@@ -617,6 +628,7 @@ impl Core {
         }
         for id in inbox.write_activated.drain(..) {
             if self.pipes.contains(id) {
+                self.pipes.note_room(id);
                 self.pattern.write_activated(id, &mut self.pipes);
                 let p = self.pipes.get(id);
                 if p.out.is_reader_gone() && p.is_terminated() {

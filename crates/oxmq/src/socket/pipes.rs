@@ -147,6 +147,8 @@ pub(crate) struct Pipes {
     pub(crate) dead: Vec<PipeId>,
     /// The pipe the last frame handed to the user came from (for its peer's properties).
     pub(crate) last_read: Option<PipeId>,
+    /// Where drops and full pipes are reported (`monitor_events.rs`).
+    pub(crate) events: super::monitor_events::SocketEvents,
 }
 
 impl Pipes {
@@ -173,6 +175,7 @@ impl Pipes {
         if self.last_read == Some(id) {
             self.last_read = None;
         }
+        self.note_room(id);
         let p = self.slots.get_mut(id.0 as usize)?.take();
         if p.is_some() {
             self.free.push(id.0);

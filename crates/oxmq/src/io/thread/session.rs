@@ -568,6 +568,7 @@ pub(super) fn run_session(
                             Stream::Unix(u) => ipc::tune_stream(u),
                             _ => {}
                         }
+                        s.link.set_conn(Some(&stream));
                         s.link.emit(ev::CONNECTED, stream.fd() as u32);
                         let stream = match &s.ws {
                             Some(ws) => match ws.wrap(stream) {
@@ -627,6 +628,7 @@ pub(super) fn run_session(
                     Step::Handshaken(peer) => {
                         // libzmq reports a handshake only for ZMTP 3 peers: 1.0 and 2.0
                         // peers have no mechanism to complete, so no event.
+                        s.link.set_peer(&peer, &engine.stream);
                         if peer.version.0 >= 3 {
                             s.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
                         }
@@ -640,6 +642,7 @@ pub(super) fn run_session(
                     Step::Closed(fault) => {
                         let established = !engine.is_handshaking();
                         s.link.report_closed(engine.stream.fd(), !established, &fault);
+                        s.link.set_conn(None);
                         let last = Session::protocol_fault(&fault) || (!established && s.final_handshake_fault(&fault));
                         return s.on_disconnect(*engine, registry, now, jitter, established, last);
                     }
