@@ -16,9 +16,7 @@ mod stream;
 #[cfg(test)]
 mod tests;
 mod thread;
-mod tls;
 mod tuning;
-mod ws;
 mod zap;
 
 use crate::ctx::CtxInner;
@@ -29,7 +27,7 @@ use crate::pipe::{PipeReader, PipeWriter};
 use crate::socket::mailbox::Mailbox;
 use crate::socket::pipes::EndpointId;
 use crate::transport::endpoint::Endpoint;
-use crate::transport::{ipc, tcp};
+use crate::transport::{ipc, tcp, ws};
 use oxmq_proto::SocketType;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI64};

@@ -8,7 +8,6 @@ use super::shared::TokenWaker;
 use super::Outcome;
 use crate::io::engine::{Engine, Fault, Step};
 use crate::io::stream::Stream;
-use crate::io::ws::WsConnect;
 use crate::io::EnginePipe;
 use crate::monitor::monitor_event as ev;
 use crate::msg::Msg;
@@ -18,6 +17,7 @@ use crate::transport::endpoint::{TcpAddr, TcpHost};
 use crate::transport::ipc;
 use crate::transport::socks::{self, Socks5};
 use crate::transport::tcp;
+use crate::transport::ws::WsConnect;
 use mio::{Registry, Token};
 use oxmq_proto::PeerInfo;
 use std::collections::VecDeque;
@@ -570,7 +570,7 @@ pub(super) fn run_session(
                         }
                         s.link.emit(ev::CONNECTED, stream.fd() as u32);
                         let stream = match &s.ws {
-                            Some(ws) => match ws.wrap(stream) {
+                            Some(ws) => match stream.into_ws(ws) {
                                 Ok(w) => w,
                                 Err(_) => {
                                     // Unreachable in practice: the TLS config was checked at connect.
