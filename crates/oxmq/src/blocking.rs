@@ -7,8 +7,8 @@
 //! succeeds, fails otherwise, or the timeout passes.
 
 use crate::error::{Error, Result};
-use crate::poll::{wait_readable, WaitHook};
 use crate::socket::{SharedWaiter, Socket};
+use crate::wait::{wait_readable, WaitHook};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 

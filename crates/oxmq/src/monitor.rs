@@ -6,7 +6,8 @@
 //! endianness, packed) and the affected endpoint as a string.
 //!
 //! Events come from the socket's own thread (bind) and from the I/O thread
-//! (listeners, sessions, engines). Both reach the PAIR through a [`Monitor`]
+//! (listeners, sessions, engines). Both reach the PAIR (an [`EventSink`]
+//! that `socket::monitor` installs) through a [`Monitor`]
 //! slot created with the socket and shared by `Arc` with every listener,
 //! session and connection, so a monitor set after bind/connect still sees
 //! their events. Emitting first reads an atomic event mask: with no monitor
@@ -14,12 +15,6 @@
 //! a mutex and sends never block (an event the reader has no room for is
 //! dropped, as in libzmq).
 
-use crate::ctx::{Context, CtxInner};
-use crate::error::{Error, Result};
-use crate::options::opt;
-use crate::socket::{Socket, DONTWAIT};
-use crate::transport::endpoint::{parse_endpoint, Endpoint};
-use oxmq_proto::SocketType;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -67,20 +62,23 @@ pub(crate) fn encode_event(event: u16, value: u32) -> [u8; 6] {
     b
 }
 
-struct Sink {
-    socket: Socket,
+/// Where a monitor's events go: the socket layer provides it (an internal
+/// PAIR, see `socket::monitor`), so the I/O threads that emit events need
+/// nothing from the socket layer.
+pub(crate) trait EventSink: Send {
+    /// Sends one event; never blocks on the reader.
+    fn send(&self, event: u16, value: u32, endpoint: &str);
+}
+
+struct Slot {
+    sink: Box<dyn EventSink>,
     events: u32,
 }
 
-impl Sink {
+impl Slot {
     fn send(&self, event: u16, value: u32, endpoint: &str) {
-        if self.events & u32::from(event) == 0 {
-            return;
-        }
-        let head = encode_event(event, value);
-        // PAIR accepts the rest of a message once its first frame went in.
-        if self.socket.send(&head[..], DONTWAIT | crate::socket::SNDMORE).is_ok() {
-            let _ = self.socket.send(endpoint, DONTWAIT);
+        if self.events & u32::from(event) != 0 {
+            self.sink.send(event, value, endpoint);
         }
     }
 }
@@ -90,7 +88,7 @@ impl Sink {
 pub(crate) struct Monitor {
     /// Events of the current sink; 0 when there is none.
     mask: AtomicU32,
-    sink: Mutex<Option<Sink>>,
+    sink: Mutex<Option<Slot>>,
 }
 
 impl Monitor {
@@ -98,7 +96,7 @@ impl Monitor {
         Arc::new(Monitor::default())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<Sink>> {
+    fn lock(&self) -> MutexGuard<'_, Option<Slot>> {
         self.sink.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -123,31 +121,12 @@ impl Monitor {
         }
     }
 
-    /// `zmq_socket_monitor`: `None` stops monitoring; otherwise any current
-    /// monitor is stopped and a new PAIR is bound at the inproc `endpoint`.
-    pub(crate) fn start(&self, ctx: &Arc<CtxInner>, endpoint: Option<&str>, events: u32) -> Result<()> {
-        if ctx.is_terminated() {
-            return Err(Error::Terminated);
-        }
-        if events >> 16 != 0 {
-            return Err(Error::Invalid("monitor events beyond 16 bits need event version 2"));
-        }
-        let Some(endpoint) = endpoint else {
-            self.stop();
-            return Ok(());
-        };
-        if !matches!(parse_endpoint(endpoint)?, Endpoint::Inproc(_)) {
-            return Err(Error::ProtocolNotSupported);
-        }
-        self.stop();
-        let socket = Context { inner: ctx.clone() }.socket(SocketType::Pair)?;
-        // Never hold up context termination for unread events.
-        socket.set_option_int(opt::LINGER, 0)?;
-        socket.bind(endpoint)?;
-        let old = self.lock().replace(Sink { socket, events });
+    /// Sends this monitor's events to `sink` from now on, filtered by
+    /// `events`; the caller stopped any previous sink first.
+    pub(crate) fn install(&self, sink: Box<dyn EventSink>, events: u32) {
+        let old = self.lock().replace(Slot { sink, events });
         self.mask.store(events, Ordering::Relaxed);
         drop(old);
-        Ok(())
     }
 
     /// Stop monitoring (sending MONITOR_STOPPED if wanted) and close the PAIR.
@@ -158,9 +137,9 @@ impl Monitor {
             slot.take()
         };
         // Closed outside the lock: closing may talk to the context.
-        if let Some(sink) = old {
-            sink.send(monitor_event::MONITOR_STOPPED, 0, "");
-            drop(sink);
+        if let Some(slot) = old {
+            slot.send(monitor_event::MONITOR_STOPPED, 0, "");
+            drop(slot);
         }
     }
 }

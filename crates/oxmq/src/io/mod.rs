@@ -19,13 +19,13 @@ mod thread;
 mod tuning;
 mod zap;
 
-use crate::ctx::CtxInner;
+use crate::channel::mailbox::Mailbox;
 use crate::error::Error;
 use crate::monitor::{monitor_event, Monitor};
 use crate::options::Options;
-use crate::pipe::{PipeReader, PipeWriter};
-use crate::socket::mailbox::Mailbox;
-use crate::socket::pipes::EndpointId;
+// What the I/O thread takes from a socket; udp and dgram name it here.
+use crate::channel::pipes::EndpointId;
+pub(crate) use crate::channel::pipes::EnginePipe;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::{ipc, tcp, ws};
 use oxmq_proto::SocketType;
@@ -36,6 +36,7 @@ use std::thread::JoinHandle;
 
 use thread::{Cmd, ListenSock, Shared};
 pub(crate) use tuning::{ThreadTuning, DFLT as THREAD_DFLT};
+pub(crate) use zap::ZapRoute;
 
 /// What an I/O thread needs to know about the socket a listener or connecter serves.
 #[derive(Clone)]
@@ -57,16 +58,7 @@ pub(crate) struct SocketLink {
     pub(crate) monitor: Arc<Monitor>,
     /// The socket's context, where handshakes find the ZAP handler. Weak:
     /// the context owns this I/O thread.
-    pub(crate) ctx: Weak<CtxInner>,
-}
-
-/// The I/O thread's ends of a pipe pair.
-pub(crate) struct EnginePipe {
-    /// Frames from the socket, to be written to the peer.
-    pub(crate) out: PipeReader,
-    /// Frames from the peer, to the socket.
-    pub(crate) inn: PipeWriter,
-    pub(crate) key: u64,
+    pub(crate) zap: Weak<dyn ZapRoute>,
 }
 
 /// Handle to one I/O thread. Dropping it stops the thread.

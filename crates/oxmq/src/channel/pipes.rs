@@ -1,8 +1,8 @@
 //! The socket's side of its connections: one `SocketPipe` per peer.
 
+use crate::channel::peer::PeerProperties;
 use crate::msg::{Msg, FLAGS_UNCOUNTED};
 use crate::pipe::{PipeReader, PipeWriter};
-use crate::socket::peer::PeerProperties;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -136,6 +136,16 @@ impl SocketPipe {
     pub(crate) fn is_terminated(&self) -> bool {
         self.head.is_none() && self.inn.is_terminated()
     }
+}
+
+/// The I/O thread's ends of a pipe pair (an engine's, or a udp or multicast
+/// endpoint's).
+pub(crate) struct EnginePipe {
+    /// Frames from the socket, to be written to the peer.
+    pub(crate) out: PipeReader,
+    /// Frames from the peer, to the socket.
+    pub(crate) inn: PipeWriter,
+    pub(crate) key: u64,
 }
 
 /// The pipes of one socket, in a slab so patterns can hold cheap `PipeId`s.
