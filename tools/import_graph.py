@@ -223,6 +223,7 @@ class Crate:
         for mod in list(self.modules):
             if any(mod[: k] in self.test_modules for k in range(1, len(mod) + 1)):
                 self.test_modules.add(mod)
+        self.externs = {}  # module -> names its `use` items bring from other crates
         self.uses = {m: self.parse_uses(m) for m in self.modules}
 
     def children(self, mod):
@@ -253,6 +254,7 @@ class Crate:
         """[(absolute path, alias, is_pub)] of the module's `use` items."""
         text = self.modules[mod][0]
         out = []
+        self.externs[mod] = set()
         for m in USE_RE.finditer(text):
             for parts, alias in expand_use_tree(m.group(3)):
                 if parts[-1] == "*":
@@ -261,6 +263,8 @@ class Crate:
                 ab = self.absolute(mod, parts)
                 if ab is not None:
                     out.append((ab, alias, bool(m.group(1))))
+                else:
+                    self.externs[mod].add(alias)
         return out
 
     def resolve(self, path, seen=None):
@@ -291,6 +295,8 @@ class Crate:
             imported = {alias: ab for ab, alias, _ in self.uses[mod] if alias != "*"}
             for m in PATH_RE.finditer(body):
                 parts = tuple(m.group(1).split("::"))
+                if parts[0] in self.externs[mod] and parts[0] not in imported:
+                    continue  # e.g. `use std::thread;` shadows a child `thread`
                 if parts[0] in imported and parts[0] not in KEYWORDS_FIRST:
                     ab = imported[parts[0]] + parts[1:]
                 else:

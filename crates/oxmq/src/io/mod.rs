@@ -20,12 +20,10 @@ mod tuning;
 mod zap;
 
 use crate::channel::mailbox::Mailbox;
+use crate::channel::pipes::EndpointId;
 use crate::error::Error;
 use crate::monitor::{monitor_event, Monitor};
 use crate::options::Options;
-// What the I/O thread takes from a socket; udp and dgram name it here.
-use crate::channel::pipes::EndpointId;
-pub(crate) use crate::channel::pipes::EnginePipe;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::{ipc, tcp, ws};
 use oxmq_proto::SocketType;
@@ -37,6 +35,8 @@ use std::thread::JoinHandle;
 use thread::{Cmd, ListenSock, Shared};
 pub(crate) use tuning::{ThreadTuning, DFLT as THREAD_DFLT};
 pub(crate) use zap::ZapRoute;
+// What the I/O thread takes from a socket; udp and dgram name it here.
+pub(crate) use crate::channel::pipes::EnginePipe;
 
 /// What an I/O thread needs to know about the socket a listener or connecter serves.
 #[derive(Clone)]
@@ -56,8 +56,8 @@ pub(crate) struct SocketLink {
     pub(crate) endpoint: Arc<str>,
     /// The socket's monitor slot (shared, so a monitor set later applies).
     pub(crate) monitor: Arc<Monitor>,
-    /// The socket's context, where handshakes find the ZAP handler. Weak:
-    /// the context owns this I/O thread.
+    /// Where handshakes find the ZAP handler: the socket's context, seen
+    /// only as that. Weak: the context owns this I/O thread.
     pub(crate) zap: Weak<dyn ZapRoute>,
 }
 
