@@ -54,11 +54,11 @@ pub use options::{opt, POLLERR, POLLIN, POLLOUT};
 pub use oxmq_proto::SocketType;
 pub use poll::{poll, poll_with, PollItem, PollSource};
 pub use proxy::Proxy;
-pub use release::ReleaseQueue;
+pub use release::{ReleaseQueue, Tracker};
 pub use slot::{SlotGuard, SocketSlot};
 pub use socket::options_codec::OptionValue;
 pub use socket::{SharedWaiter, Socket, ThreadSafeSocket, DONTWAIT, SNDMORE};
-pub use wait::{ceil_ms, timeout_ms_until, CoreWait, WaitHook};
+pub use wait::{ceil_millis, ceil_ms, timeout_ms_until, CoreWait, WaitHook};
 
 /// The libzmq version this library is compatible with.
 pub const ZMQ_VERSION: (i32, i32, i32) = (4, 3, 5);

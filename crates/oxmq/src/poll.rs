@@ -9,7 +9,7 @@ use crate::blocking::SocketAccess;
 use crate::error::{Error, Result};
 use crate::options::{POLLERR, POLLIN, POLLOUT};
 use crate::socket::Socket;
-use crate::wait::{ceil_ms, timeout_ms_until, WaitHook};
+use crate::wait::{ceil_ms, slice_until, timeout_ms_until, WaitHook};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
@@ -111,6 +111,9 @@ pub fn poll_with(items: &mut [PollItem<'_>], timeout_ms: i64, hook: &mut dyn Wai
     if ready > 0 || timeout_ms == 0 {
         return Ok(ready);
     }
+    if hook.cooperative() {
+        return poll_cooperative(items, deadline, hook);
+    }
     loop {
         let left_ms = timeout_ms_until(deadline);
         if left_ms == 0 {
@@ -128,6 +131,29 @@ pub fn poll_with(items: &mut [PollItem<'_>], timeout_ms: i64, hook: &mut dyn Wai
             Some(Ok(_)) => {}
             Some(Err(Error::Interrupted)) | None => hook.check()?,
             Some(Err(e)) => return Err(e),
+        }
+    }
+}
+
+/// [`poll_with`] for a cooperative runtime: the runtime waits on the items'
+/// descriptors (a socket's readiness descriptor for reading, whatever it
+/// asks of it), then a zero-timeout pass reads the items.
+fn poll_cooperative(items: &mut [PollItem<'_>], deadline: Option<Instant>, hook: &mut dyn WaitHook) -> Result<usize> {
+    let fds = items
+        .iter()
+        .map(|item| match item.socket {
+            Some(s) => Ok((s.readiness_fd()?, POLLIN)),
+            None => Ok((item.fd, item.events & (POLLIN | POLLOUT))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(0);
+        }
+        hook.wait_fds(&fds, slice_until(deadline, hook.slice()))?;
+        let (ready, _) = poll_fds(items, None, 0)?;
+        if ready > 0 {
+            return Ok(ready);
         }
     }
 }

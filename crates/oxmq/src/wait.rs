@@ -8,10 +8,15 @@ use crate::error::{Error, Result};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-/// A duration in poll's milliseconds, rounded up so a wait never ends early
-/// (and a short one never becomes a busy poll); capped at `i32::MAX`.
+/// A duration in whole milliseconds, rounded up so a wait never ends early
+/// (and a short one never becomes a busy poll).
+pub fn ceil_millis(d: Duration) -> u128 {
+    d.as_nanos().div_ceil(1_000_000)
+}
+
+/// [`ceil_millis`] in poll's milliseconds: capped at `i32::MAX`.
 pub fn ceil_ms(d: Duration) -> i64 {
-    d.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i64
+    ceil_millis(d).min(i32::MAX as u128) as i64
 }
 
 /// `poll(2)`'s timeout for waiting until `deadline`: -1 for none, 0 once it
@@ -54,6 +59,32 @@ pub trait WaitHook {
     /// slice ended; runs with the runtime's lock held. `Ok` waits again (to
     /// the caller's own deadline); an error ends the wait with it.
     fn check(&mut self) -> Result<()>;
+
+    /// Whether the runtime waits on descriptors itself, because its thread
+    /// must not block in the kernel (gevent: every greenlet runs on the
+    /// hub's thread). Then the core never parks: between its attempts it
+    /// calls [`WaitHook::wait_fds`], and everything runs with the runtime's
+    /// lock held.
+    fn cooperative(&self) -> bool {
+        false
+    }
+
+    /// A cooperative runtime's wait: until one of `fds` is ready for its
+    /// events ([`crate::POLLIN`], [`crate::POLLOUT`]), `until` passes, or the runtime
+    /// wants its caller back (a spurious return is fine: the core checks
+    /// and waits again). An error ends the call with it.
+    fn wait_fds(&mut self, fds: &[(RawFd, i16)], until: Option<Instant>) -> Result<()> {
+        let _ = (fds, until);
+        Ok(())
+    }
+}
+
+/// The earlier of a caller's deadline and the end of a runtime's slice.
+pub(crate) fn slice_until(deadline: Option<Instant>, slice: Option<Duration>) -> Option<Instant> {
+    match (deadline, slice.map(|s| Instant::now() + s)) {
+        (Some(d), Some(s)) => Some(d.min(s)),
+        (d, s) => d.or(s),
+    }
 }
 
 /// libzmq's wait: a signal ends it with [`Error::Interrupted`] (EINTR).
