@@ -8,8 +8,8 @@
 
 use crate::error::{Error, Result};
 use crate::options::POLLIN;
-use crate::poll::{slice_until, wait_readable, WaitHook};
 use crate::socket::{SharedWaiter, Socket};
+use crate::wait::{slice_until, wait_readable, WaitHook};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 

@@ -33,23 +33,18 @@
 //! oxmq-only events, version 2 only, on bits libzmq does not use (above its
 //! 32-bit range, outside `ZMQ_EVENT_ALL_V2`): [`monitor_event::MSG_DROPPED`]
 //! (value 1: a [`drop_reason`]) and [`monitor_event::HWM_REACHED`] (a pipe
-//! to a peer became full; value 1: the HWM). See `socket/monitor_events.rs`.
+//! to a peer became full; value 1: the HWM). See `channel/events.rs`.
 //!
 //! Events come from the socket's own thread (bind, drops) and from the I/O
-//! thread (listeners, sessions, engines). Both reach the sink through a
-//! [`Monitor`] slot created with the socket and shared by `Arc` with every
-//! listener, session and connection, so a monitor set after bind/connect
-//! still sees their events. Emitting first reads an atomic event mask: with
+//! thread (listeners, sessions, engines). Both reach the sink (an
+//! [`EventSink`] that `socket::monitor` installs, so the I/O threads need
+//! nothing from the socket layer) through a [`Monitor`] slot created with
+//! the socket and shared by `Arc` with every listener, session and
+//! connection, so a monitor set after bind/connect still sees their events. Emitting first reads an atomic event mask: with
 //! no monitor set, an event costs one relaxed load. With one set, the sink
 //! is used under a mutex and sends never block (an event the reader has no
 //! room for is dropped, as in libzmq).
 
-use crate::ctx::{Context, CtxInner};
-use crate::error::{Error, Result};
-use crate::options::opt;
-use crate::socket::{Socket, DONTWAIT};
-use crate::transport::endpoint::{parse_endpoint, Endpoint};
-use oxmq_proto::SocketType;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -165,39 +160,24 @@ pub(crate) fn encode_values(value: u64, routing_id: Option<&[u8]>) -> Vec<u64> {
     values
 }
 
-struct Sink {
-    socket: Socket,
-    events: u64,
-    version: u8,
+/// Where a monitor's events go: the socket layer provides it (the internal
+/// socket bound at the monitor's endpoint, see `socket::monitor`), so the
+/// I/O threads that emit events need nothing from the socket layer.
+pub(crate) trait EventSink: Send {
+    /// Sends one event; never blocks on the reader.
+    fn send(&self, event: u64, value: u64, src: &Source<'_>);
 }
 
-impl Sink {
+struct Slot {
+    sink: Box<dyn EventSink>,
+    events: u64,
+}
+
+impl Slot {
     fn send(&self, event: u64, value: u64, src: &Source<'_>) {
-        if self.events & event == 0 {
-            return;
+        if self.events & event != 0 {
+            self.sink.send(event, value, src);
         }
-        // The sink accepts the rest of a message once its first frame went in.
-        const MORE: i32 = DONTWAIT | crate::socket::SNDMORE;
-        if self.version == 0 {
-            return;
-        }
-        if self.version == 1 {
-            let head = encode_event(event as u16, value as u32);
-            if self.socket.send(&head[..], MORE).is_ok() {
-                let _ = self.socket.send(src.endpoint, DONTWAIT);
-            }
-            return;
-        }
-        let values = encode_values(value, src.routing_id);
-        if self.socket.send(&event.to_ne_bytes()[..], MORE).is_err() {
-            return;
-        }
-        let _ = self.socket.send(&(values.len() as u64).to_ne_bytes()[..], MORE);
-        for v in &values {
-            let _ = self.socket.send(&v.to_ne_bytes()[..], MORE);
-        }
-        let _ = self.socket.send(src.local, MORE);
-        let _ = self.socket.send(src.remote, DONTWAIT);
     }
 }
 
@@ -206,7 +186,7 @@ impl Sink {
 pub(crate) struct Monitor {
     /// Events of the current sink; 0 when there is none.
     mask: AtomicU64,
-    sink: Mutex<Option<Sink>>,
+    sink: Mutex<Option<Slot>>,
 }
 
 impl Monitor {
@@ -214,7 +194,7 @@ impl Monitor {
         Arc::new(Monitor::default())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<Sink>> {
+    fn lock(&self) -> MutexGuard<'_, Option<Slot>> {
         self.sink.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -249,45 +229,12 @@ impl Monitor {
         }
     }
 
-    /// `zmq_socket_monitor_versioned`: `None` stops monitoring; otherwise
-    /// any current monitor is stopped and a new socket of `sink_type`
-    /// (PAIR, PUB or PUSH, as libzmq allows) is bound at the inproc `endpoint`.
-    pub(crate) fn start(
-        &self,
-        ctx: &Arc<CtxInner>,
-        endpoint: Option<&str>,
-        events: u64,
-        version: i32,
-        sink_type: SocketType,
-    ) -> Result<()> {
-        if ctx.is_terminated() {
-            return Err(Error::Terminated);
-        }
-        if version == 1 && events >> 16 != 0 {
-            return Err(Error::Invalid("monitor events beyond 16 bits need event version 2"));
-        }
-        // libzmq takes any other version and then sends nothing: kept as 0.
-        let version = u8::try_from(version).ok().filter(|v| matches!(v, 1 | 2)).unwrap_or(0);
-        let Some(endpoint) = endpoint else {
-            self.stop();
-            return Ok(());
-        };
-        if !matches!(parse_endpoint(endpoint)?, Endpoint::Inproc(_)) {
-            return Err(Error::ProtocolNotSupported);
-        }
-        self.stop();
-        // Checked after the old monitor stopped, in libzmq's order.
-        if !matches!(sink_type, SocketType::Pair | SocketType::Pub | SocketType::Push) {
-            return Err(Error::Invalid("a monitor socket is PAIR, PUB or PUSH"));
-        }
-        let socket = Context { inner: ctx.clone() }.socket(sink_type)?;
-        // Never hold up context termination for unread events.
-        socket.set_option_int(opt::LINGER, 0)?;
-        socket.bind(endpoint)?;
-        let old = self.lock().replace(Sink { socket, events, version });
+    /// Sends this monitor's events to `sink` from now on, filtered by
+    /// `events`; the caller stopped any previous sink first.
+    pub(crate) fn install(&self, sink: Box<dyn EventSink>, events: u64) {
+        let old = self.lock().replace(Slot { sink, events });
         self.mask.store(events, Ordering::Relaxed);
         drop(old);
-        Ok(())
     }
 
     /// Stop monitoring (sending MONITOR_STOPPED if wanted) and close the PAIR.
@@ -298,9 +245,9 @@ impl Monitor {
             slot.take()
         };
         // Closed outside the lock: closing may talk to the context.
-        if let Some(sink) = old {
-            sink.send(monitor_event::MONITOR_STOPPED.into(), 0, &Source::default());
-            drop(sink);
+        if let Some(slot) = old {
+            slot.send(monitor_event::MONITOR_STOPPED.into(), 0, &Source::default());
+            drop(slot);
         }
     }
 }

@@ -13,7 +13,7 @@
 //! it through its [`WaitHook`], as for any other blocking call.
 
 use crate::error::Result;
-use crate::poll::{slice_until, WaitHook};
+use crate::wait::{slice_until, WaitHook};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -160,7 +160,7 @@ impl Tracker {
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::poll::CoreWait;
+    use crate::wait::CoreWait;
     use std::sync::Arc;
 
     #[test]

@@ -4,11 +4,11 @@ use super::fq::Fq;
 use super::lb::Lb;
 use super::reqrep::{random_u32, send_probe};
 use super::{bool_value, Pattern};
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::monitor::drop_reason;
 use crate::msg::Msg;
 use crate::options::opt;
-use crate::socket::pipes::{PipeId, Pipes};
 use bytes::Bytes;
 use std::collections::HashMap;
 
@@ -594,8 +594,8 @@ mod tests {
 
     #[test]
     fn router_uses_connect_routing_id() {
+        use crate::channel::pipes::{new_pipe_key, SocketPipe};
         use crate::pipe::{pipe, WakeSlot};
-        use crate::socket::pipes::{new_pipe_key, SocketPipe};
         let mut h = Harness::new(SocketType::Router);
         let (out_w, mut out_r) = pipe(0, WakeSlot::new(), WakeSlot::new());
         let (mut in_w, in_r) = pipe(0, WakeSlot::new(), WakeSlot::new());

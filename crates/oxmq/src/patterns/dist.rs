@@ -5,9 +5,9 @@
 //! for all its frames.
 
 use super::array::PipeArray;
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::monitor::drop_reason;
 use crate::msg::Msg;
-use crate::socket::pipes::{PipeId, Pipes};
 
 /// Pipes are kept partitioned:
 /// `[0, matching)` chosen for the current message,

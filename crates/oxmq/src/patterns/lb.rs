@@ -2,9 +2,9 @@
 //! all frames of a multipart message go to the same pipe.
 
 use super::array::RoundRobin;
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
-use crate::socket::pipes::{PipeId, Pipes};
 
 #[derive(Default)]
 pub(crate) struct Lb {

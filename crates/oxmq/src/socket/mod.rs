@@ -1,5 +1,5 @@
 //! The public `Socket`: the caller's thread drives its pattern directly; other
-//! threads reach it only through its [`mailbox::Mailbox`].
+//! threads reach it only through its [`Mailbox`].
 //!
 //! Hot path of a send or receive: one `RefCell` borrow, one relaxed check of
 //! the mailbox flag, the pattern's pipe operation. The mailbox (a mutex and an
@@ -8,16 +8,17 @@
 
 mod cell;
 mod endpoints;
+// zmq_socket_monitor's PAIR, the sink of the socket's monitor slot.
+mod monitor;
 use endpoints::EndpointRecord;
-pub(crate) mod mailbox;
-mod monitor_events;
 pub(crate) mod options_codec;
-pub(crate) mod peer;
-pub(crate) mod pipes;
 // Draft thread-safe socket types: several threads at once.
 mod shared;
 pub use shared::{SharedWaiter, ThreadSafeSocket};
 
+use crate::channel::mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
+use crate::channel::peer::PeerProperties;
+use crate::channel::pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
 use crate::io::{EnginePipe, SocketLink};
@@ -30,11 +31,8 @@ use crate::pipe::{pipe, pipe_conflate, WakeSlot};
 use crate::transport::endpoint::{parse_endpoint, term_transport, Endpoint};
 use crate::transport::inproc;
 use cell::CoreCell;
-use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use options_codec::{decode_int, encode_int, get_generic, set_generic, OptionValue};
 use oxmq_proto::SocketType;
-use peer::PeerProperties;
-use pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
@@ -105,7 +103,7 @@ impl Socket {
                 pattern,
                 pipes: {
                     let mut pipes = Pipes::default();
-                    pipes.events = monitor_events::SocketEvents::new(monitor.clone());
+                    pipes.events = crate::channel::events::SocketEvents::new(monitor.clone());
                     pipes
                 },
                 options,
@@ -407,7 +405,7 @@ impl Socket {
         let (ctx, monitor) = (core.ctx.clone(), core.monitor.clone());
         // Not borrowed while the monitor PAIR is created and bound.
         drop(core);
-        monitor.start(&ctx, endpoint, u64::from(events), 1, SocketType::Pair)
+        monitor::start(&monitor, &ctx, endpoint, u64::from(events), 1, SocketType::Pair)
     }
 
     /// Close the socket (the same as dropping it): queued messages are
@@ -832,7 +830,7 @@ impl Core {
         self.mailbox.close();
         for rec in self.endpoints.drain(..) {
             if let Some(name) = &rec.inproc_name {
-                inproc::unbind(&self.ctx, name, self.id);
+                inproc::unbind(&self.ctx.inproc, name, self.id);
             }
         }
         if let Some(io) = self.ctx.io_if_started() {

@@ -3,6 +3,8 @@
 //! socket reads first (peer properties, routing id) and last (farewells).
 
 use super::shared::TokenWaker;
+use crate::channel::mailbox::{Mailbox, SocketCommand};
+use crate::channel::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use crate::io::engine::{EngineConfig, Fault};
 use crate::io::stream::Stream;
 use crate::io::{EnginePipe, SocketLink};
@@ -10,8 +12,6 @@ use crate::monitor::{drop_reason, monitor_event as ev, Monitor, Source};
 use crate::msg::{Msg, FLAG_PEER_PROPERTIES, FLAG_ROUTING_ID};
 use crate::options::notify;
 use crate::pipe::{pipe, pipe_conflate, Wake, WakeSlot};
-use crate::socket::mailbox::{Mailbox, SocketCommand};
-use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use bytes::Bytes;
 use oxmq_proto::{HandshakeError, Metadata, PeerInfo, ProtocolError, SocketType};
 use std::os::fd::RawFd;
@@ -49,7 +49,7 @@ impl From<SocketLink> for Link {
             socket_id: l.socket_id,
             endpoint_id: l.endpoint_id,
             mailbox: Some(l.mailbox),
-            cfg: EngineConfig { socket_type: l.socket_type, options: l.options, linger_ms: l.linger_ms, ctx: l.ctx },
+            cfg: EngineConfig { socket_type: l.socket_type, options: l.options, linger_ms: l.linger_ms, zap: l.zap },
             endpoint: l.endpoint,
             monitor: l.monitor,
             bind_side: false,

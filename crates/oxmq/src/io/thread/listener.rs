@@ -5,11 +5,11 @@ use super::shared::TokenWaker;
 use super::Outcome;
 use crate::io::engine::{Engine, Step};
 use crate::io::stream::Stream;
-use crate::io::ws::WsListen;
 use crate::monitor::{monitor_event as ev, Source};
 use crate::transport::filter;
 use crate::transport::ipc::{self, IpcCleanup};
 use crate::transport::tcp;
+use crate::transport::ws::WsListen;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
@@ -75,7 +75,7 @@ pub(super) fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<
             }),
             ListenSock::Ws(s, ws) => s.accept().and_then(|(s, peer)| {
                 tcp::tune_stream(&s, opts);
-                Ok((filter::tcp_peer_allowed(opts, &peer), ws.wrap(s)?))
+                Ok((filter::tcp_peer_allowed(opts, &peer), Stream::Ws(Box::new(ws.wrap(s)?))))
             }),
         };
         match res {

@@ -23,14 +23,14 @@ use session::{run_session, SState, Session};
 use shared::{lock, Inbox, TokenWaker};
 pub(in crate::io) use shared::{Cmd, Shared};
 
+use crate::channel::mailbox::SocketCommand;
 use crate::io::engine::Engine;
 use crate::io::stream::Stream;
-use crate::io::ws::WsConnect;
 use crate::monitor::monitor_event as ev;
 use crate::pipe::Wake;
-use crate::socket::mailbox::SocketCommand;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::multicast::McEngine;
+use crate::transport::ws::WsConnect;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 use std::cmp::Reverse;

@@ -6,18 +6,18 @@ use super::link::{new_pipe_pair, push_farewell, push_peer_frames, Link};
 use super::resolver::{self, Lookup};
 use super::shared::TokenWaker;
 use super::Outcome;
+use crate::channel::mailbox::SocketCommand;
 use crate::io::engine::{Engine, Fault, Step};
 use crate::io::stream::Stream;
-use crate::io::ws::WsConnect;
 use crate::io::EnginePipe;
 use crate::monitor::monitor_event as ev;
 use crate::msg::Msg;
-use crate::socket::mailbox::SocketCommand;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::endpoint::{TcpAddr, TcpHost};
 use crate::transport::ipc;
 use crate::transport::socks::{self, Socks5};
 use crate::transport::tcp;
+use crate::transport::ws::WsConnect;
 use mio::{Registry, Token};
 use oxmq_proto::PeerInfo;
 use std::collections::VecDeque;
@@ -571,7 +571,7 @@ pub(super) fn run_session(
                         s.link.set_conn(Some(&stream));
                         s.link.emit(ev::CONNECTED, stream.fd() as u32);
                         let stream = match &s.ws {
-                            Some(ws) => match ws.wrap(stream) {
+                            Some(ws) => match stream.into_ws(ws) {
                                 Ok(w) => w,
                                 Err(_) => {
                                     // Unreachable in practice: the TLS config was checked at connect.
