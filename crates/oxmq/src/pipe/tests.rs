@@ -2,11 +2,11 @@
 
 use super::ypipe::CHUNK;
 use super::*;
+use crate::msg::CountingOwner as Owner;
 use crate::msg::Msg;
 use crate::sync::Ordering;
-use std::sync::Arc;
-use crate::msg::CountingOwner as Owner;
 use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 use std::thread;
 
 #[derive(Default)]

@@ -1,8 +1,8 @@
 //! The ypipe itself (see the algorithm in the `pipe` module's doc): chunks,
 //! the shared state, and the writing and reading ends.
 
-use crate::msg::{Msg, FLAGS_UNCOUNTED, FLAG_MORE};
 use super::WakeSlot;
+use crate::msg::{Msg, FLAGS_UNCOUNTED, FLAG_MORE};
 use crate::sync::{fence, AtomicBool, AtomicPtr, AtomicU64, Mutex, Ordering};
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
