@@ -37,6 +37,8 @@ mod radio_dish;
 mod reqrep;
 mod stream;
 mod trie;
+// The subscriber side of SUB/XSUB and DISH.
+mod upstream;
 
 #[cfg(test)]
 mod testutil;
