@@ -1,5 +1,6 @@
 //! DEALER and ROUTER (RFC 28).
 
+use super::compose::{discard_input, Composed, Rules};
 use super::fq::Fq;
 use super::lb::Lb;
 use super::reqrep::{random_u32, send_probe};
@@ -13,63 +14,25 @@ use bytes::Bytes;
 use std::collections::HashMap;
 
 /// DEALER: load-balanced send, fair-queued receive, no envelopes.
+pub(crate) type Dealer = Composed<Lb, Fq, ProbeRouter>;
+
+/// DEALER's one rule: with PROBE_ROUTER, every new pipe first gets an empty
+/// message.
 #[derive(Default)]
-pub(crate) struct Dealer {
-    lb: Lb,
-    fq: Fq,
-    probe_router: bool,
+pub(crate) struct ProbeRouter {
+    on: bool,
 }
 
-impl Dealer {
-    pub(crate) fn new() -> Dealer {
-        Dealer::default()
-    }
-}
-
-impl Pattern for Dealer {
-    fn attach(&mut self, id: PipeId, pipes: &mut Pipes) {
-        if self.probe_router {
+impl Rules for ProbeRouter {
+    fn attached(&mut self, id: PipeId, pipes: &mut Pipes) {
+        if self.on {
             send_probe(id, pipes);
         }
-        self.fq.attach(id);
-        self.lb.attach(id);
     }
 
-    fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.detach(id);
-        self.lb.detach(id);
-    }
-
-    fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        super::notice_departure(id, pipes);
-        self.fq.activated(id);
-    }
-
-    fn write_activated(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.lb.activated(id);
-    }
-
-    #[inline]
-    fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
-        self.lb.send(msg, pipes).map(|_| ())
-    }
-
-    #[inline]
-    fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {
-        self.fq.recv(pipes).map(|(m, _)| m)
-    }
-
-    fn has_in(&mut self, pipes: &mut Pipes) -> bool {
-        self.fq.has_in(pipes)
-    }
-
-    fn has_out(&mut self, pipes: &mut Pipes) -> bool {
-        self.lb.has_out(pipes)
-    }
-
-    fn set_option(&mut self, option: i32, value: &[u8], _pipes: &mut Pipes) -> Result<bool, Error> {
+    fn set_option(&mut self, option: i32, value: &[u8]) -> Result<bool, Error> {
         match option {
-            opt::PROBE_ROUTER => self.probe_router = bool_value(value)?,
+            opt::PROBE_ROUTER => self.on = bool_value(value)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -188,7 +151,7 @@ impl Router {
                     if !self.handover {
                         // libzmq ignores a peer with a duplicate id.
                         self.set_state(id, Some(PeerState::Rejected));
-                        super::pipeline::discard_input(id, pipes);
+                        discard_input(id, pipes);
                         return true;
                     }
                     // The new connection takes the id over; the old one gets a
@@ -286,7 +249,7 @@ impl Pattern for Router {
         match self.state(id) {
             Some(PeerState::Known(_)) => self.fq.activated(id),
             Some(PeerState::Anonymous) => self.try_identify(id, pipes),
-            Some(PeerState::Rejected) => super::pipeline::discard_input(id, pipes),
+            Some(PeerState::Rejected) => discard_input(id, pipes),
             None => {}
         }
     }

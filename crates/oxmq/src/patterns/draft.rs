@@ -6,43 +6,15 @@
 //! peer is dropped whole, as libzmq does. SERVER and PEER address their peers
 //! by a `u32` routing id carried on the message, not by an envelope frame.
 
+use super::compose::{recv_single, refuse_more, Composed, Discard, NoSend, OnePeer, SingleFrame};
 use super::fq::Fq;
 use super::lb::Lb;
-use super::pipeline::discard_input;
 use super::reqrep::random_u32;
 use super::{notice_departure, Pattern};
 use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
 use std::collections::HashMap;
-
-/// libzmq refuses `ZMQ_SNDMORE` on these sockets with EINVAL.
-#[inline]
-fn refuse_more(msg: Msg) -> Result<Msg, (Msg, Error)> {
-    if msg.more() {
-        Err((msg, Error::Invalid("this socket type does not send multipart messages")))
-    } else {
-        Ok(msg)
-    }
-}
-
-/// Fair-queue one single-frame message; whole multipart messages are dropped.
-#[inline]
-fn recv_single(fq: &mut Fq, pipes: &mut Pipes) -> Result<(Msg, PipeId), Error> {
-    loop {
-        let (msg, id) = fq.recv(pipes)?;
-        if !msg.more() {
-            return Ok((msg, id));
-        }
-        // The rest of the message is queued with it (pipes are flushed per message).
-        loop {
-            let (rest, _) = fq.recv(pipes)?;
-            if !rest.more() {
-                break;
-            }
-        }
-    }
-}
 
 /// SERVER, and PEER (a SERVER that also connects, `zmq_connect_peer`).
 pub(crate) struct Server {
@@ -137,186 +109,17 @@ impl Pattern for Server {
 }
 
 /// CLIENT: DEALER without envelopes or multipart.
-#[derive(Default)]
-pub(crate) struct Client {
-    fq: Fq,
-    lb: Lb,
-}
-
-impl Pattern for Client {
-    fn attach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.attach(id);
-        self.lb.attach(id);
-    }
-
-    fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.detach(id);
-        self.lb.detach(id);
-    }
-
-    fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        notice_departure(id, pipes);
-        self.fq.activated(id);
-    }
-
-    fn write_activated(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.lb.activated(id);
-    }
-
-    fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
-        self.lb.send(refuse_more(msg)?, pipes).map(|_| ())
-    }
-
-    fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {
-        recv_single(&mut self.fq, pipes).map(|(m, _)| m)
-    }
-
-    fn has_in(&mut self, pipes: &mut Pipes) -> bool {
-        self.fq.has_in(pipes)
-    }
-
-    fn has_out(&mut self, pipes: &mut Pipes) -> bool {
-        self.lb.has_out(pipes)
-    }
-}
+pub(crate) type Client = Composed<Lb, Fq, SingleFrame>;
 
 /// SCATTER: PUSH without multipart.
-#[derive(Default)]
-pub(crate) struct Scatter {
-    lb: Lb,
-}
-
-impl Pattern for Scatter {
-    fn attach(&mut self, id: PipeId, pipes: &mut Pipes) {
-        self.lb.attach(id);
-        discard_input(id, pipes);
-    }
-
-    fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.lb.detach(id);
-    }
-
-    fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        discard_input(id, pipes);
-    }
-
-    fn write_activated(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.lb.activated(id);
-    }
-
-    fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
-        self.lb.send(refuse_more(msg)?, pipes).map(|_| ())
-    }
-
-    fn recv(&mut self, _pipes: &mut Pipes) -> Result<Msg, Error> {
-        Err(Error::NotSupported)
-    }
-
-    fn has_in(&mut self, _pipes: &mut Pipes) -> bool {
-        false
-    }
-
-    fn has_out(&mut self, pipes: &mut Pipes) -> bool {
-        self.lb.has_out(pipes)
-    }
-}
+pub(crate) type Scatter = Composed<Lb, Discard, SingleFrame>;
 
 /// GATHER: PULL without multipart.
-#[derive(Default)]
-pub(crate) struct Gather {
-    fq: Fq,
-}
+pub(crate) type Gather = Composed<NoSend, Fq, SingleFrame>;
 
-impl Pattern for Gather {
-    fn attach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.attach(id);
-    }
-
-    fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.detach(id);
-    }
-
-    fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        notice_departure(id, pipes);
-        self.fq.activated(id);
-    }
-
-    fn write_activated(&mut self, _id: PipeId, _pipes: &mut Pipes) {}
-
-    fn send(&mut self, msg: Msg, _pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
-        Err((msg, Error::NotSupported))
-    }
-
-    fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {
-        recv_single(&mut self.fq, pipes).map(|(m, _)| m)
-    }
-
-    fn has_in(&mut self, pipes: &mut Pipes) -> bool {
-        self.fq.has_in(pipes)
-    }
-
-    fn has_out(&mut self, _pipes: &mut Pipes) -> bool {
-        false
-    }
-}
-
-/// CHANNEL: PAIR without multipart (a one-peer Fq/Lb keeps the pipe bookkeeping shared).
-#[derive(Default)]
-pub(crate) struct Channel {
-    pipe: Option<PipeId>,
-    fq: Fq,
-    lb: Lb,
-}
-
-impl Pattern for Channel {
-    fn attach(&mut self, id: PipeId, pipes: &mut Pipes) {
-        if self.pipe.is_some() {
-            // One peer only, as PAIR: further connections are closed.
-            pipes.mark_dead(id);
-            return;
-        }
-        self.pipe = Some(id);
-        self.fq.attach(id);
-        self.lb.attach(id);
-    }
-
-    fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        if self.pipe == Some(id) {
-            self.pipe = None;
-            self.fq.detach(id);
-            self.lb.detach(id);
-        }
-    }
-
-    fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        notice_departure(id, pipes);
-        if self.pipe == Some(id) {
-            self.fq.activated(id);
-        }
-    }
-
-    fn write_activated(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        if self.pipe == Some(id) {
-            self.lb.activated(id);
-        }
-    }
-
-    fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
-        self.lb.send(refuse_more(msg)?, pipes).map(|_| ())
-    }
-
-    fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {
-        recv_single(&mut self.fq, pipes).map(|(m, _)| m)
-    }
-
-    fn has_in(&mut self, pipes: &mut Pipes) -> bool {
-        self.fq.has_in(pipes)
-    }
-
-    fn has_out(&mut self, pipes: &mut Pipes) -> bool {
-        self.lb.has_out(pipes)
-    }
-}
+/// CHANNEL: PAIR without multipart (one peer; the fair queue and load
+/// balancer over that one pipe keep its bookkeeping the shared one).
+pub(crate) type Channel = Composed<Lb, Fq, OnePeer<true>>;
 
 #[cfg(test)]
 mod tests {

@@ -19,6 +19,8 @@ use crate::options::Options;
 use oxmq_proto::SocketType;
 
 mod array;
+// Socket types built from an outbound and an inbound strategy.
+mod compose;
 mod dealer_router;
 // Draft DGRAM.
 mod dgram;
@@ -35,6 +37,8 @@ mod radio_dish;
 mod reqrep;
 mod stream;
 mod trie;
+// The subscriber side of SUB/XSUB and DISH.
+mod upstream;
 
 #[cfg(test)]
 mod testutil;
@@ -156,16 +160,16 @@ pub(crate) fn new_raw_rep() -> Box<dyn Pattern> {
 pub(crate) fn new_pattern(kind: SocketType, options: &Options) -> Box<dyn Pattern> {
     let _ = options;
     match kind {
-        SocketType::Pair => Box::new(pair::Pair::new()),
+        SocketType::Pair => Box::<pair::Pair>::default(),
         SocketType::Pub => Box::new(pubsub::XPub::new(true)),
         SocketType::XPub => Box::new(pubsub::XPub::new(false)),
         SocketType::Sub => Box::new(pubsub::XSub::new(true)),
         SocketType::XSub => Box::new(pubsub::XSub::new(false)),
-        SocketType::Push => Box::new(pipeline::Push::new()),
-        SocketType::Pull => Box::new(pipeline::Pull::new()),
+        SocketType::Push => Box::<pipeline::Push>::default(),
+        SocketType::Pull => Box::<pipeline::Pull>::default(),
         SocketType::Req => Box::new(reqrep::Req::new()),
         SocketType::Rep => Box::new(reqrep::Rep::new()),
-        SocketType::Dealer => Box::new(dealer_router::Dealer::new()),
+        SocketType::Dealer => Box::<dealer_router::Dealer>::default(),
         SocketType::Router => Box::new(dealer_router::Router::new()),
         SocketType::Stream => Box::new(stream::Stream::new()),
         SocketType::Server | SocketType::Peer => Box::new(draft::Server::new()),

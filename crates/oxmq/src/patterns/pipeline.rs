@@ -1,110 +1,14 @@
 //! PUSH and PULL (RFC 30): load-balanced sending, fair-queued receiving.
 
+use super::compose::{Composed, Discard, NoSend};
 use super::fq::Fq;
 use super::lb::Lb;
-use super::Pattern;
-use crate::channel::pipes::{PipeId, Pipes};
-use crate::error::Error;
-use crate::msg::Msg;
 
-/// Read and discard whatever a send-only socket's peer sent; leaves the
-/// reader asleep so the peer's departure is still signalled.
-pub(super) fn discard_input(id: PipeId, pipes: &mut Pipes) {
-    let p = pipes.get_mut(id);
-    while p.read().is_some() {}
-}
+/// PUSH: load-balanced sending; what peers send is discarded.
+pub(crate) type Push = Composed<Lb, Discard>;
 
-#[derive(Default)]
-pub(crate) struct Push {
-    lb: Lb,
-}
-
-impl Push {
-    pub(crate) fn new() -> Push {
-        Push::default()
-    }
-}
-
-impl Pattern for Push {
-    fn attach(&mut self, id: PipeId, pipes: &mut Pipes) {
-        self.lb.attach(id);
-        discard_input(id, pipes);
-    }
-
-    fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.lb.detach(id);
-    }
-
-    fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        discard_input(id, pipes);
-    }
-
-    fn write_activated(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.lb.activated(id);
-    }
-
-    #[inline]
-    fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
-        self.lb.send(msg, pipes).map(|_| ())
-    }
-
-    fn recv(&mut self, _pipes: &mut Pipes) -> Result<Msg, Error> {
-        Err(Error::NotSupported)
-    }
-
-    fn has_in(&mut self, _pipes: &mut Pipes) -> bool {
-        false
-    }
-
-    fn has_out(&mut self, pipes: &mut Pipes) -> bool {
-        self.lb.has_out(pipes)
-    }
-}
-
-#[derive(Default)]
-pub(crate) struct Pull {
-    fq: Fq,
-}
-
-impl Pull {
-    pub(crate) fn new() -> Pull {
-        Pull::default()
-    }
-}
-
-impl Pattern for Pull {
-    fn attach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.attach(id);
-    }
-
-    fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.detach(id);
-    }
-
-    fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        super::notice_departure(id, pipes);
-        self.fq.activated(id);
-    }
-
-    fn write_activated(&mut self, _id: PipeId, _pipes: &mut Pipes) {}
-
-    fn send(&mut self, msg: Msg, _pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
-        Err((msg, Error::NotSupported))
-    }
-
-    #[inline]
-    fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {
-        self.fq.recv(pipes).map(|(m, _)| m)
-    }
-
-    fn has_in(&mut self, pipes: &mut Pipes) -> bool {
-        self.fq.has_in(pipes)
-    }
-
-    fn has_out(&mut self, _pipes: &mut Pipes) -> bool {
-        false
-    }
-}
+/// PULL: fair-queued receiving.
+pub(crate) type Pull = Composed<NoSend, Fq>;
 
 #[cfg(test)]
 mod tests {

@@ -11,8 +11,8 @@
 //! only) also filter what they receive.
 
 use super::dist::Dist;
-use super::fq::Fq;
 use super::trie::{CountedTrie, PipeTrie, RmResult};
+use super::upstream::Upstream;
 use super::{bool_value, int_value, Pattern};
 use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
@@ -285,8 +285,7 @@ impl Pattern for XPub {
 pub(crate) struct XSub {
     is_sub: bool,
     subs: CountedTrie,
-    fq: Fq,
-    dist: Dist,
+    up: Upstream,
     /// In the middle of receiving a (matching) multipart message.
     more_recv: bool,
     /// XSUB: in the middle of sending a multipart message.
@@ -301,23 +300,12 @@ impl XSub {
         XSub {
             is_sub,
             subs: CountedTrie::default(),
-            fq: Fq::default(),
-            dist: Dist::default(),
+            up: Upstream::default(),
             more_recv: false,
             more_send: false,
             prefetched: None,
             invert: false,
         }
-    }
-
-    /// Send every current subscription to one (new or reconnected) pipe.
-    fn send_all_subscriptions(&self, id: PipeId, pipes: &mut Pipes) {
-        if self.subs.is_empty() {
-            return;
-        }
-        let p = pipes.get_mut(id);
-        self.subs.for_each(|topic| p.out.write(Msg::from_slice(topic).with_flags(FLAG_SUBSCRIBE)));
-        p.out.flush();
     }
 
     /// Record a (un)subscription and tell every publisher. Subscriptions
@@ -332,12 +320,7 @@ impl XSub {
             }
             FLAG_CANCEL
         };
-        let msg = Msg::from_slice(topic).with_flags(flag);
-        self.dist.for_each_pipe(|id| {
-            let p = pipes.get_mut(id);
-            p.out.write(msg.clone());
-            p.out.flush();
-        });
+        self.up.tell_all(topic, flag, pipes);
     }
 
     #[inline]
@@ -348,7 +331,7 @@ impl XSub {
     /// Discard the rest of a message whose first frame had `more`.
     fn skip_rest(&mut self, mut more: bool, pipes: &mut Pipes) {
         while more {
-            match self.fq.recv(pipes) {
+            match self.up.fq.recv(pipes) {
                 Ok((m, _)) => more = m.more(),
                 Err(_) => break,
             }
@@ -358,27 +341,23 @@ impl XSub {
 
 impl Pattern for XSub {
     fn attach(&mut self, id: PipeId, pipes: &mut Pipes) {
-        self.fq.attach(id);
-        self.dist.attach(id);
-        self.send_all_subscriptions(id, pipes);
+        self.up.attach(id, pipes, |f| self.subs.for_each(f));
     }
 
     fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.detach(id);
-        self.dist.detach(id);
+        self.up.detach(id);
     }
 
     fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        super::notice_departure(id, pipes);
-        self.fq.activated(id);
+        self.up.read_activated(id, pipes);
     }
 
     fn write_activated(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.dist.activated(id);
+        self.up.write_activated(id);
     }
 
     fn hiccuped(&mut self, id: PipeId, pipes: &mut Pipes) {
-        self.send_all_subscriptions(id, pipes);
+        self.up.resend(id, pipes, |f| self.subs.for_each(f));
     }
 
     fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
@@ -392,7 +371,7 @@ impl Pattern for XSub {
                 return Ok(());
             }
         }
-        self.dist.send_to_all(msg, pipes);
+        self.up.dist.send_to_all(msg, pipes);
         self.more_send = more;
         Ok(())
     }
@@ -404,7 +383,7 @@ impl Pattern for XSub {
             return Ok(m);
         }
         loop {
-            let (m, _) = self.fq.recv(pipes)?;
+            let (m, _) = self.up.fq.recv(pipes)?;
             if self.more_recv || self.wanted(&m) {
                 self.more_recv = m.more();
                 return Ok(m);
@@ -418,7 +397,7 @@ impl Pattern for XSub {
             return true;
         }
         loop {
-            match self.fq.recv(pipes) {
+            match self.up.fq.recv(pipes) {
                 Err(_) => return false,
                 Ok((m, _)) => {
                     if self.wanted(&m) {

@@ -11,7 +11,7 @@
 //! every group (it cannot hear joins) and the receiving DISH filters again.
 
 use super::dist::Dist;
-use super::fq::Fq;
+use super::upstream::Upstream;
 use super::{bool_value, Pattern};
 use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
@@ -133,8 +133,7 @@ impl Pattern for Radio {
 
 pub(crate) struct Dish {
     groups: HashSet<Vec<u8>>,
-    fq: Fq,
-    dist: Dist,
+    up: Upstream,
     /// A matching message read by `has_in`.
     prefetched: Option<Msg>,
 }
@@ -149,29 +148,7 @@ fn check_group(group: &[u8]) -> Result<(), Error> {
 
 impl Dish {
     pub(crate) fn new() -> Dish {
-        Dish { groups: HashSet::new(), fq: Fq::default(), dist: Dist::default(), prefetched: None }
-    }
-
-    fn send_joins(&self, id: PipeId, pipes: &mut Pipes) {
-        if self.groups.is_empty() {
-            return;
-        }
-        let p = pipes.get_mut(id);
-        for g in &self.groups {
-            p.out.write(Msg::from_slice(g).with_flags(FLAG_SUBSCRIBE));
-        }
-        p.out.flush();
-    }
-
-    /// Joins and leaves bypass the HWM, as subscriptions do: losing one
-    /// would silently change what this DISH receives.
-    fn tell_all(&self, group: &[u8], flag: u8, pipes: &mut Pipes) {
-        let msg = Msg::from_slice(group).with_flags(flag);
-        self.dist.for_each_pipe(|id| {
-            let p = pipes.get_mut(id);
-            p.out.write(msg.clone());
-            p.out.flush();
-        });
+        Dish { groups: HashSet::new(), up: Upstream::default(), prefetched: None }
     }
 
     /// The next well-formed message of a joined group. A peer that breaks
@@ -179,12 +156,12 @@ impl Dish {
     /// drops the connection) loses its pipe.
     fn next(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {
         loop {
-            let (group, id) = self.fq.recv(pipes)?;
+            let (group, id) = self.up.fq.recv(pipes)?;
             if !group.more() || group.len() > GROUP_MAX_LENGTH {
                 self.drop_peer(group.more(), id, pipes);
                 continue;
             }
-            let (mut body, _) = match self.fq.recv(pipes) {
+            let (mut body, _) = match self.up.fq.recv(pipes) {
                 Ok(b) => b,
                 Err(_) => continue,
             };
@@ -202,7 +179,7 @@ impl Dish {
 
     fn drop_peer(&mut self, mut more: bool, id: PipeId, pipes: &mut Pipes) {
         while more {
-            match self.fq.recv(pipes) {
+            match self.up.fq.recv(pipes) {
                 Ok((m, _)) => more = m.more(),
                 Err(_) => break,
             }
@@ -213,27 +190,23 @@ impl Dish {
 
 impl Pattern for Dish {
     fn attach(&mut self, id: PipeId, pipes: &mut Pipes) {
-        self.fq.attach(id);
-        self.dist.attach(id);
-        self.send_joins(id, pipes);
+        self.up.attach(id, pipes, |f| self.groups.iter().for_each(|g| f(g)));
     }
 
     fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.fq.detach(id);
-        self.dist.detach(id);
+        self.up.detach(id);
     }
 
     fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        super::notice_departure(id, pipes);
-        self.fq.activated(id);
+        self.up.read_activated(id, pipes);
     }
 
     fn write_activated(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        self.dist.activated(id);
+        self.up.write_activated(id);
     }
 
     fn hiccuped(&mut self, id: PipeId, pipes: &mut Pipes) {
-        self.send_joins(id, pipes);
+        self.up.resend(id, pipes, |f| self.groups.iter().for_each(|g| f(g)));
     }
 
     fn send(&mut self, msg: Msg, _pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
@@ -264,7 +237,7 @@ impl Pattern for Dish {
         if !self.groups.insert(group.to_vec()) {
             return Err(Error::Invalid("group already joined"));
         }
-        self.tell_all(group, FLAG_SUBSCRIBE, pipes);
+        self.up.tell_all(group, FLAG_SUBSCRIBE, pipes);
         Ok(())
     }
 
@@ -273,7 +246,7 @@ impl Pattern for Dish {
         if !self.groups.remove(group) {
             return Err(Error::Invalid("group not joined"));
         }
-        self.tell_all(group, FLAG_CANCEL, pipes);
+        self.up.tell_all(group, FLAG_CANCEL, pipes);
         Ok(())
     }
 

@@ -1,8 +1,18 @@
 //! A socket's endpoints: bind, connect, unbind and disconnect over every
 //! transport, and the pipes and links each connection gets.
 
-use super::*;
+use super::core::Core;
+use crate::channel::pipes::{new_pipe_key, EndpointId, SocketPipe};
+use crate::error::{Error, Result};
+use crate::io::{EnginePipe, SocketLink};
+use crate::pipe::{pipe, pipe_conflate, WakeSlot};
+use crate::transport::endpoint::{parse_endpoint, term_transport, Endpoint};
+use crate::transport::inproc;
 use crate::transport::multicast;
+use oxmq_proto::SocketType;
+use std::os::fd::RawFd;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// How an endpoint came to be.
 pub(super) enum EndpointKind {

@@ -1,0 +1,81 @@
+//! CONFLATE pipes (libzmq's `ypipe_conflate`): one kept frame under a lock
+//! instead of the chunks; `committed` only counts writes, so flushing,
+//! sleeping and waking are the ordinary pipe's.
+
+use super::{new_pipe, PipeReader, PipeWriter, IDX_MASK};
+use crate::msg::Msg;
+use crate::pipe::WakeSlot;
+use crate::sync::{Mutex, MutexGuard, Ordering};
+use std::sync::Arc;
+
+/// A CONFLATE pipe's slot; a panic elsewhere cannot leave an `Option` inconsistent.
+fn lock(m: &Mutex<Option<Msg>>) -> MutexGuard<'_, Option<Msg>> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A CONFLATE pipe (libzmq's `ypipe_conflate`): it holds only the frame
+/// written last, so the reader gets the newest message and older ones are
+/// dropped; no HWM. Only whole single-frame messages make sense on it (of a
+/// multipart message only the last frame survives, as in libzmq). Each write
+/// replaces the kept frame under a lock; `committed` then only counts writes,
+/// so flushing, sleeping and waking work as for the ordinary pipe.
+pub(crate) fn pipe_conflate(reader_wake: Arc<WakeSlot>, writer_wake: Arc<WakeSlot>) -> (PipeWriter, PipeReader) {
+    new_pipe(0, reader_wake, writer_wake, true)
+}
+
+impl PipeWriter {
+    /// CONFLATE: replace the kept frame. Taking the index one step lets
+    /// `flush` publish it (and wake a sleeping reader) as any write.
+    #[cold]
+    pub(super) fn write_conflated(&mut self, msg: Msg) {
+        if let Some(last) = &self.core.last {
+            let old = lock(last).replace(msg);
+            drop(old);
+        }
+        self.write_idx += 1;
+    }
+
+    /// The unflushed frame replaced the kept one: both are gone.
+    #[cold]
+    pub(super) fn rollback_conflated(&mut self) {
+        if let Some(last) = &self.core.last {
+            let old = lock(last).take();
+            drop(old);
+        }
+        self.write_idx = self.flushed_idx;
+    }
+}
+
+impl PipeReader {
+    /// CONFLATE: the kept frame, if a write was published since the last read.
+    #[cold]
+    pub(super) fn read_conflated(&mut self) -> Option<Msg> {
+        let core = self.core.clone();
+        let last = core.last.as_ref()?;
+        loop {
+            if !self.refill() {
+                return None;
+            }
+            // Everything published up to now is covered by what the slot holds.
+            self.read_idx = core.committed.0.load(Ordering::Acquire) & IDX_MASK;
+            // Keeps `read` off the chunk path (which needs `read_idx < avail`).
+            self.avail = self.read_idx;
+            if let Some(m) = lock(last).take() {
+                return Some(m);
+            }
+            // Taken already under an earlier index (a write raced our last
+            // read): look again, which sleeps if nothing newer came.
+        }
+    }
+
+    /// The reader's drop, after freezing `committed`: the kept frame goes
+    /// with it.
+    #[cold]
+    pub(super) fn drop_conflated(&mut self) {
+        if let Some(last) = &self.core.last {
+            let old = lock(last).take();
+            drop(old);
+        }
+        self.core.writer_wake.wake();
+    }
+}

@@ -1,0 +1,386 @@
+//! A socket's state machine, driven by the caller's thread: the pattern and
+//! its pipes, the send/receive paths and their waits, the commands other
+//! threads queue (attached pipes, activations), reaping, and close.
+
+use super::endpoints::EndpointRecord;
+use super::{DONTWAIT, SNDMORE};
+use crate::channel::mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
+use crate::channel::pipes::{EndpointId, PipeId, Pipes, SocketPipe};
+use crate::ctx::{Context, CtxInner};
+use crate::error::{Error, Result};
+use crate::monitor::Monitor;
+use crate::msg::Msg;
+use crate::options::{Options, POLLIN, POLLOUT};
+use crate::patterns::{new_pattern, Pattern};
+use crate::transport::inproc;
+use oxmq_proto::SocketType;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub(crate) struct Core {
+    pub(crate) id: u64,
+    pub(super) kind: SocketType,
+    pub(super) ctx: Arc<CtxInner>,
+    pub(super) mailbox: Arc<Mailbox>,
+    pub(super) pattern: Box<dyn Pattern>,
+    pub(super) pipes: Pipes,
+    pub(super) options: Options,
+    pub(super) linger_ms: Arc<AtomicI64>,
+    pub(super) inbox: Inbox,
+    pub(super) key_to_pipe: HashMap<u64, PipeId>,
+    pub(super) endpoints: Vec<EndpointRecord>,
+    pub(super) next_endpoint: EndpointId,
+    pub(super) last_endpoint: String,
+    pub(super) rcvmore: bool,
+    pub(super) closed: bool,
+    /// Commands and activations handled so far (thread-safe sockets wake
+    /// their other waiters when a call consumed some).
+    pub(super) commands_seen: u64,
+    /// Monitor slot, shared with this socket's listeners and sessions.
+    pub(super) monitor: Arc<Monitor>,
+    // ROUTER_RAW: a ROUTER whose new connections are raw, as STREAM's.
+    pub(super) router_raw: bool,
+    // RECONNECT_STOP_AFTER_DISCONNECT: set by the first successful disconnect.
+    pub(super) disconnected: Arc<AtomicBool>,
+}
+
+impl Core {
+    pub(super) fn new(ctx: &Context, kind: SocketType, id: u64, mailbox: Arc<Mailbox>, options: Options) -> Core {
+        let pattern = new_pattern(kind, &options);
+        let monitor = Monitor::new();
+        let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
+        Core {
+            id,
+            kind,
+            ctx: ctx.inner.clone(),
+            mailbox,
+            pattern,
+            pipes: {
+                let mut pipes = Pipes::default();
+                pipes.events = crate::channel::events::SocketEvents::new(monitor.clone());
+                pipes
+            },
+            options,
+            linger_ms,
+            inbox: Inbox::default(),
+            key_to_pipe: HashMap::new(),
+            endpoints: Vec::new(),
+            next_endpoint: 1,
+            last_endpoint: String::new(),
+            rcvmore: false,
+            closed: false,
+            commands_seen: 0,
+            monitor,
+            router_raw: false,
+            disconnected: Default::default(),
+        }
+    }
+
+    /// Draft RADIO/DISH.
+    pub(super) fn join_leave(&mut self, group: &[u8], join: bool) -> Result<()> {
+        self.check_term()?;
+        self.process_commands()?;
+        let r =
+            if join { self.pattern.join(group, &mut self.pipes) } else { self.pattern.leave(group, &mut self.pipes) };
+        self.reap();
+        r
+    }
+
+    #[inline]
+    pub(super) fn check_term(&self) -> Result<()> {
+        if self.ctx.is_terminated() {
+            Err(Error::Terminated)
+        } else {
+            Ok(())
+        }
+    }
+
+    #[inline]
+    pub(super) fn send(&mut self, msg: Msg, flags: i32) -> Result<()> {
+        self.send_or_keep(msg, flags).map_err(|(_, e)| e)
+    }
+
+    /// `send`, handing the message back when it fails (libzmq leaves a
+    /// failed message with its caller), so a caller that must keep it needs
+    /// no copy up front.
+    #[inline]
+    pub(super) fn send_or_keep(&mut self, mut msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
+        msg.set_more(flags & SNDMORE != 0);
+        if self.mailbox.has_pending() {
+            if let Err(e) = self.process_commands() {
+                return Err((msg, e));
+            }
+        }
+        let msg = match self.pattern.send(msg, &mut self.pipes) {
+            Ok(()) => {
+                if !self.pipes.dead.is_empty() {
+                    self.reap();
+                }
+                return Ok(());
+            }
+            Err((m, Error::Again)) => m,
+            Err(failed) => {
+                self.reap();
+                return Err(failed);
+            }
+        };
+        self.send_slow(msg, flags)
+    }
+
+    #[cold]
+    pub(super) fn send_slow(&mut self, mut msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
+        let timeout = if flags & DONTWAIT != 0 { Some(Duration::ZERO) } else { self.options.sndtimeo };
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            if let Err(e) = self.check_term().and_then(|()| self.process_commands()) {
+                return Err((msg, e));
+            }
+            match self.pattern.send(msg, &mut self.pipes) {
+                Ok(()) => {
+                    self.reap();
+                    return Ok(());
+                }
+                Err((m, Error::Again)) => msg = m,
+                Err(failed) => {
+                    self.reap();
+                    return Err(failed);
+                }
+            }
+            self.reap();
+            if let Err(e) = self.wait(deadline) {
+                return Err((msg, e));
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn recv(&mut self, flags: i32) -> Result<Msg> {
+        if self.mailbox.has_pending() {
+            self.process_commands()?;
+        }
+        if self.options.conflate {
+            return self.recv_conflated(flags);
+        }
+        match self.pattern.recv(&mut self.pipes) {
+            Ok(m) => {
+                self.rcvmore = m.more();
+                if !self.pipes.dead.is_empty() {
+                    self.reap();
+                }
+                Ok(m)
+            }
+            Err(Error::Again) => self.recv_slow(flags),
+            Err(e) => Err(e),
+        }
+    }
+
+    #[cold]
+    pub(super) fn recv_slow(&mut self, flags: i32) -> Result<Msg> {
+        let timeout = if flags & DONTWAIT != 0 { Some(Duration::ZERO) } else { self.options.rcvtimeo };
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            self.check_term()?;
+            self.process_commands()?;
+            match self.pattern.recv(&mut self.pipes) {
+                Ok(m) => {
+                    self.rcvmore = m.more();
+                    self.reap();
+                    return Ok(m);
+                }
+                Err(Error::Again) => {}
+                Err(e) => return Err(e),
+            }
+            // Detaching a pipe can itself produce a message (STREAM's
+            // disconnect notice): look again before sleeping.
+            if !self.pipes.dead.is_empty() {
+                self.reap();
+                continue;
+            }
+            self.wait(deadline)?;
+        }
+    }
+
+    /// CONFLATE: keep only the newest complete single-frame message.
+    pub(super) fn recv_conflated(&mut self, flags: i32) -> Result<Msg> {
+        let mut newest = match self.pattern.recv(&mut self.pipes) {
+            Ok(m) => m,
+            Err(Error::Again) => self.recv_slow(flags)?,
+            Err(e) => return Err(e),
+        };
+        let mut from = self.pipes.last_read;
+        loop {
+            self.process_commands()?;
+            match self.pattern.recv(&mut self.pipes) {
+                Ok(m) => {
+                    self.pipes.note_conflated(from);
+                    newest = m;
+                    from = self.pipes.last_read;
+                }
+                Err(_) => break,
+            }
+        }
+        self.reap();
+        self.rcvmore = newest.more();
+        Ok(newest)
+    }
+
+    /// Sleep until something may have changed, or the deadline.
+    pub(super) fn wait(&mut self, deadline: Option<Instant>) -> Result<()> {
+        let timeout = match deadline {
+            None => None,
+            Some(d) => {
+                let now = Instant::now();
+                if now >= d {
+                    return Err(Error::Again);
+                }
+                Some(d - now)
+            }
+        };
+        match self.mailbox.signaler().wait(timeout) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Err(Error::Interrupted),
+            Err(e) => Err(Error::Io(e)),
+        }
+    }
+
+    /// Handle everything other threads queued for this socket.
+    pub(crate) fn process_commands(&mut self) -> Result<()> {
+        let mut inbox = std::mem::take(&mut self.inbox);
+        self.mailbox.take(&mut inbox);
+        self.commands_seen += (inbox.commands.len() + inbox.read_activated.len() + inbox.write_activated.len()) as u64;
+        for cmd in inbox.commands.drain(..) {
+            match cmd {
+                SocketCommand::Attach(pipe) => self.attach(pipe),
+                SocketCommand::Hiccup { key } => {
+                    if let Some(&id) = self.key_to_pipe.get(&key) {
+                        self.pattern.hiccuped(id, &mut self.pipes);
+                    }
+                }
+                SocketCommand::EndpointClosed { endpoint } => {
+                    // Monitors hear of it from the I/O thread; nothing to do here.
+                    let _ = endpoint;
+                }
+            }
+        }
+        for id in inbox.read_activated.drain(..) {
+            if self.pipes.contains(id) {
+                self.pattern.read_activated(id, &mut self.pipes);
+                if self.pipes.get(id).is_terminated() {
+                    self.pipes.mark_dead(id);
+                }
+            }
+        }
+        for id in inbox.write_activated.drain(..) {
+            if self.pipes.contains(id) {
+                self.pipes.note_room(id);
+                self.pattern.write_activated(id, &mut self.pipes);
+                let p = self.pipes.get(id);
+                if p.out.is_reader_gone() && p.is_terminated() {
+                    self.pipes.mark_dead(id);
+                }
+            }
+        }
+        self.inbox = inbox;
+        self.reap();
+        self.check_term()
+    }
+
+    pub(crate) fn attach(&mut self, pipe: SocketPipe) {
+        let key = pipe.key;
+        let id = self.pipes.insert(pipe);
+        let p = self.pipes.get(id);
+        p.inn.reader_wake().set(Arc::new(PipeActivator { mailbox: self.mailbox.clone(), id, write: false }));
+        p.out.writer_wake().set(Arc::new(PipeActivator { mailbox: self.mailbox.clone(), id, write: true }));
+        self.key_to_pipe.insert(key, id);
+        self.pattern.attach(id, &mut self.pipes);
+        if let Some(rid) = self.pattern.take_generated_routing_id() {
+            self.options.routing_id = rid.to_vec();
+        }
+        self.reap();
+    }
+
+    /// Detach the pipes patterns (or commands) found dead.
+    pub(super) fn reap(&mut self) {
+        while let Some(id) = self.pipes.dead.pop() {
+            if !self.pipes.contains(id) {
+                continue;
+            }
+            self.pattern.detach(id, &mut self.pipes);
+            if let Some(p) = self.pipes.remove(id) {
+                self.forget(p);
+            }
+        }
+    }
+
+    pub(super) fn forget(&mut self, mut p: SocketPipe) {
+        p.send_disconnect_msg();
+        p.inn.reader_wake().clear();
+        p.out.writer_wake().clear();
+        self.key_to_pipe.remove(&p.key);
+        // Dropping our ends tells the peer (engine or inproc socket).
+    }
+
+    pub(super) fn events(&mut self) -> i16 {
+        let _ = self.process_commands();
+        let mut ev = 0;
+        let mut has_in = self.pattern.has_in(&mut self.pipes);
+        if !has_in && !self.pipes.dead.is_empty() {
+            // As in recv_slow: a detach may have queued a message.
+            self.reap();
+            has_in = self.pattern.has_in(&mut self.pipes);
+        }
+        if has_in {
+            ev |= POLLIN;
+        }
+        if self.pattern.has_out(&mut self.pipes) {
+            ev |= POLLOUT;
+        }
+        self.reap();
+        ev
+    }
+
+    /// Readiness for `poll`; fails with ETERM once the context is terminating.
+    pub(crate) fn poll_events(&mut self) -> Result<i16> {
+        self.process_commands()?;
+        Ok(self.events())
+    }
+
+    /// Close: stop accepting and reconnecting, hand queued messages to the
+    /// engines (which linger), and leave the context.
+    pub(super) fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        // As libzmq: the listeners' CLOSED, then MONITOR_STOPPED. (The I/O
+        // thread closes them just after; the monitor is gone by then.)
+        for rec in &self.endpoints {
+            if let Some(fd) = rec.listener_fd {
+                self.monitor.emit(crate::monitor::monitor_event::CLOSED, fd as u32, &rec.resolved);
+            }
+        }
+        self.monitor.stop();
+        // Pipes on their way to us (and any that come later) are dropped, so
+        // their engines or inproc peers see them close.
+        self.mailbox.close();
+        for rec in self.endpoints.drain(..) {
+            if let Some(name) = &rec.inproc_name {
+                inproc::unbind(&self.ctx.inproc, name, self.id);
+            }
+        }
+        if let Some(io) = self.ctx.io_if_started() {
+            io.socket_closed(self.id);
+        }
+        for id in self.pipes.ids() {
+            self.pattern.detach(id, &mut self.pipes);
+            if let Some(mut p) = self.pipes.remove(id) {
+                p.send_disconnect_msg();
+                p.inn.reader_wake().clear();
+                p.out.writer_wake().clear();
+            }
+        }
+        self.ctx.socket_closed(self.id);
+    }
+}
