@@ -364,3 +364,39 @@ fn eof_behind_hwm_backlog_closes_connection() {
     wait_event(&mon, ev::DISCONNECTED, BOUND);
     assert!(raw.wait_closed(BOUND), "the socket never closed its side");
 }
+
+/// A connect the peer's kernel leaves unanswered (its accept queue is full,
+/// so it drops every SYN) must not hold up the I/O thread: another
+/// connection of the same context still carries messages. Regression: once
+/// such a connect outlived the 250 ms between address attempts with no
+/// address left to try, the session's timer came due again at once, and the
+/// I/O thread spun on it for as long as the connect took.
+#[test]
+fn an_unanswered_connect_does_not_stall_the_io_thread() {
+    let _g = guard();
+    // A listener that never accepts, with a backlog of 0: its queue holds one
+    // connection, and the kernel drops the SYNs of the next ones.
+    let full = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    full.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into()).unwrap();
+    full.listen(0).unwrap();
+    let full_port = full.local_addr().unwrap().as_socket().unwrap().port();
+    let mut fillers = Vec::new();
+    for _ in 0..2 {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        s.set_nonblocking(true).unwrap();
+        let _ = s.connect(&std::net::SocketAddr::from(([127, 0, 0, 1], full_port)).into());
+        fillers.push(s);
+    }
+    let ctx = Context::new();
+    let stuck = sock(&ctx, SocketType::Dealer);
+    stuck.connect(&format!("tcp://127.0.0.1:{full_port}")).unwrap();
+    // Past the 250 ms after which the stalled session's timer came due.
+    std::thread::sleep(Duration::from_millis(400));
+    let pull = sock(&ctx, SocketType::Pull);
+    let push = sock(&ctx, SocketType::Push);
+    let ep = bind_fresh(Transport::Tcp, &pull);
+    connect_to(&ep, &push);
+    send(&push, b"through");
+    assert_eq!(recv(&pull), b"through");
+    drop(fillers);
+}

@@ -15,8 +15,11 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Connections accepted per run of a listener before yielding.
-const ACCEPT_BUDGET: usize = 64;
+/// Connections accepted per run of a listener before yielding. Large: an
+/// accept costs a few microseconds and the setup that follows is deferred
+/// (the I/O thread's `SETUP_BUDGET`), so one run can empty a kernel accept
+/// queue of the default somaxconn (4096).
+const ACCEPT_BUDGET: usize = 4096;
 
 pub(in crate::io) enum ListenSock {
     Tcp(mio::net::TcpListener),
@@ -144,5 +147,70 @@ pub(super) fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
                 c.attached = true;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SocketLink;
+    use crate::options::Options;
+    use crate::transport::endpoint::{TcpAddr, TcpHost};
+    use oxmq_proto::SocketType;
+    use std::net::{Ipv4Addr, TcpStream};
+    use std::sync::atomic::AtomicI64;
+
+    /// Connections waiting in the kernel's accept queue of a listening tcp
+    /// socket (Linux reports it as `tcpi_unacked` of a LISTEN socket).
+    fn accept_queue_len(fd: RawFd) -> u32 {
+        let mut info: libc::tcp_info = unsafe { std::mem::zeroed() }; // SAFETY: plain C struct, all-zero is valid.
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        // SAFETY: `info` and `len` are valid for writes of the sizes given.
+        let rc = unsafe {
+            libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut libc::tcp_info).cast(), &mut len)
+        };
+        assert_eq!(rc, 0, "getsockopt(TCP_INFO): {}", io::Error::last_os_error());
+        info.tcpi_unacked
+    }
+
+    /// A connection storm: one run of the listener takes every connection the
+    /// kernel queued (far more than the setups one loop iteration does), so
+    /// the kernel's queue is empty again and it need not drop the next SYNs.
+    #[test]
+    fn one_run_empties_the_accept_queue() {
+        // More than the 64 a run took before; few enough for a 1024-descriptor limit shared with other tests.
+        const STORM: usize = 150;
+        let opts = Options { backlog: 1000, ..Options::default() };
+        let addr = TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: None, source: None };
+        let (sock, ep) = tcp::bind(&addr, &opts).unwrap();
+        let link = SocketLink {
+            socket_id: 1,
+            socket_type: SocketType::Router,
+            mailbox: crate::socket::mailbox::Mailbox::new().unwrap(),
+            options: Arc::new(opts),
+            linger_ms: Arc::new(AtomicI64::new(-1)),
+            disconnected: Default::default(),
+            endpoint_id: 1,
+            endpoint: ep.clone().into(),
+            monitor: crate::monitor::Monitor::new(),
+            ctx: std::sync::Weak::new(),
+        };
+        let mut l = Listener {
+            sock: ListenSock::Tcp(sock),
+            link: link.into(),
+            _cleanup: None,
+            wildcard: false,
+            retry_at: None,
+        };
+        let port: u16 = ep.rsplit(':').next().unwrap().parse().unwrap();
+        // Each connect returns once the kernel completed the handshake and queued the connection.
+        let peers: Vec<TcpStream> =
+            (0..STORM).map(|_| TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap()).collect();
+        assert_eq!(accept_queue_len(l.sock.fd()) as usize, STORM);
+        let mut accepted = Vec::new();
+        run_listener(&mut l, &mut accepted, Instant::now());
+        assert_eq!(accepted.len(), STORM);
+        assert_eq!(accept_queue_len(l.sock.fd()), 0);
+        drop(peers);
     }
 }

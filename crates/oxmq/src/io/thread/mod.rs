@@ -34,7 +34,7 @@ use crate::transport::ws::WsConnect;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +42,13 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 const WAKER_TOKEN: Token = Token(usize::MAX);
+
+/// Accepted connections set up (registered, greeted) per loop iteration.
+/// Accepting is cheap and setting up is not: in a connection storm the
+/// listener empties the kernel's accept queue every iteration and the setups
+/// follow at this pace, so the queue never fills and the kernel never drops a
+/// SYN (which costs the peer a 1 s retransmission timeout, then 2 s...).
+const SETUP_BUDGET: usize = 256;
 
 enum Obj {
     Listener(Listener),
@@ -78,6 +85,8 @@ pub(super) struct Poller {
     free: Vec<usize>,
     timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
     again: Vec<usize>,
+    /// Accepted streams not set up yet, oldest first (see [`SETUP_BUDGET`]).
+    fresh: VecDeque<(Stream, Link)>,
     next_uid: u64,
     rng: u64,
     live: usize,
@@ -105,6 +114,7 @@ impl Poller {
             free: Vec::new(),
             timers: BinaryHeap::new(),
             again: Vec::new(),
+            fresh: VecDeque::new(),
             next_uid: 1,
             rng: seed | 1,
             live: 0,
@@ -118,7 +128,7 @@ impl Poller {
         let mut again = Vec::new();
         loop {
             let now = Instant::now();
-            let mut timeout = if self.again.is_empty() {
+            let mut timeout = if self.again.is_empty() && self.fresh.is_empty() {
                 self.timers.peek().map(|Reverse((t, _, _))| t.saturating_duration_since(now))
             } else {
                 Some(Duration::ZERO)
@@ -165,6 +175,11 @@ impl Poller {
                 self.run_obj(ev.token().0, now, r, w);
             }
 
+            for _ in 0..SETUP_BUDGET {
+                let Some((stream, link)) = self.fresh.pop_front() else { break };
+                self.add_conn(stream, link, now);
+            }
+
             std::mem::swap(&mut woken, &mut *lock(&self.shared.woken));
             for t in woken.drain(..) {
                 if let Some(Some(e)) = self.slab.get(t) {
@@ -204,7 +219,7 @@ impl Poller {
 
             let mut st = lock(&self.shared.inbox);
             st.busy = false;
-            st.live = self.live;
+            st.live = self.live + self.fresh.len();
             if st.cmds.is_empty() && st.live == 0 {
                 self.shared.idle.notify_all();
             }
@@ -328,6 +343,7 @@ impl Poller {
                 self.run_obj(idx, now, true, true);
             }
             Cmd::CloseEndpoint { socket_id, endpoint_id } => {
+                self.fresh.retain(|(_, l)| !(l.socket_id == socket_id && l.endpoint_id == endpoint_id));
                 let mut mailbox = None;
                 for idx in 0..self.slab.len() {
                     let matches = match self.slab[idx].as_ref().map(|e| &e.obj) {
@@ -360,6 +376,8 @@ impl Poller {
                 }
             }
             Cmd::SocketClosed { socket_id } => {
+                // Never attached, so nothing to deliver: closed as unattached connections are below.
+                self.fresh.retain(|(_, l)| l.socket_id != socket_id);
                 for idx in 0..self.slab.len() {
                     let mut run = false;
                     let remove = match self.slab[idx].as_mut().map(|e| &mut e.obj) {
@@ -472,9 +490,7 @@ impl Poller {
                 }
             }
         }
-        for (stream, link) in new_conns {
-            self.add_conn(stream, link, now);
-        }
+        self.fresh.extend(new_conns);
     }
 
     fn add_conn(&mut self, mut stream: Stream, mut link: Link, now: Instant) {

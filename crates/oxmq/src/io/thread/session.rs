@@ -98,6 +98,10 @@ impl Session {
             SState::Connecting { deadline, .. } => *deadline,
             // The lookup's answer arrives through the waker.
             SState::Resolving(_) => None,
+            // next_at matters only while an address is left to try: once it
+            // has passed with none left, waking at it would run the session
+            // again at once, and again, a busy loop until the connect ends.
+            SState::Racing(r) if r.rest.is_empty() => r.deadline,
             SState::Racing(r) => Some(r.deadline.map_or(r.next_at, |d| d.min(r.next_at))),
             SState::Active(e) => e.deadline(),
         };
@@ -260,12 +264,16 @@ impl Session {
         }
         let deadline = self.link.cfg.options.connect_timeout.filter(|d| !d.is_zero()).map(|d| now + d);
         let race = Race { attempts: Vec::new(), rest, next_at: now, deadline, last_err: None };
-        self.step_race(race, idx, registry, now, jitter);
+        self.step_race(race, idx, registry, now, jitter, false);
     }
 
-    /// Advances a race: reaps finished attempts, starts the next address when
-    /// its time came, and moves on to the winner or to the retry.
-    fn step_race(&mut self, mut race: Race, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
+    /// Advances a race: reaps finished attempts (only when the poller reported
+    /// readiness: a connect ends with an edge, and a wake-up from the pipe or
+    /// a timer would otherwise cost two syscalls per attempt for nothing),
+    /// starts the next address when its time came, and moves on to the winner
+    /// or to the retry.
+    #[allow(clippy::too_many_arguments)]
+    fn step_race(&mut self, mut race: Race, idx: usize, registry: &Registry, now: Instant, jitter: u64, ready: bool) {
         let opts = &self.link.cfg.options;
         if race.deadline.is_some_and(|d| now >= d) {
             for mut stream in race.attempts.drain(..) {
@@ -275,7 +283,7 @@ impl Session {
             return self.connect_failed(io::Error::from_raw_os_error(libc::ETIMEDOUT), now, jitter);
         }
         let mut i = 0;
-        while i < race.attempts.len() {
+        while ready && i < race.attempts.len() {
             let status = match &race.attempts[i] {
                 Stream::Tcp(t) => tcp::finish_connect(t),
                 _ => Ok(true),
@@ -329,7 +337,7 @@ impl Session {
         }
         if race.attempts.is_empty() {
             race.next_at = now;
-            return self.step_race(race, idx, registry, now, jitter);
+            return self.step_race(race, idx, registry, now, jitter, false);
         }
         self.state = SState::Racing(Box::new(race));
     }
@@ -455,6 +463,7 @@ pub(super) fn run_session(
     mut writable: bool,
     jitter: u64,
 ) -> Outcome {
+    let mut won_race = false;
     loop {
         match std::mem::replace(&mut s.state, SState::Waiting(None)) {
             SState::Waiting(at) => {
@@ -513,13 +522,14 @@ pub(super) fn run_session(
                     }
                     return Outcome::Remove;
                 }
-                s.step_race(*race, idx, registry, now, jitter);
+                s.step_race(*race, idx, registry, now, jitter, readable || writable);
                 if s.closing && s.pipe.is_none() {
                     return Outcome::Remove; // RECONNECT_STOP
                 }
                 if let SState::Connecting { .. } = s.state {
-                    // The winner is connected: on to SOCKS, ws and the handshake.
-                    writable = true;
+                    // The winner is connected (step_race just checked): on to
+                    // SOCKS, ws and the handshake.
+                    won_race = true;
                     continue;
                 }
                 return Outcome::Keep;
@@ -534,6 +544,8 @@ pub(super) fn run_session(
                     Err(io::Error::from_raw_os_error(libc::ETIMEDOUT))
                 } else if let Some(client) = &mut socks {
                     socks_step(&stream, client)
+                } else if std::mem::take(&mut won_race) {
+                    Ok(true)
                 } else if readable || writable {
                     match &stream {
                         Stream::Tcp(t) => tcp::finish_connect(t),
