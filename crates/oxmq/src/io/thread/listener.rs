@@ -186,14 +186,14 @@ mod tests {
         let link = SocketLink {
             socket_id: 1,
             socket_type: SocketType::Router,
-            mailbox: crate::socket::mailbox::Mailbox::new().unwrap(),
+            mailbox: crate::channel::mailbox::Mailbox::new().unwrap(),
             options: Arc::new(opts),
             linger_ms: Arc::new(AtomicI64::new(-1)),
             disconnected: Default::default(),
             endpoint_id: 1,
             endpoint: ep.clone().into(),
             monitor: crate::monitor::Monitor::new(),
-            ctx: std::sync::Weak::new(),
+            zap: std::sync::Weak::<crate::ctx::CtxInner>::new(),
         };
         let mut l = Listener {
             sock: ListenSock::Tcp(sock),
