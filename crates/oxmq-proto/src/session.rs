@@ -396,6 +396,18 @@ impl Session {
     /// empty frame to a STREAM peer.
     #[inline]
     pub fn encode_frame(&mut self, more: bool, body: &[u8], out: &mut Vec<u8>) -> bool {
+        // The common case, small enough to inline into the caller's loop:
+        // ZMTP 3.x without a codec writes the header and the bytes.
+        if let Framing::Zmtp3(Zmtp3 { codec: None, .. }) = self.framing {
+            encode_frame_header(out, more, false, body.len());
+            out.extend_from_slice(body);
+            return true;
+        }
+        self.encode_frame_other(more, body, out)
+    }
+
+    #[inline(never)]
+    fn encode_frame_other(&mut self, more: bool, body: &[u8], out: &mut Vec<u8>) -> bool {
         match &mut self.framing {
             Framing::Zmtp3(Zmtp3 { codec: Some(codec), .. }) => codec.encode(more, false, &[body], out),
             Framing::Zmtp3(_) => {
