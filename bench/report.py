@@ -5,7 +5,9 @@ summary table printed at the end of a run. Works from results.json alone, so
 import os
 from pathlib import Path
 
-from run import UNITS, fmt_stat, lend_note, num, side_speed_range, size_label
+import conformance_report
+from harness.fmt import UNITS, fmt_stat, num, size_label
+from harness.stats import lend_note, side_speed_range
 
 LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client_seconds", "cpu_s_per_mline",
                 "us_per_call", "rss_mib", "bytes_per_msg", "connect_seconds", "router_kib_per_conn",
@@ -1102,6 +1104,7 @@ def write_all(data, out):
         md.append("")
         md.extend(honest_lines(n, st))
         md.append("")
+    md.extend(conformance_report.section())
     (out / "REPORT.md").write_text("\n".join(md) + "\n")
 
 

@@ -23,7 +23,11 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 import report  # noqa: E402
-import run  # noqa: E402
+import studies  # noqa: E402
+from harness import discover, fmt, measure, runner, stats  # noqa: E402
+
+SCALE = studies.module(13)
+CURVE = studies.module(9)
 
 # Measures where less is better: oxmq's fake figure is doubled; for the others it is halved.
 LOWER = ("_us", "seconds", "ns_per_call", "rss_mib", "bytes_per_msg", "cpu_s_per_mline", "_per_conn", "_ms")
@@ -40,7 +44,7 @@ class Figures(dict):
         super().__init__()
         self.impl = impl
         self.neutral = neutral or {}  # counts a program echoes from its arguments
-        for k in list(run.UNITS) + ["count", "cpu_s", "start", "end", "cpu", "lines"]:
+        for k in list(fmt.UNITS) + ["count", "cpu_s", "start", "end", "cpu", "lines"]:
             self[k] = self._value(k)
         self["mechanism"] = self.get("mechanism")
 
@@ -77,7 +81,7 @@ def echoed(p):
 
 
 def fake_run_procs(procs, timeout):
-    return {p.role: Figures(p.impl, echoed(p)) for p in procs if not isinstance(p, run._Delay)}
+    return {p.role: Figures(p.impl, echoed(p)) for p in procs if not isinstance(p, runner.Delay)}
 
 
 def fake_hosts_up(self, k):
@@ -95,24 +99,24 @@ def main():
         if not cond:
             failed.append(what)
 
-    run.run_procs = fake_run_procs
-    run.Hosts.up = fake_hosts_up
-    run.Hosts.down = lambda self: None
-    impls = run.discover()
+    runner.run_procs = fake_run_procs
+    SCALE.Hosts.up = fake_hosts_up
+    SCALE.Hosts.down = lambda self: None
+    impls = discover.discover()
     for i in impls.values():
         i.reason = None
     declared = {k: tuple(i.peers) for k, i in impls.items()}
     check(set(declared["c_oxmq"]) >= {"c_libzmq", "c_omq"}, "the C ABI side is compared with libzmq and omq-libzmq")
     check(set(declared["rust_oxmq"]) >= {"c_libzmq", "rust_omq", "rust_zeromq", "rust_rzmq", "rust_monocoque"},
           "the Rust side is compared with libzmq and the four Rust crates")
-    suite = run.Suite(True, 0.01, 2, timeout=1)
-    order = [n for n in run.SUITE_ORDER if n in run.STUDIES]
+    suite = measure.Suite(True, 0.01, 2, timeout=1)
+    order = [n for n in studies.SUITE_ORDER if n in studies.STUDIES]
     data = {"studies": {}}
     for n in order:
-        run.STUDIES[n][2](suite, impls)
-        data["studies"][str(n)] = dict(suite.results.get(n, {"cells": []}), name=run.STUDIES[n][0])
+        studies.STUDIES[n][2](suite, impls)
+        data["studies"][str(n)] = dict(suite.results.get(n, {"cells": []}), name=studies.STUDIES[n][0])
     check(all(tuple(i.peers) == declared[k] for k, i in impls.items()), "no study changed any side's peers")
-    mech = run._mech_impls(impls)
+    mech = CURVE.mech_impls(impls)
     missing, ratios = [], []
     for n, st in data["studies"].items():
         for c in st["cells"]:
@@ -131,7 +135,7 @@ def main():
                     ("13", "c_omq"), ("13", "c_libzmq435")):
         check(any(r[0] == n and r[4] == peer for r in ratios), "study %s has ratios against %s" % (n, peer))
     c2 = data["studies"]["2"]["cells"]
-    lend = [r for c in c2 if c["key"]["mode"] == "copy" and c["key"]["size"] >= run.PY_LEND_MIN
+    lend = [r for c in c2 if c["key"]["mode"] == "copy" and c["key"]["size"] >= stats.PY_LEND_MIN
             for r in c["ratios"]["msgs_per_s"] if r["oxmq"] == "oxmq_py"]
     check(bool(lend) and all(r.get("unlike") for r in lend), "Python copy cells from 4 KiB are marked lend≠copy")
     check(not any(r.get("unlike") for _, _, r in report.behind(data["studies"]["2"], "msgs_per_s")),
@@ -140,7 +144,7 @@ def main():
     check(bool(forced) and {r["peer"] for r in forced} == {"pyzmq", "pyomq"} and not any(r.get("unlike") for r in forced),
           "the forced-copy (bytearray) Python rows compare oxmq with pyzmq and pyomq like for like")
     scale = {(c["key"]["shape"], c["key"]["hosts"]): set(c["ratios"]) for c in data["studies"]["13"]["cells"]}
-    check(scale.get(("dealers", "4 veth hosts")) == set(run.SCALE_RATIOS)
+    check(scale.get(("dealers", "4 veth hosts")) == set(SCALE.SCALE_RATIOS)
           and scale.get(("fanout", "loopback")) == {"delivered_per_s", "lag_ms"}
           and ("fanout", "4 veth hosts") in scale,
           "study 13 has ratios for connect time, memory and round trips, and for fan-out, on loopback and veth")
@@ -150,8 +154,33 @@ def main():
     absent = [r for r in ratios if (r[1], r[2], label[r[3]], label[r[4]]) not in rows]
     check(bool(ratios) and not absent, "every ratio where oxmq is behind (%d) is in \"Where oxmq trails\"%s" % (
         len(ratios), "" if not absent else " (absent %d, e.g. %s)" % (len(absent), absent[:3])))
+    check(conformance_section_ok(), "the conformance section shows each column, each difference's bytes and "
+          "a column not available")
     print("test_harness: %s" % ("%d failed" % len(failed) if failed else "all passed"))
     return 1 if failed else 0
+
+
+def conformance_section_ok():
+    """bench/conformance_report.py on a matrix.json as conformance/run.py writes it."""
+    import json
+    import tempfile
+
+    import conformance_report
+
+    matrix = {"generated_utc": "2026-11-26T06:00:00Z", "seconds": 60.0, "only": None, "under_test": ["oxmq C ABI"],
+              "unlisted_differences": [],
+              "clauses": [{"id": "zap.400", "text": "RFC 27 §reply: 400 | ERROR"}],
+              "implementations": [
+                  {"name": "libzmq 4.3.5", "version": "4.3.5",
+                   "results": {"zap.400": {"status": "differs", "detail": "answer 04095e52524f5203343030"}}},
+                  {"name": "oxmq C ABI", "version": "4.3.5", "results": {"zap.400": {"status": "pass"}}},
+                  {"name": "omq C ABI", "missing": "not built"}]}
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(matrix, f)
+        f.flush()
+        md = "\n".join(conformance_report.section(f.name))
+    return ("04095e52524f5203343030" in md and "| oxmq C ABI (zmq_version 4.3.5) | 1 | 0 |" in md
+            and "not available: not built" in md and "400 \\| ERROR" in md)
 
 
 if __name__ == "__main__":

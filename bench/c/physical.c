@@ -8,7 +8,7 @@
  * ping-pong's client on core 1 and echo on core 0, as study 3's REQ and REP),
  * unless PHYS_NOPIN is set (the floor is the best of both, as a library may
  * run unpinned). Unix sockets get the 1 MiB send and receive buffers oxmq's
- * ipc asks for (crates/oxmq/src/transport/ipc.rs, BUFFER), so the raw figure
+ * ipc asks for (crates/oxmq/src/transport/ipc/mod.rs, BUFFER), so the raw figure
  * is measured like for like; tcp keeps the kernel's, as libzmq and oxmq do. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -12,12 +12,16 @@
  *   CONNECT <endpoint>       -> OK | ERR <errno>
  *   SEND <hex|-> ...         -> OK | ERR <errno>   (one multipart message)
  *   RECV <timeout ms>        -> MSG <hex|-> ... | TIMEOUT | ERR <errno>
+ *   ZAP <status code>        -> OK | ERR <errno>   (a ZAP handler, RFC 27, in the
+ *                               same context, answering every request so)
+ *   ZAPLOG                   -> MSG <hex|-> ... (the first request's frames) | NONE
  *   ALIVE                    -> ALIVE <libzmq version>
  *   QUIT                     -> (exits)
  *
  * Linked against the libzmq 4.3 ABI; which library serves it is chosen by
  * LD_LIBRARY_PATH (or the rpath it was built with). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +40,18 @@ static const struct {
 
 static void *ctx;
 static void *sock;
+
+/* The ZAP handler: a REP socket on its own thread, as RFC 27 places it; it
+ * answers with the status code the suite chose and keeps the first request
+ * so the suite can check its frames. */
+static struct {
+    pthread_t thread;
+    int running;
+    volatile int stop;
+    char status[4];
+    pthread_mutex_t lock;
+    char first[4096]; /* the first request, formatted as a MSG reply */
+} zap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void reply_err(void) { printf("ERR %d\n", zmq_errno()); }
 
@@ -82,6 +98,71 @@ static void cmd_socket(char *arg) {
         }
     }
     puts("ERR unknown-type");
+}
+
+static void *zap_handler(void *handler) {
+    char frames[16][256];
+    size_t sizes[16];
+    while (!zap.stop) {
+        zmq_pollitem_t item = {handler, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&item, 1, 100) <= 0) continue;
+        int n = 0, more = 1;
+        while (more) {
+            zmq_msg_t msg;
+            zmq_msg_init(&msg);
+            if (zmq_msg_recv(&msg, handler, 0) < 0) {
+                zmq_msg_close(&msg);
+                break;
+            }
+            if (n < 16) {
+                size_t len = zmq_msg_size(&msg) < sizeof frames[0] ? zmq_msg_size(&msg) : sizeof frames[0];
+                memcpy(frames[n], zmq_msg_data(&msg), len);
+                sizes[n++] = len;
+            }
+            more = zmq_msg_more(&msg);
+            zmq_msg_close(&msg);
+        }
+        pthread_mutex_lock(&zap.lock);
+        if (!zap.first[0]) {
+            size_t at = (size_t)snprintf(zap.first, sizeof zap.first, "MSG");
+            for (int i = 0; i < n && at + 2 * sizes[i] + 3 < sizeof zap.first; i++) {
+                at += (size_t)snprintf(zap.first + at, sizeof zap.first - at, " ");
+                if (!sizes[i]) at += (size_t)snprintf(zap.first + at, sizeof zap.first - at, "-");
+                for (size_t k = 0; k < sizes[i]; k++)
+                    at += (size_t)snprintf(zap.first + at, sizeof zap.first - at, "%02x", (unsigned char)frames[i][k]);
+            }
+        }
+        pthread_mutex_unlock(&zap.lock);
+        /* version, request id (echoed), status code, status text, user id, metadata */
+        const char *reply[6] = {"1.0", frames[1], zap.status, "conformance", "user", ""};
+        size_t lens[6] = {3, n > 1 ? sizes[1] : 0, strlen(zap.status), 11, 4, 0};
+        for (int i = 0; i < 6; i++) zmq_send(handler, reply[i], lens[i], i < 5 ? ZMQ_SNDMORE : 0);
+    }
+    zmq_close(handler);
+    return NULL;
+}
+
+static void cmd_zap(const char *status) {
+    if (zap.running || strlen(status) != 3) {
+        puts("ERR bad-args");
+        return;
+    }
+    void *handler = zmq_socket(ctx, ZMQ_REP);
+    int zero = 0;
+    if (!handler || zmq_setsockopt(handler, ZMQ_LINGER, &zero, sizeof zero) < 0 ||
+        zmq_bind(handler, "inproc://zeromq.zap.01") < 0) {
+        reply_err();
+        if (handler) zmq_close(handler);
+        return;
+    }
+    memcpy(zap.status, status, 4);
+    if (pthread_create(&zap.thread, NULL, zap_handler, handler) != 0) {
+        puts("ERR thread");
+        zmq_close(handler);
+        return;
+    }
+    zap.running = 1;
+    puts("OK");
 }
 
 static void cmd_send(char *args) {
@@ -145,6 +226,12 @@ int main(void) {
             int ma, mi, pa;
             zmq_version(&ma, &mi, &pa);
             printf("ALIVE %d.%d.%d\n", ma, mi, pa);
+        } else if (strcmp(line, "ZAP") == 0) {
+            cmd_zap(arg);
+        } else if (strcmp(line, "ZAPLOG") == 0) {
+            pthread_mutex_lock(&zap.lock);
+            puts(zap.first[0] ? zap.first : "NONE");
+            pthread_mutex_unlock(&zap.lock);
         } else if (strcmp(line, "SOCKET") == 0) {
             cmd_socket(arg);
         } else if (!sock) {
@@ -178,6 +265,10 @@ int main(void) {
         }
     }
     if (sock) zmq_close(sock);
+    if (zap.running) {
+        zap.stop = 1;
+        pthread_join(zap.thread, NULL);
+    }
     zmq_ctx_term(ctx);
     return 0;
 }

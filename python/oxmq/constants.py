@@ -407,6 +407,25 @@ MAX_SOCKETS_DFLT = 1023
 THREAD_PRIORITY_DFLT = -1
 THREAD_SCHED_POLICY_DFLT = -1
 DRAFT_API = True  # the draft sockets and options are built in (zmq.has("draft"))
+# oxmq only, event version 2 (socket.monitor(addr, events, event_version=2)):
+# a message dropped (value: a DROP_* reason) and a pipe reaching its HWM
+# (value: the HWM), on bits libzmq does not use (not in EVENT_ALL_V2).
+EVENT_MSG_DROPPED = 1 << 32
+EVENT_HWM_REACHED = 1 << 33
+EVENT_ALL_OXMQ = Event.ALL_V2 | EVENT_MSG_DROPPED | EVENT_HWM_REACHED
+DROP_HWM = 1
+DROP_NO_ROUTE = 2
+DROP_CONFLATE = 3
+DROP_OVERSIZE = 4
+__all__ += [
+    "EVENT_MSG_DROPPED",
+    "EVENT_HWM_REACHED",
+    "EVENT_ALL_OXMQ",
+    "DROP_HWM",
+    "DROP_NO_ROUTE",
+    "DROP_CONFLATE",
+    "DROP_OVERSIZE",
+]
 __all__ += [
     "VERSION_MAJOR",
     "VERSION_MINOR",

@@ -2,8 +2,10 @@
 //! objects into frames (copied or zero-copy).
 
 use crate::errors::*;
-use crate::release::{drain_releases, Owner, Tracker};
-use crate::{COPY_THRESHOLD, SLICE};
+use crate::release::{drain_releases, Owner};
+use crate::wait::GilWait;
+use crate::COPY_THRESHOLD;
+use oxmq::Tracker;
 use oxmq::{errno, Msg};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
@@ -13,7 +15,7 @@ use pyo3::types::{PyByteArray, PyByteArrayMethods, PyBytes, PyString};
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `zmq._FINISHED_TRACKER`.
 pub(crate) static FINISHED_TRACKER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -503,23 +505,27 @@ impl NativeTracker {
     /// Wait up to `timeout` seconds (negative: forever); returns whether done.
     #[pyo3(signature = (timeout=-1.0))]
     fn wait(&self, py: Python<'_>, timeout: f64) -> PyResult<bool> {
-        let deadline = (timeout >= 0.0).then(|| Instant::now() + Duration::from_secs_f64(timeout));
-        loop {
-            if self.t.is_done() {
-                drain_releases(py);
-                return Ok(true);
-            }
-            let until = deadline.map_or(Instant::now() + SLICE, |d| d.min(Instant::now() + SLICE));
-            let t = self.t.clone();
-            let done = py.detach(move || t.wait_until(until));
-            if done {
-                drain_releases(py);
-                return Ok(true);
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Ok(false);
-            }
-            py.check_signals()?;
-        }
+        wait_trackers(py, &[&*self.t], timeout)
     }
+}
+
+/// `MessageTracker.wait`'s native part: wait until every tracker in
+/// `trackers` is done, up to `timeout` seconds in all (negative: forever);
+/// returns whether they are. The core's wait, through [`GilWait`].
+#[pyfunction]
+#[pyo3(signature = (trackers, timeout=-1.0))]
+pub(crate) fn _wait_trackers(py: Python<'_>, trackers: Vec<PyRef<'_, NativeTracker>>, timeout: f64) -> PyResult<bool> {
+    let all: Vec<&Tracker> = trackers.iter().map(|n| &*n.t).collect();
+    wait_trackers(py, &all, timeout)
+}
+
+fn wait_trackers(py: Python<'_>, all: &[&Tracker], timeout: f64) -> PyResult<bool> {
+    // Negative, or too long for a Duration (inf): forever; NaN (`max` drops it): no wait.
+    let timeout = if timeout < 0.0 { None } else { Duration::try_from_secs_f64(timeout.max(0.0)).ok() };
+    let mut hook = GilWait::new(py);
+    let done = Tracker::wait_all_with(all, timeout, &mut hook).map_err(|e| hook.error(e))?;
+    if done {
+        drain_releases(py);
+    }
+    Ok(done)
 }

@@ -4,19 +4,18 @@
 //! add pyzmq's sugar; everything on a message's path lives here:
 //!
 //! * **Hot path.** A send or receive that can complete at once runs with the
-//!   GIL held: one uncontended mutex, the core's non-blocking operation, and
-//!   (for `recv`) one `bytes` allocation. No GIL release, no intermediate
-//!   Python object for the payload.
+//!   GIL held: one atomic to enter the socket's slot (`oxmq::SocketSlot`),
+//!   the core's non-blocking operation, and (for `recv`) one `bytes`
+//!   allocation. No GIL release, no intermediate Python object for the payload.
 //! * **Blocking.** Only when the non-blocking attempt fails with EAGAIN do we
-//!   release the GIL and wait on the socket's readiness descriptor, in slices
-//!   of at most [`SLICE`], retrying the operation whenever the descriptor
-//!   fires (the edge-like contract of `oxmq::Socket::fd`). Between slices we
-//!   re-take the GIL to run signal handlers, so Ctrl-C raises
-//!   `KeyboardInterrupt` promptly. No socket lock is held while waiting.
+//!   call the core's `block_with` with `wait::GilWait`: the GIL released
+//!   while it waits, re-taken at least every [`SLICE`] to run signal
+//!   handlers, so Ctrl-C raises `KeyboardInterrupt` promptly. A `close` from
+//!   another thread wakes the call (ENOTSOCK). Trackers' waits go the same way.
 //! * **Zero-copy sends** wrap a Python buffer in `oxmq::Msg::from_owner`. The
 //!   core may drop it on its I/O thread, without the GIL: the owner's `Drop`
-//!   only pushes the buffer onto a release queue ([`release`]) and sets the
-//!   tracker flag; Python-side calls drain the queue with the GIL held.
+//!   only pushes the buffer onto a release queue ([`release`]) and sets its
+//!   `oxmq::Tracker`; Python-side calls drain the queue with the GIL held.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -87,10 +86,13 @@ fn _oxmq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeTracker>()?;
     m.add_function(wrap_pyfunction!(errors::strerror, m)?)?;
     m.add_function(wrap_pyfunction!(poll::zmq_poll, m)?)?;
+    m.add_function(wrap_pyfunction!(poll::_green_poll, m)?)?;
     m.add_function(wrap_pyfunction!(proxy::proxy, m)?)?;
+    m.add_function(wrap_pyfunction!(proxy::_green_proxy, m)?)?;
     m.add_function(wrap_pyfunction!(proxy::proxy_steerable, m)?)?;
     m.add_function(wrap_pyfunction!(proxy::monitored_queue, m)?)?;
     m.add_function(wrap_pyfunction!(_drain_releases, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::_wait_trackers, m)?)?;
     m.add_function(wrap_pyfunction!(_set_copy_threshold, m)?)?;
     m.add_function(wrap_pyfunction!(zmq_version_info, m)?)?;
     m.add_function(wrap_pyfunction!(security::z85_encode, m)?)?;

@@ -3,7 +3,7 @@
 use crate::errors::*;
 use crate::release::drain_releases;
 use crate::socket::*;
-use crate::wait::GilWait;
+use crate::wait::{GilWait, GreenWait};
 use oxmq::errno;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -18,6 +18,17 @@ pub(crate) enum PollTarget {
 /// waits, each socket reached only for its own check); returns revents per
 /// target.
 pub(crate) fn poll_targets(py: Python<'_>, items: &[PollTarget], timeout_ms: i64) -> PyResult<Vec<i16>> {
+    poll_targets_with(py, items, timeout_ms, None)
+}
+
+/// [`poll_targets`]; with `green_select` (gevent's `select`), through
+/// [`GreenWait`] instead of [`GilWait`].
+fn poll_targets_with(
+    py: Python<'_>,
+    items: &[PollTarget],
+    timeout_ms: i64,
+    green_select: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<i16>> {
     drain_releases(py);
     let mut set: Vec<oxmq::PollItem<'_>> = items
         .iter()
@@ -29,8 +40,16 @@ pub(crate) fn poll_targets(py: Python<'_>, items: &[PollTarget], timeout_ms: i64
             PollTarget::Fd(fd, ev) => oxmq::PollItem::from_fd(*fd, *ev),
         })
         .collect();
-    let mut hook = GilWait::new(py);
-    oxmq::poll_with(&mut set, timeout_ms, &mut hook).map_err(|e| hook.error(e))?;
+    match green_select {
+        Some(select) => {
+            let mut hook = GreenWait::new(select.clone());
+            oxmq::poll_with(&mut set, timeout_ms, &mut hook).map_err(|e| hook.error(e))?;
+        }
+        None => {
+            let mut hook = GilWait::new(py);
+            oxmq::poll_with(&mut set, timeout_ms, &mut hook).map_err(|e| hook.error(e))?;
+        }
+    }
     Ok(set.iter().map(|item| item.revents()).collect())
 }
 
@@ -39,13 +58,35 @@ pub(crate) fn poll_targets(py: Python<'_>, items: &[PollTarget], timeout_ms: i64
 #[pyfunction]
 #[pyo3(signature = (sockets, timeout=-1))]
 pub(crate) fn zmq_poll(py: Python<'_>, sockets: &Bound<'_, PyAny>, timeout: i64) -> PyResult<Py<PyList>> {
+    poll_list(py, sockets, timeout, None)
+}
+
+/// `zmq.green`'s `zmq_poll`: the same, waiting in gevent's `select` (`select`)
+/// so that other greenlets run meanwhile.
+#[pyfunction]
+#[pyo3(signature = (sockets, timeout, select))]
+pub(crate) fn _green_poll(
+    py: Python<'_>,
+    sockets: &Bound<'_, PyAny>,
+    timeout: i64,
+    select: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyList>> {
+    poll_list(py, sockets, timeout, Some(select))
+}
+
+fn poll_list(
+    py: Python<'_>,
+    sockets: &Bound<'_, PyAny>,
+    timeout: i64,
+    green_select: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyList>> {
     let mut objs = Vec::new();
     let mut items = Vec::new();
     for entry in sockets.try_iter()? {
         let entry = entry?;
         let (obj, ev): (Bound<'_, PyAny>, i16) = entry.extract()?;
         if let Ok(s) = obj.cast::<Socket>() {
-            if s.get().lock().is_none() {
+            if s.get().is_closed() {
                 return Err(zmq_error(py, errno::ENOTSOCK));
             }
             items.push(PollTarget::Sock(s.clone().unbind(), ev));
@@ -64,7 +105,7 @@ pub(crate) fn zmq_poll(py: Python<'_>, sockets: &Bound<'_, PyAny>, timeout: i64)
         }
         objs.push(obj);
     }
-    let rev = poll_targets(py, &items, timeout)?;
+    let rev = poll_targets_with(py, &items, timeout, green_select)?;
     let out = PyList::empty(py);
     for (obj, r) in objs.into_iter().zip(rev) {
         if r != 0 {

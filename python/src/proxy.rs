@@ -4,6 +4,7 @@
 
 use crate::errors::*;
 use crate::socket::*;
+use crate::wait::GreenWait;
 use crate::SLICE;
 use oxmq::proxy::CaptureSocket;
 use oxmq::{errno, Proxy, WaitHook};
@@ -43,13 +44,17 @@ struct Options<'a> {
 
 /// Run the core proxy over `socks` (frontend, backend, capture, control).
 ///
-/// The core sockets are lent to the proxy for the run: taken out of their
-/// Python owners (which meanwhile read as closed, so another thread's
-/// `close`, `closed` or `Context.destroy` never waits on a proxy that may
-/// run forever) and put back when it returns. When it returns ETERM they are
-/// closed instead, as closing is all libzmq allows after ETERM, so the
-/// context's termination is not left waiting for them.
-fn run(py: Python<'_>, socks: [Option<&Socket>; 4], options: Options<'_>) -> PyResult<()> {
+/// The proxy runs inside each socket's slot (see [`Socket`]): a `close` from
+/// another thread (`Context.destroy`'s) never waits on a proxy that may run
+/// forever, and the socket is freed when the proxy leaves it. When the proxy
+/// returns ETERM the sockets are closed, as closing is all libzmq allows
+/// after ETERM, so the context's termination is not left waiting for them.
+fn run(
+    py: Python<'_>,
+    socks: [Option<&Socket>; 4],
+    options: Options<'_>,
+    green_select: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
     // Frontend and backend may be one socket, or shadows of one.
     let mut owners: Vec<&SocketShared> = Vec::with_capacity(4);
     let mut slots = [None; 4];
@@ -63,29 +68,34 @@ fn run(py: Python<'_>, socks: [Option<&Socket>; 4], options: Options<'_>) -> PyR
             *slot = Some(i);
         }
     }
-    let mut lent: Vec<oxmq::Socket> = Vec::with_capacity(owners.len());
-    for o in &owners {
-        match o.inner.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            Some(s) => lent.push(s),
-            None => {
-                give_back(&owners, lent);
-                return Err(zmq_error(py, errno::ENOTSOCK));
-            }
+    let guards = owners
+        .iter()
+        .map(|o| o.slot.enter())
+        .collect::<oxmq::Result<Vec<_>>>()
+        .map_err(|_| zmq_error(py, errno::ENOTSOCK))?;
+    if let Some(select) = green_select {
+        // gevent: on this thread with the GIL held, waiting in its `select`.
+        let mut hook = GreenWait::new(select.clone());
+        let result = run_inside(&guards, slots, options, &mut hook);
+        if matches!(result, Err(oxmq::Error::Terminated)) {
+            owners.iter().for_each(|o| o.slot.close());
         }
+        drop(guards);
+        return result.map_err(|e| hook.error(e));
     }
     let threading = py.import("threading")?;
     let on_main_thread = threading.call_method0("main_thread")?.is(&threading.call_method0("current_thread")?);
     let mut hook = SignalCheck { on_main_thread, raised: None };
     let hook_ref = &mut hook;
-    let (result, lent) = py.detach(move || {
-        let result = run_lent(&lent, slots, options, hook_ref);
-        (result, lent)
+    let (result, guards) = py.detach(move || {
+        let result = run_inside(&guards, slots, options, hook_ref);
+        (result, guards)
     });
     if matches!(result, Err(oxmq::Error::Terminated)) {
-        py.detach(move || drop(lent));
-    } else {
-        give_back(&owners, lent);
+        owners.iter().for_each(|o| o.slot.close());
     }
+    // The last to leave a closed slot frees its socket, which may linger.
+    py.detach(move || drop(guards));
     match (result, hook.raised) {
         (_, Some(e)) => Err(e),
         (Ok(()), None) => Ok(()),
@@ -93,13 +103,13 @@ fn run(py: Python<'_>, socks: [Option<&Socket>; 4], options: Options<'_>) -> PyR
     }
 }
 
-fn run_lent(
-    lent: &[oxmq::Socket],
+fn run_inside(
+    guards: &[oxmq::SlotGuard<'_>],
     slots: [Option<usize>; 4],
     options: Options<'_>,
-    hook: &mut SignalCheck,
+    hook: &mut dyn WaitHook,
 ) -> oxmq::Result<()> {
-    let socket = |i: Option<usize>| i.map(|i| &lent[i]);
+    let socket = |i: Option<usize>| i.map(|i| &*guards[i]);
     let (Some(front), Some(back)) = (socket(slots[0]), socket(slots[1])) else {
         return Err(oxmq::Error::NotSocket);
     };
@@ -120,13 +130,6 @@ fn run_lent(
     proxy.run_with(hook)
 }
 
-/// Put lent core sockets back into their owners, in order.
-fn give_back(owners: &[&SocketShared], lent: Vec<oxmq::Socket>) {
-    for (o, s) in owners.iter().zip(lent) {
-        *o.inner.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
-    }
-}
-
 /// `zmq_proxy`: forward messages between `frontend` and `backend` (and copy
 /// them to `capture`) until the context is terminated.
 #[pyfunction]
@@ -138,7 +141,7 @@ pub(crate) fn proxy(
     capture: Option<&Bound<'_, Socket>>,
 ) -> PyResult<()> {
     let socks = [Some(frontend.get()), Some(backend.get()), capture.map(|c| c.get()), None];
-    run(py, socks, Options { prefixes: None, swap_router_ids: false })
+    run(py, socks, Options { prefixes: None, swap_router_ids: false }, None)
 }
 
 /// `zmq_proxy_steerable`: `proxy`, steered by PAUSE / RESUME / TERMINATE /
@@ -153,7 +156,7 @@ pub(crate) fn proxy_steerable(
     control: Option<&Bound<'_, Socket>>,
 ) -> PyResult<()> {
     let socks = [Some(frontend.get()), Some(backend.get()), capture.map(|c| c.get()), control.map(|c| c.get())];
-    run(py, socks, Options { prefixes: None, swap_router_ids: false })
+    run(py, socks, Options { prefixes: None, swap_router_ids: false }, None)
 }
 
 /// pyzmq's `monitored_queue`: forward both ways between `in_socket` and
@@ -171,5 +174,19 @@ pub(crate) fn monitored_queue(
     out_prefix: &[u8],
 ) -> PyResult<()> {
     let socks = [Some(in_socket.get()), Some(out_socket.get()), Some(mon_socket.get()), None];
-    run(py, socks, Options { prefixes: Some((in_prefix, out_prefix)), swap_router_ids: true })
+    run(py, socks, Options { prefixes: Some((in_prefix, out_prefix)), swap_router_ids: true }, None)
+}
+
+/// `zmq.green.device`: `proxy` for green sockets, waiting in gevent's
+/// `select` (`select`) so that other greenlets run meanwhile.
+#[pyfunction]
+#[pyo3(signature = (frontend, backend, select))]
+pub(crate) fn _green_proxy(
+    py: Python<'_>,
+    frontend: &Bound<'_, Socket>,
+    backend: &Bound<'_, Socket>,
+    select: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let socks = [Some(frontend.get()), Some(backend.get()), None, None];
+    run(py, socks, Options { prefixes: None, swap_router_ids: false }, Some(select))
 }

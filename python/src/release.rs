@@ -9,14 +9,13 @@
 //! of later socket calls. No thread and no cross-thread message per buffer,
 //! unlike pyzmq's garbage collector.
 
-use oxmq::ReleaseQueue;
+use oxmq::{ReleaseQueue, Tracker};
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::types::PyBytes;
 use pyo3::{Bound, Py, PyAny, Python};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Buffers the core is done with, waiting for a GIL holder to release them.
 static RELEASED: ReleaseQueue<PyUntypedBuffer> = ReleaseQueue::new();
@@ -31,39 +30,6 @@ pub(crate) fn maybe_drain(py: Python<'_>) {
 #[inline]
 pub(crate) fn drain_releases(py: Python<'_>) -> usize {
     RELEASED.drain(|b| b.release(py))
-}
-
-/// Completion flag of a tracked zero-copy send (`MessageTracker`).
-#[derive(Default)]
-pub(crate) struct Tracker {
-    done: AtomicBool,
-    lock: Mutex<()>,
-    cond: Condvar,
-}
-
-impl Tracker {
-    pub(crate) fn is_done(&self) -> bool {
-        self.done.load(Ordering::Acquire)
-    }
-
-    fn set_done(&self) {
-        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        self.done.store(true, Ordering::Release);
-        self.cond.notify_all();
-    }
-
-    /// Wait (without the GIL) until done or `until`; returns whether done.
-    pub(crate) fn wait_until(&self, until: Instant) -> bool {
-        let mut g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        while !self.is_done() {
-            let now = Instant::now();
-            if now >= until {
-                return false;
-            }
-            g = self.cond.wait_timeout(g, until - now).unwrap_or_else(|e| e.into_inner()).0;
-        }
-        true
-    }
 }
 
 /// A Python buffer lent to the core for a zero-copy send.

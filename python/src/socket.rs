@@ -8,7 +8,7 @@ use crate::options::*;
 use crate::poll::*;
 use crate::release::{self, drain_releases};
 use crate::shadow::Registry;
-use crate::wait::GilWait;
+use crate::wait::{GilWait, GreenWait};
 use crate::{ZResult, COPY_THRESHOLD, COPY_THRESHOLD_SET};
 use oxmq::{errno, opt, Msg};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -16,13 +16,14 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 /// The native socket. `oxmq.Socket` subclasses it.
 ///
-/// The core socket is used by one thread at a time; a mutex (uncontended in
-/// correct programs) makes that hold even when Python threads share it. The
-/// lock is never held while waiting or while running Python code.
+/// The core socket sits in the core's [`oxmq::SocketSlot`], as Ruby's does:
+/// each call enters it (one atomic), a `close` from any thread (or the
+/// garbage collector) only makes later calls fail with ENOTSOCK and wakes a
+/// blocked one, and the socket is freed once, by whoever leaves it last.
 #[pyclass(frozen, subclass, module = "oxmq._oxmq", name = "Socket")]
 pub(crate) struct Socket {
     shared: Arc<SocketShared>,
@@ -30,7 +31,8 @@ pub(crate) struct Socket {
 
 /// What shadows of one socket share (`Socket.shadow`).
 pub(crate) struct SocketShared {
-    pub(crate) inner: Mutex<Option<oxmq::Socket>>,
+    /// Declared first: dropped (closing the socket) before the context.
+    pub(crate) slot: oxmq::SocketSlot,
     pub(crate) ctx: oxmq::Context,
     pub(crate) fd: i32,
     pub(crate) kind: i32,
@@ -56,31 +58,28 @@ impl std::ops::Deref for Socket {
     }
 }
 
-/// The core's blocking loops reach the socket through its mutex, one
-/// attempt at a time: never held while the GIL is released.
+/// `zmq_poll` reaches each socket through its slot, one check at a time.
 impl oxmq::SocketAccess for SocketShared {
     #[inline]
     fn enter<R>(&self, f: impl FnOnce(&oxmq::Socket) -> oxmq::Result<R>) -> oxmq::Result<R> {
-        match &*self.inner.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(s) => f(s),
-            None => Err(oxmq::Error::NotSocket),
-        }
+        let guard = self.slot.enter()?;
+        f(&guard)
+    }
+}
+
+impl SocketShared {
+    /// Whether the socket was closed (by any of its shadows, or a proxy's ETERM).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.slot.is_closed()
     }
 }
 
 impl Socket {
-    #[inline]
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<oxmq::Socket>> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Run `f` on the open core socket; ENOTSOCK once closed.
     #[inline]
     pub(crate) fn with<R>(&self, f: impl FnOnce(&oxmq::Socket) -> ZResult<R>) -> ZResult<R> {
-        match &*self.lock() {
-            Some(s) => f(s),
-            None => Err(errno::ENOTSOCK),
-        }
+        let guard = self.slot.enter().map_err(core_errno)?;
+        f(&guard)
     }
 
     #[inline]
@@ -111,8 +110,11 @@ impl Socket {
         op: impl FnMut(&oxmq::Socket) -> oxmq::Result<T>,
     ) -> PyResult<T> {
         let timeout_ms = self.call(py, |s| s.get_option_int(timeout_opt).map_err(core_errno))?;
+        // The guard stays for the whole call (the socket cannot be freed under
+        // it); a close from another thread wakes it through the slot.
+        let guard = self.slot.enter().map_err(|e| zmq_error(py, core_errno(e)))?;
         let mut hook = GilWait::new(py);
-        oxmq::block_with(&*self.shared, timeout_ms, &mut hook, op).map_err(|e| hook.error(e))
+        oxmq::block_with(&guard, timeout_ms, &mut hook, op).map_err(|e| hook.error(e))
     }
 
     /// Send one frame: first without blocking (GIL held); then, unless the
@@ -253,7 +255,7 @@ impl Socket {
         // Thread-safe (draft) types hand out no FD, but blocking calls here still wait on it.
         let fd = sock.readiness_fd().map_err(|e| zmq_error(py, core_errno(e)))?;
         let shared = Arc::new(SocketShared {
-            inner: Mutex::new(Some(sock)),
+            slot: oxmq::SocketSlot::new(sock).map_err(|e| zmq_error(py, core_errno(e)))?,
             ctx,
             fd,
             kind: socket_type,
@@ -274,7 +276,7 @@ impl Socket {
     /// Whether the socket is closed.
     #[getter]
     fn closed(&self) -> bool {
-        self.lock().is_none()
+        self.is_closed()
     }
 
     /// Messages smaller than this are copied even when sent with `copy=False`.
@@ -301,13 +303,10 @@ impl Socket {
     /// Close the socket. `linger` (ms) overrides LINGER for queued messages.
     #[pyo3(signature = (linger=None))]
     fn close(&self, py: Python<'_>, linger: Option<i64>) {
-        let sock = self.lock().take();
-        if let Some(s) = sock {
-            if let Some(l) = linger {
-                let _ = s.set_option_int(opt::LINGER, l);
-            }
-            drop(s);
+        if let (Some(l), Ok(s)) = (linger, self.slot.enter()) {
+            let _ = s.set_option_int(opt::LINGER, l);
         }
+        self.slot.close();
         drain_releases(py);
     }
 
@@ -322,11 +321,26 @@ impl Socket {
     }
 
     /// Publish this socket's events on a PAIR bound at `addr` (inproc);
-    /// `None` stops monitoring (libzmq `zmq_socket_monitor`).
-    #[pyo3(signature = (addr, events = 0xFFFF))]
-    fn monitor(&self, py: Python<'_>, addr: Option<&str>, events: i64) -> PyResult<()> {
-        let events = u32::try_from(events).map_err(|_| zmq_error(py, oxmq::errno::EINVAL))?;
-        self.call(py, |s| s.monitor(addr, events).map_err(core_errno))
+    /// `None` stops monitoring (libzmq `zmq_socket_monitor`). oxmq only:
+    /// `event_version=2` is libzmq's draft `zmq_socket_monitor_versioned`
+    /// (decode with `oxmq.utils.monitor.parse_monitor_message_v2`), and
+    /// `sink_type` the monitor's socket type (PAIR, PUB or PUSH).
+    #[pyo3(signature = (addr, events = 0xFFFF, event_version = 1, sink_type = 0))]
+    fn monitor(
+        &self,
+        py: Python<'_>,
+        addr: Option<&str>,
+        events: i64,
+        event_version: i32,
+        sink_type: i32,
+    ) -> PyResult<()> {
+        if event_version == 1 && sink_type == 0 {
+            let events = u32::try_from(events).map_err(|_| zmq_error(py, oxmq::errno::EINVAL))?;
+            return self.call(py, |s| s.monitor(addr, events).map_err(core_errno));
+        }
+        let events = u64::try_from(events).map_err(|_| zmq_error(py, oxmq::errno::EINVAL))?;
+        let sink = oxmq::SocketType::from_raw(sink_type).ok_or_else(|| zmq_error(py, oxmq::errno::EINVAL))?;
+        self.call(py, |s| s.monitor_versioned(addr, events, event_version, sink).map_err(core_errno))
     }
 
     /// Stop listening on `addr`.
@@ -674,10 +688,37 @@ impl Socket {
         Ok(list.unbind())
     }
 
+    /// `zmq.green`'s blocking slow path: `op()` (one non-blocking attempt,
+    /// raising `Again` when it would block) failed; the core retries it until
+    /// it succeeds, raises anything else, or the `timeout_opt` option's time
+    /// passes (`Again`), waiting in gevent's `select` (`select`) meanwhile.
+    fn _green_block(
+        &self,
+        py: Python<'_>,
+        op: &Bound<'_, PyAny>,
+        timeout_opt: i32,
+        select: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout_ms = self.call(py, |s| s.get_option_int(timeout_opt).map_err(core_errno))?;
+        let guard = self.slot.enter().map_err(|e| zmq_error(py, core_errno(e)))?;
+        let again = py.import("oxmq.error")?.getattr("Again")?;
+        let mut raised = None;
+        let mut hook = GreenWait::new(select.clone());
+        let r = oxmq::block_with(&guard, timeout_ms, &mut hook, |_| match op.call0() {
+            Ok(v) => Ok(v.unbind()),
+            Err(e) if e.is_instance(py, &again) => Err(oxmq::Error::Again),
+            Err(e) => {
+                raised = Some(e);
+                Err(oxmq::Error::Interrupted)
+            }
+        });
+        r.map_err(|e| raised.take().unwrap_or_else(|| hook.error(e)))
+    }
+
     /// Poll this socket: returns the events ready (0 on timeout). `timeout` in ms, None = forever.
     #[pyo3(signature = (timeout=None, flags=oxmq::POLLIN as i32))]
     fn poll(slf: &Bound<'_, Self>, py: Python<'_>, timeout: Option<f64>, flags: i32) -> PyResult<i32> {
-        if slf.get().lock().is_none() {
+        if slf.get().is_closed() {
             return Err(zmq_error(py, errno::ENOTSOCK));
         }
         let items = vec![PollTarget::Sock(slf.clone().unbind(), flags as i16)];

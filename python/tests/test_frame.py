@@ -216,6 +216,26 @@ def test_tracker_multipart_and_frames(make):
     gc.collect()
 
 
+def test_message_tracker_waits_for_every_native_tracker_and_peer(make):
+    # One wait of the core for every native tracker, the peers' included.
+    a = make(oxmq.PUSH)
+    b = make(oxmq.PULL)
+    a.bind("inproc://tracker-all")
+    b.connect("inproc://tracker-all")
+    t1 = a.send(b"1" * 300_000, copy=False, track=True)
+    t2 = a.send(b"2" * 300_000, copy=False, track=True)
+    both = oxmq.MessageTracker(t1, oxmq.MessageTracker(t2))
+    f1, f2 = b.recv(copy=False), b.recv(copy=False)
+    del f1
+    t1.wait(5)
+    with pytest.raises(oxmq.NotDone):
+        both.wait(0.05)  # t2's buffer is still in f2
+    assert not both.done
+    del f2
+    both.wait(float("inf"))  # no finite deadline: as forever
+    assert both.done and t2.done
+
+
 def test_message_tracker_python_api():
     import threading
 

@@ -289,8 +289,8 @@ def test_monitored_queue_prefixes_each_side():
 
 
 def test_context_destroy_ends_a_running_proxy():
-    # The proxy's sockets are lent to the core for the run: destroy() from
-    # another thread neither waits on them nor leaves term() waiting.
+    # The proxy runs inside its sockets' slots: destroy() from another
+    # thread neither waits on them nor leaves term() waiting.
     ctx = oxmq.Context()
     front, back = ctx.socket(oxmq.PULL), ctx.socket(oxmq.PUSH)
     front.bind("inproc://destroy-front")

@@ -357,6 +357,29 @@ def test_closed_socket_raises_enotsock(make):
         assert ei.value.errno == oxmq.ENOTSOCK
 
 
+def test_close_from_another_thread_wakes_a_blocked_recv(ctx):
+    # The socket's slot: close() from another thread ends the blocked call
+    # with ENOTSOCK, and the socket is freed when that call leaves it.
+    s = ctx.socket(oxmq.PULL)
+    s.bind("inproc://close-wakes")
+    got = []
+
+    def blocked():
+        try:
+            s.recv()
+        except oxmq.ZMQError as e:
+            got.append(e.errno)
+
+    t = threading.Thread(target=blocked)
+    t.start()
+    time.sleep(0.2)  # let it block; the outcome is the same if it has not yet
+    s.close()
+    t.join(10)
+    assert not t.is_alive()
+    assert got == [oxmq.ENOTSOCK]
+    assert s.closed
+
+
 def test_socket_context_manager(ctx):
     with ctx.socket(oxmq.PUSH) as s:
         assert not s.closed

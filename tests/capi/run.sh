@@ -88,6 +88,8 @@ run "libzmq_cases (oxmq)" "$BIN/libzmq_cases"
 run "libzmq_cases (same expectations on Debian libzmq)" "$BIN/libzmq_cases.libzmq"
 # Draft API (issue 13): CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL, zmq_poller, threads racing.
 run "draft_api (oxmq, ZMQ_BUILD_DRAFT_API)" "$BIN/draft_api"
+# Draft zmq_socket_monitor_versioned: event version 2, routing ids, drops (issue 25).
+run "monitor_v2 (oxmq, ZMQ_BUILD_DRAFT_API)" "$BIN/monitor_v2"
 
 echo "== classic programs on oxmq"
 ep=$(tcp)

@@ -427,6 +427,32 @@ ZMQ_EXPORT int zmq_send_const(void *s_, const void *buf_, size_t len_, int flags
 ZMQ_EXPORT int zmq_recv(void *s_, void *buf_, size_t len_, int flags_);
 ZMQ_EXPORT int zmq_socket_monitor(void *s_, const char *addr_, int events_);
 
+/* DRAFT socket monitoring (libzmq's event version 2: a u64 event id, a u64
+   count n, n u64 values, then the local and the remote endpoint). oxmq has
+   no ZMQ_EVENT_PIPES_STATS (nor zmq_socket_monitor_pipes_stats); ALL_V2
+   keeps libzmq's value. */
+#ifdef ZMQ_BUILD_DRAFT_API
+#define ZMQ_CURRENT_EVENT_VERSION 1
+#define ZMQ_CURRENT_EVENT_VERSION_DRAFT 2
+#define ZMQ_EVENT_ALL_V1 ZMQ_EVENT_ALL
+#define ZMQ_EVENT_ALL_V2 (ZMQ_EVENT_ALL_V1 | 0x10000)
+ZMQ_EXPORT int zmq_socket_monitor_versioned(void *s_, const char *addr_, uint64_t events_, int event_version_, int type_);
+
+/* oxmq only, event version 2. Where oxmq knows the peer's routing id, it
+   follows libzmq's value as more values, which a libzmq reader skips:
+   value 2 is its length L, values 3 .. 2+ceil(L/8) its bytes, 8 per value,
+   in order, the last zero-padded (n = 1: no id known). Two more events, on
+   bits libzmq does not use and outside ZMQ_EVENT_ALL_V2: a message dropped
+   (value: an OXMQ_DROP_* reason) and a pipe to a peer full (value: its HWM). */
+#define OXMQ_EVENT_MSG_DROPPED 0x100000000ULL
+#define OXMQ_EVENT_HWM_REACHED 0x200000000ULL
+#define OXMQ_EVENT_ALL (ZMQ_EVENT_ALL_V2 | OXMQ_EVENT_MSG_DROPPED | OXMQ_EVENT_HWM_REACHED)
+#define OXMQ_DROP_HWM 1
+#define OXMQ_DROP_NO_ROUTE 2
+#define OXMQ_DROP_CONFLATE 3
+#define OXMQ_DROP_OVERSIZE 4
+#endif
+
 /* ---------------------------------------------------------------- polling */
 
 #define ZMQ_POLLIN 1

@@ -252,6 +252,37 @@ pub unsafe extern "C" fn zmq_socket_monitor(s: *mut c_void, addr: *const c_char,
     })
 }
 
+/// Draft `zmq_socket_monitor_versioned`: events on a socket of `type_`
+/// (PAIR, PUB or PUSH) bound at `addr`; `event_version` 2 is libzmq's
+/// multi-frame layout, with oxmq's routing-id values and events (see
+/// `oxmq::monitor_event`). A NULL `addr` stops monitoring.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_socket_monitor_versioned(
+    s: *mut c_void,
+    addr: *const c_char,
+    events: u64,
+    event_version: c_int,
+    type_: c_int,
+) -> c_int {
+    ffi_int!({
+        // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
+        let socket = unsafe { SocketHandle::from_raw(s) }?;
+        let addr = if addr.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL; zmq.h: `addr` is a NUL-terminated string.
+            Some(unsafe { c_str(addr, EINVAL) }?)
+        };
+        // Stopping ignores the type; a number that is no socket type is EINVAL.
+        let sink = match addr {
+            None => SocketType::Pair,
+            Some(_) => SocketType::from_raw(type_).ok_or(EINVAL)?,
+        };
+        socket.monitor_versioned(addr, events, event_version, sink)?;
+        Ok(0)
+    })
+}
+
 /// Send `count` buffers, each copied into a frame, with `flags`; the last
 /// one without SNDMORE (so, as in libzmq, pass ZMQ_SNDMORE to make one
 /// multipart message). Returns the size of the last frame.

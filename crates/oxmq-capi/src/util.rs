@@ -233,10 +233,9 @@ pub unsafe extern "C" fn zmq_timers_timeout(timers_: *mut c_void) -> c_long {
         match st.timers.iter().map(|x| x.due).min() {
             None => -1,
             Some(due) => {
-                let left = due.saturating_duration_since(now);
-                // Round up so that a caller sleeping this long finds the timer due.
-                let ms = left.as_millis() + (left.subsec_nanos() % 1_000_000 != 0) as u128;
-                ms.min(c_long::MAX as u128) as c_long
+                // Rounded up so that a caller sleeping this long finds the timer due;
+                // not capped at poll's int as ceil_ms is: libzmq returns a long.
+                oxmq::ceil_millis(due.saturating_duration_since(now)).min(c_long::MAX as u128) as c_long
             }
         }
     })

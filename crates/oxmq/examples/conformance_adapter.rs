@@ -6,9 +6,13 @@
 //! ```text
 //! SOCKET <TYPE> | OPTI <option> <int> | OPTB <option> <hex|-> | BIND <endpoint>
 //! CONNECT <endpoint> | SEND <hex|-> ... | RECV <timeout ms> | ALIVE | QUIT
+//! ZAP <status code> | ZAPLOG
 //! ```
 
 use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use oxmq::{opt, Context, Msg, Socket, SocketType};
 
@@ -33,7 +37,68 @@ fn err(e: oxmq::Error) -> String {
     format!("ERR {}", e.errno())
 }
 
-fn run(ctx: &Context, sock: &mut Option<Socket>, cmd: &str, arg: &str) -> String {
+/// RFC 27's handler on `inproc://zeromq.zap.01` in the adapter's context: it
+/// answers every request with the status code the suite chose and keeps the
+/// first request for ZAPLOG.
+struct ZapHandler {
+    stop: Arc<AtomicBool>,
+    first: Arc<Mutex<Option<Vec<Vec<u8>>>>>,
+    thread: JoinHandle<()>,
+}
+
+impl ZapHandler {
+    fn start(ctx: &Context, status: &str) -> Result<ZapHandler, oxmq::Error> {
+        let rep = ctx.socket(SocketType::Rep)?;
+        rep.set_option_int(opt::LINGER, 0)?;
+        rep.set_option_int(opt::RCVTIMEO, 100)?;
+        rep.bind("inproc://zeromq.zap.01")?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let first = Arc::new(Mutex::new(None));
+        let status = status.as_bytes().to_vec();
+        let (stop2, first2) = (stop.clone(), first.clone());
+        let thread = std::thread::spawn(move || {
+            while !stop2.load(Ordering::Relaxed) {
+                let Ok(request) = rep.recv_multipart(0) else { continue };
+                let frames: Vec<Vec<u8>> = request.iter().map(|m| m.as_slice().to_vec()).collect();
+                let request_id = frames.get(1).cloned().unwrap_or_default();
+                first2.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(frames);
+                let reply =
+                    [b"1.0".to_vec(), request_id, status.clone(), b"conformance".to_vec(), b"user".to_vec(), vec![]];
+                let _ = rep.send_multipart(reply.into_iter().map(Msg::from_vec), 0);
+            }
+        });
+        Ok(ZapHandler { stop, first, thread })
+    }
+
+    fn log(&self) -> String {
+        match &*self.first.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(frames) => format!("MSG {}", frames.iter().map(|f| hex(f)).collect::<Vec<_>>().join(" ")),
+            None => "NONE".into(),
+        }
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.thread.join();
+    }
+}
+
+fn run(ctx: &Context, sock: &mut Option<Socket>, zap: &mut Option<ZapHandler>, cmd: &str, arg: &str) -> String {
+    if cmd == "ZAP" {
+        if zap.is_some() {
+            return "ERR bad-args".into();
+        }
+        return match ZapHandler::start(ctx, arg) {
+            Ok(handler) => {
+                *zap = Some(handler);
+                "OK".into()
+            }
+            Err(e) => err(e),
+        };
+    }
+    if cmd == "ZAPLOG" {
+        return zap.as_ref().map_or_else(|| "NONE".into(), ZapHandler::log);
+    }
     if cmd == "ALIVE" {
         let (ma, mi, pa) = oxmq::ZMQ_VERSION;
         return format!("ALIVE {ma}.{mi}.{pa}");
@@ -94,6 +159,7 @@ fn run(ctx: &Context, sock: &mut Option<Socket>, cmd: &str, arg: &str) -> String
 fn main() {
     let ctx = Context::new();
     let mut sock = None;
+    let mut zap = None;
     let mut out = io::stdout().lock();
     for line in io::stdin().lock().lines() {
         let Ok(line) = line else { break };
@@ -101,9 +167,13 @@ fn main() {
         if cmd == "QUIT" {
             break;
         }
-        let reply = run(&ctx, &mut sock, cmd, arg);
+        let reply = run(&ctx, &mut sock, &mut zap, cmd, arg);
         if writeln!(out, "{reply}").and_then(|_| out.flush()).is_err() {
             break;
         }
+    }
+    drop(sock);
+    if let Some(handler) = zap {
+        handler.stop();
     }
 }

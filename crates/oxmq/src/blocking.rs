@@ -7,8 +7,9 @@
 //! succeeds, fails otherwise, or the timeout passes.
 
 use crate::error::{Error, Result};
-use crate::poll::{wait_readable, WaitHook};
+use crate::options::POLLIN;
 use crate::socket::{SharedWaiter, Socket};
+use crate::wait::{slice_until, wait_readable, WaitHook};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
@@ -70,6 +71,9 @@ where
         return Err(Error::Again);
     }
     let deadline = (timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
+    if hook.cooperative() {
+        return cooperative(access, deadline, hook, &mut attempt);
+    }
     let readiness = access.enter(|s| {
         Ok(match s.shared_waiter()? {
             Some(w) => Readiness::Shared(w),
@@ -84,6 +88,37 @@ where
         match out {
             Some(done) => return done,
             None => hook.check()?,
+        }
+    }
+}
+
+/// [`block_with`] for a runtime that waits on descriptors itself
+/// ([`WaitHook::cooperative`]): the same wait, attempt, until done, with the
+/// runtime's [`WaitHook::wait_fds`] in place of `poll(2)`.
+fn cooperative<A, T>(
+    access: &A,
+    deadline: Option<Instant>,
+    hook: &mut dyn WaitHook,
+    attempt: &mut impl FnMut(&Socket) -> Result<T>,
+) -> Result<T>
+where
+    A: SocketAccess + ?Sized,
+{
+    // Thread-safe sockets too: only this thread runs, so no other caller
+    // can take the descriptor's signal.
+    let mut fds = vec![(access.enter(|s| s.readiness_fd())?, POLLIN)];
+    fds.extend(access.closed_fd().map(|fd| (fd, POLLIN)));
+    loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Error::Again);
+        }
+        hook.wait_fds(&fds, slice_until(deadline, hook.slice()))?;
+        match access.enter(&mut *attempt) {
+            Err(Error::Again) => {}
+            done => return done,
+        }
+        if access.is_closed() {
+            return Err(Error::NotSocket);
         }
     }
 }
@@ -251,5 +286,65 @@ mod tests {
             // SAFETY: both descriptors are ours and closed once.
             unsafe { libc::close(fd) };
         }
+    }
+
+    /// A runtime that waits on descriptors itself (gevent's shape), here
+    /// with poll(2): it must be asked, never parked.
+    struct Cooperative {
+        waits: u32,
+    }
+
+    impl WaitHook for Cooperative {
+        fn park(&mut self, _: &mut dyn FnMut()) {
+            panic!("a cooperative runtime is never parked");
+        }
+        fn check(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn cooperative(&self) -> bool {
+            true
+        }
+        fn wait_fds(&mut self, fds: &[(RawFd, i16)], until: Option<Instant>) -> Result<()> {
+            self.waits += 1;
+            let mut pfds: Vec<libc::pollfd> =
+                fds.iter().map(|&(fd, ev)| libc::pollfd { fd, events: ev, revents: 0 }).collect();
+            let ms = crate::timeout_ms_until(until) as libc::c_int;
+            // SAFETY: `pfds` holds `pfds.len()` initialised pollfd structs for the call.
+            unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_cooperative_runtime_waits_itself_for_a_message_and_for_a_timeout() {
+        let ctx = Context::new();
+        let pull = ctx.socket(SocketType::Pull).unwrap();
+        pull.bind("inproc://block-coop").unwrap();
+        let push = ctx.socket(SocketType::Push).unwrap();
+        push.connect("inproc://block-coop").unwrap();
+        let mut hook = Cooperative { waits: 0 };
+        let r = block_with(&pull, 20, &mut hook, |s| s.recv(DONTWAIT));
+        assert!(matches!(r, Err(Error::Again)), "{r:?}");
+        assert!(hook.waits >= 1);
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            push.send(Msg::from(&b"co"[..]), 0).unwrap();
+            push
+        });
+        let m = block_with(&pull, 5_000, &mut hook, |s| s.recv(DONTWAIT)).unwrap();
+        assert_eq!(m.as_slice(), b"co");
+        drop(sender.join().unwrap());
+        let mut items = [crate::PollItem::from_socket(&pull, crate::POLLIN)];
+        assert_eq!(crate::poll_with(&mut items, 20, &mut hook).unwrap(), 0);
+        let push = sender_again(&ctx);
+        assert_eq!(crate::poll_with(&mut items, 5_000, &mut hook).unwrap(), 1);
+        drop(push);
+    }
+
+    fn sender_again(ctx: &Context) -> crate::Socket {
+        let push = ctx.socket(SocketType::Push).unwrap();
+        push.connect("inproc://block-coop").unwrap();
+        push.send(Msg::from(&b"again"[..]), 0).unwrap();
+        push
     }
 }

@@ -10,16 +10,17 @@
 //! No `pthread_atfork` handler is needed, so runtimes that fork without
 //! calling any (Python's `os.fork()` included) are covered too.
 
+use crate::channel::mailbox::Mailbox;
 use crate::error::{Error, Result};
-use crate::io::{IoThread, ThreadTuning, THREAD_DFLT};
+use crate::io::{IoThread, ThreadTuning, ZapRoute, THREAD_DFLT};
 use crate::options::Options;
-use crate::socket::mailbox::Mailbox;
+use crate::pipe::{PipeReader, PipeWriter, Wake};
 use crate::socket::Socket;
-use crate::transport::inproc::InprocRegistry;
+use crate::transport::inproc::{self, InprocRegistry};
 use oxmq_proto::SocketType;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 
 /// libzmq context option numbers (`zmq_ctx_set`).
 #[allow(missing_docs)]
@@ -48,7 +49,6 @@ pub struct Context {
 
 pub(crate) struct CtxState {
     sockets: HashMap<u64, Arc<Mailbox>>,
-    pub(crate) inproc: InprocRegistry,
     io_threads: i32,
     max_sockets: i32,
     ipv6: bool,
@@ -70,6 +70,7 @@ pub(crate) struct CtxInner {
     terminated: AtomicBool,
     io: OnceLock<IoThread>,
     next_socket_id: AtomicU64,
+    pub(crate) inproc: InprocRegistry,
 }
 
 impl Default for Context {
@@ -86,7 +87,6 @@ impl Context {
                 pid: std::process::id(),
                 state: Mutex::new(CtxState {
                     sockets: HashMap::new(),
-                    inproc: InprocRegistry::default(),
                     io_threads: 1,
                     max_sockets: 1023,
                     ipv6: false,
@@ -102,6 +102,7 @@ impl Context {
                 terminated: AtomicBool::new(false),
                 io: OnceLock::new(),
                 next_socket_id: AtomicU64::new(1),
+                inproc: InprocRegistry::default(),
             }),
         }
     }
@@ -258,6 +259,12 @@ impl CtxInner {
         Ok(self.io.get().expect("io thread just set"))
     }
 
+    /// What this context's engines ask for ZAP; it does not keep the context alive.
+    pub(crate) fn zap_route(self: &Arc<Self>) -> Weak<dyn ZapRoute> {
+        let weak: Weak<CtxInner> = Arc::downgrade(self);
+        weak
+    }
+
     pub(crate) fn io_if_started(&self) -> Option<&IoThread> {
         self.io.get()
     }
@@ -271,6 +278,12 @@ impl CtxInner {
     }
 }
 
+impl ZapRoute for CtxInner {
+    fn connect(&self, wake: Arc<dyn Wake>) -> Option<(PipeWriter, PipeReader)> {
+        inproc::connect_zap(&self.inproc, oxmq_proto::ZAP_ENDPOINT, wake)
+    }
+}
+
 impl Drop for CtxInner {
     fn drop(&mut self) {
         if self.is_forked_copy() {
@@ -281,7 +294,7 @@ impl Drop for CtxInner {
             std::mem::forget(self.io.take());
             let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
             std::mem::forget(std::mem::take(&mut st.sockets));
-            std::mem::forget(std::mem::take(&mut st.inproc));
+            std::mem::forget(std::mem::take(&mut self.inproc));
             return;
         }
         // Every socket holds the context, so none is left: only lingering

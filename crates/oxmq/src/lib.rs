@@ -17,6 +17,7 @@
 
 mod blocking;
 mod bufpool;
+mod channel;
 mod ctx;
 mod error;
 pub mod gss;
@@ -36,26 +37,28 @@ mod slot;
 mod socket;
 mod sync;
 mod transport;
+mod wait;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
 
 pub use ctx::{ctxopt, Context};
 pub use error::{errno, Error, Result};
-pub use monitor::monitor_event;
+pub use monitor::{drop_reason, monitor_event};
 pub use msg::{FreeFn, Msg, INLINE_CAPACITY};
 // Draft RADIO/DISH.
 pub use blocking::{block_with, SocketAccess};
+pub use channel::peer::PeerProperties;
 pub use msg::GROUP_MAX_LENGTH;
 pub use options::{opt, POLLERR, POLLIN, POLLOUT};
 pub use oxmq_proto::SocketType;
-pub use poll::{ceil_ms, poll, poll_with, timeout_ms_until, CoreWait, PollItem, PollSource, WaitHook};
+pub use poll::{poll, poll_with, PollItem, PollSource};
 pub use proxy::Proxy;
-pub use release::ReleaseQueue;
+pub use release::{ReleaseQueue, Tracker};
 pub use slot::{SlotGuard, SocketSlot};
 pub use socket::options_codec::OptionValue;
-pub use socket::peer::PeerProperties;
 pub use socket::{SharedWaiter, Socket, ThreadSafeSocket, DONTWAIT, SNDMORE};
+pub use wait::{ceil_millis, ceil_ms, timeout_ms_until, CoreWait, WaitHook};
 
 /// The libzmq version this library is compatible with.
 pub const ZMQ_VERSION: (i32, i32, i32) = (4, 3, 5);

@@ -13,9 +13,9 @@
 //! A lost wake-up shows up as a loom deadlock (a thread waits on a `Notify`
 //! no one will signal); a lost message as a failed assertion.
 
+use crate::channel::mailbox::{Inbox, Mailbox, SocketCommand};
 use crate::msg::Msg;
 use crate::pipe::{pipe, Wake, WakeSlot};
-use crate::socket::mailbox::{Inbox, Mailbox, SocketCommand};
 use loom::sync::Notify;
 use std::sync::Arc;
 

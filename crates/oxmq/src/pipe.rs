@@ -515,6 +515,11 @@ impl PipeWriter {
         self.core.set_hwm(hwm);
     }
 
+    /// The pipe's HWM in messages (0: none).
+    pub(crate) fn hwm(&self) -> usize {
+        self.core.hwm.load(Ordering::Relaxed) as usize
+    }
+
     /// The slot used to wake *this* writer (its owner may re-point it).
     pub(crate) fn writer_wake(&self) -> &Arc<WakeSlot> {
         &self.core.writer_wake

@@ -9,6 +9,7 @@ use crate::blocking::SocketAccess;
 use crate::error::{Error, Result};
 use crate::options::{POLLERR, POLLIN, POLLOUT};
 use crate::socket::Socket;
+use crate::wait::{ceil_ms, slice_until, timeout_ms_until, WaitHook};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
@@ -99,51 +100,6 @@ fn from_os_events(os: libc::c_short) -> i16 {
     ev
 }
 
-/// How a caller's runtime waits: the core does the waiting (in [`poll_with`]
-/// and [`crate::block_with`]), and the hook says what the runtime must do
-/// around it. A language runtime that runs other threads while one blocks
-/// (Python's GIL, Ruby's GVL) releases its lock in [`WaitHook::park`], and
-/// runs its signal handlers or interrupts in [`WaitHook::check`]; each is a
-/// few lines. [`CoreWait`] is libzmq's behaviour.
-pub trait WaitHook {
-    /// The longest a wait may last before [`WaitHook::check`] runs (`None`:
-    /// only when a signal interrupts it or [`WaitHook::wake_fd`] fires).
-    fn slice(&self) -> Option<Duration> {
-        None
-    }
-
-    /// A descriptor the runtime makes readable when it wants this thread
-    /// back (Ruby's unblocking function writes one): every wait includes it,
-    /// and its firing ends the wait with a [`WaitHook::check`].
-    fn wake_fd(&self) -> Option<RawFd> {
-        None
-    }
-
-    /// Run `wait`, the core's blocking part, on this thread with whatever
-    /// the runtime releases while a thread blocks. `wait` touches no runtime
-    /// object (it is not `Send` only because a socket is not `Sync`; it
-    /// never leaves this thread). Not running it (the runtime had an
-    /// interrupt pending) is allowed: the core then calls
-    /// [`WaitHook::check`] and waits again.
-    fn park(&mut self, wait: &mut dyn FnMut()) {
-        wait()
-    }
-
-    /// A wait was interrupted by a signal, by [`WaitHook::wake_fd`], or its
-    /// slice ended; runs with the runtime's lock held. `Ok` waits again (to
-    /// the caller's own deadline); an error ends the wait with it.
-    fn check(&mut self) -> Result<()>;
-}
-
-/// libzmq's wait: a signal ends it with [`Error::Interrupted`] (EINTR).
-pub struct CoreWait;
-
-impl WaitHook for CoreWait {
-    fn check(&mut self) -> Result<()> {
-        Err(Error::Interrupted)
-    }
-}
-
 /// [`poll`], with `hook` deciding what a signal means, how often it is asked,
 /// and what the runtime releases while this waits. `timeout_ms` as for
 /// [`poll`]; the slices do not extend it. A first look runs before any
@@ -154,6 +110,9 @@ pub fn poll_with(items: &mut [PollItem<'_>], timeout_ms: i64, hook: &mut dyn Wai
     let (ready, _) = poll_fds(items, wake, 0)?;
     if ready > 0 || timeout_ms == 0 {
         return Ok(ready);
+    }
+    if hook.cooperative() {
+        return poll_cooperative(items, deadline, hook);
     }
     loop {
         let left_ms = timeout_ms_until(deadline);
@@ -176,35 +135,27 @@ pub fn poll_with(items: &mut [PollItem<'_>], timeout_ms: i64, hook: &mut dyn Wai
     }
 }
 
-/// A duration in poll's milliseconds, rounded up so a wait never ends early
-/// (and a short one never becomes a busy poll); capped at `i32::MAX`.
-pub fn ceil_ms(d: Duration) -> i64 {
-    d.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i64
-}
-
-/// `poll(2)`'s timeout for waiting until `deadline`: -1 for none, 0 once it
-/// has passed, else [`ceil_ms`] of what is left.
-pub fn timeout_ms_until(deadline: Option<Instant>) -> i64 {
-    deadline.map_or(-1, |d| ceil_ms(d.saturating_duration_since(Instant::now())))
-}
-
-/// Wait until one of `fds` is readable or `deadline` passes. `false` when a
-/// signal interrupted the wait or `wake` fired.
-pub(crate) fn wait_readable(fds: &[RawFd], wake: Option<RawFd>, deadline: Option<Instant>) -> bool {
-    let mut pfds = [libc::pollfd { fd: -1, events: libc::POLLIN, revents: 0 }; 4];
-    let all = fds.iter().chain(wake.as_ref());
-    let mut n = 0;
-    for (p, &fd) in pfds.iter_mut().zip(all) {
-        p.fd = fd;
-        n += 1;
+/// [`poll_with`] for a cooperative runtime: the runtime waits on the items'
+/// descriptors (a socket's readiness descriptor for reading, whatever it
+/// asks of it), then a zero-timeout pass reads the items.
+fn poll_cooperative(items: &mut [PollItem<'_>], deadline: Option<Instant>, hook: &mut dyn WaitHook) -> Result<usize> {
+    let fds = items
+        .iter()
+        .map(|item| match item.socket {
+            Some(s) => Ok((s.readiness_fd()?, POLLIN)),
+            None => Ok((item.fd, item.events & (POLLIN | POLLOUT))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(0);
+        }
+        hook.wait_fds(&fds, slice_until(deadline, hook.slice()))?;
+        let (ready, _) = poll_fds(items, None, 0)?;
+        if ready > 0 {
+            return Ok(ready);
+        }
     }
-    let ms = timeout_ms_until(deadline) as libc::c_int;
-    // SAFETY: `pfds` holds `n` initialised pollfd structs and lives across the call.
-    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), n as libc::nfds_t, ms) };
-    if rc < 0 {
-        return std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted;
-    }
-    !(wake.is_some() && pfds[n - 1].revents != 0)
 }
 
 /// Wait until at least one item is ready or `timeout_ms` passes (-1: forever,

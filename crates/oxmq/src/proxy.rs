@@ -26,8 +26,9 @@
 use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::options::{opt, POLLIN, POLLOUT};
-use crate::poll::{poll, poll_with, CoreWait, PollItem, WaitHook};
+use crate::poll::{poll, poll_with, PollItem};
 use crate::socket::{Socket, DONTWAIT, SNDMORE};
+use crate::wait::{CoreWait, WaitHook};
 use oxmq_proto::SocketType;
 
 /// Messages forwarded per readiness before looking at the other side (libzmq's burst).

@@ -94,7 +94,7 @@ impl Signaler {
     /// to retry (with the remaining time).
     pub(crate) fn wait(&self, timeout: Option<Duration>) -> io::Result<bool> {
         // Rounded up, so a short positive timeout does not become a busy poll.
-        let ms = timeout.map_or(-1, crate::poll::ceil_ms) as libc::c_int;
+        let ms = timeout.map_or(-1, crate::wait::ceil_ms) as libc::c_int;
         let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: `pfd` is a live, properly initialized array of one pollfd.
         let rc = unsafe { libc::poll(&mut pfd, 1, ms) };

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import time
 import warnings
 from typing import Any, Callable, Optional, TypeVar
 
 from gevent.select import select as _gselect
 
 import oxmq as _zmq
-from oxmq.constants import EVENTS, NOBLOCK, POLLIN, POLLOUT, RCVTIMEO, SNDTIMEO
+from oxmq.constants import NOBLOCK, POLLIN, RCVTIMEO, SNDTIMEO
 
 T = TypeVar("T")
-
-# A wait on the descriptor never lasts longer than this before the call is
-# retried (the descriptor is edge-like; this bounds the cost of a missed edge).
-_SLICE = 0.5
 
 
 def _warn_timeo() -> None:
@@ -50,21 +45,12 @@ class _Socket(_zmq.Socket):
     def _green(self, op: Callable[[int], T], flags: int, timeout_opt: int) -> T:
         if flags & NOBLOCK:
             return op(flags)
-        ms = _zmq.Socket.get(self, timeout_opt)
-        deadline = None if ms < 0 else time.monotonic() + ms / 1000.0
-        fd = self.fileno()
-        while True:
-            try:
-                return op(flags | NOBLOCK)
-            except _zmq.Again:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise
-            # reading EVENTS re-arms the descriptor; skip the wait if the state changed meanwhile
-            want = POLLIN if timeout_opt == RCVTIMEO else POLLOUT
-            if _zmq.Socket.get(self, EVENTS) & want:
-                continue
-            wait = _SLICE if deadline is None else max(0.0, min(_SLICE, deadline - time.monotonic()))
-            _gselect([fd], [], [], wait)
+        try:
+            return op(flags | NOBLOCK)
+        except _zmq.Again:
+            pass
+        # The core retries it, waiting in gevent's select (oxmq::WaitHook::cooperative).
+        return self._green_block(lambda: op(flags | NOBLOCK), timeout_opt, _gselect)
 
     def send(self, data: Any, flags: int = 0, copy: bool = True, track: bool = False, **kwargs: Any) -> Any:
         return self._green(lambda f: _zmq.Socket.send(self, data, f, copy, track, **kwargs), flags, SNDTIMEO)

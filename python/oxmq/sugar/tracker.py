@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any
 
-from oxmq._oxmq import Frame, _Tracker
+from oxmq._oxmq import Frame, _Tracker, _wait_trackers
 from oxmq.error import NotDone
 
 
@@ -53,26 +53,30 @@ class MessageTracker:
         """
         # pyzmq: False or a negative timeout waits forever
         if timeout is None or timeout is False or timeout < 0:
-            deadline = None
+            timeout, deadline = -1, None
         else:
             deadline = time.monotonic() + timeout
-
-        def left() -> float:
-            if deadline is None:
-                return -1
-            return max(0.0, deadline - time.monotonic())
-
-        for t in self._native:
-            if not t.wait(left()):
-                raise NotDone
-        for e in self.events:
-            rem = left()
-            if not e.wait(None if rem < 0 else rem):
-                raise NotDone
-        for p in self.peers:
-            p.wait(left())
-        if not self.done:
+        natives, events = self._leaves()
+        # Every native tracker in one wait of the core (GIL released, signals checked).
+        if not _wait_trackers(natives, timeout):
             raise NotDone
+        # threading.Event objects (pyzmq lets a tracker watch them) only Python can wait on.
+        for e in events:
+            if not e.wait(None if deadline is None else max(0.0, deadline - time.monotonic())):
+                raise NotDone
+
+    def _leaves(self) -> tuple[list, list]:
+        """The native trackers and events of this tracker and of its peers, each once."""
+        natives, events, seen, todo = [], [], set(), [self]
+        while todo:
+            mt = todo.pop()
+            if id(mt) in seen:
+                continue
+            seen.add(id(mt))
+            natives.extend(mt._native)
+            events.extend(mt.events)
+            todo.extend(mt.peers)
+        return natives, events
 
     def __repr__(self) -> str:
         return f"<MessageTracker done={self.done}>"

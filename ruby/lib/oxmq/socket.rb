@@ -18,6 +18,16 @@ module ZMQ
       last.start_with?('tcp://') ? last[/:(\d+)\z/, 1].to_i : nil
     end
 
+    # Publish this socket's events (libzmq's zmq_socket_monitor, and with
+    # version 2 its draft zmq_socket_monitor_versioned) on a socket of
+    # sink_type (:PAIR, :PUB or :PUSH) bound at the inproc:// endpoint; nil
+    # stops. Read them with a PAIR (SUB, PULL) connected there and decode
+    # each with ZMQ::Monitor.decode(strings, version).
+    def monitor(endpoint, events = EVENT_ALL, version = 1, sink_type = :PAIR)
+      type = sink_type.is_a?(Integer) ? sink_type : ZMQ::SOCKET_TYPES.fetch(sink_type.to_s.upcase.to_sym)
+      __monitor(endpoint, events, version, type)
+    end
+
     def connect(endpoint)
       __connect(endpoint)
       @endpoint = endpoint

@@ -16,20 +16,16 @@ mod stream;
 #[cfg(test)]
 mod tests;
 mod thread;
-mod tls;
 mod tuning;
-mod ws;
 mod zap;
 
-use crate::ctx::CtxInner;
+use crate::channel::mailbox::Mailbox;
+use crate::channel::pipes::EndpointId;
 use crate::error::Error;
 use crate::monitor::{monitor_event, Monitor};
 use crate::options::Options;
-use crate::pipe::{PipeReader, PipeWriter};
-use crate::socket::mailbox::Mailbox;
-use crate::socket::pipes::EndpointId;
 use crate::transport::endpoint::Endpoint;
-use crate::transport::{ipc, tcp};
+use crate::transport::{ipc, tcp, ws};
 use oxmq_proto::SocketType;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI64};
@@ -38,6 +34,9 @@ use std::thread::JoinHandle;
 
 use thread::{Cmd, ListenSock, Shared};
 pub(crate) use tuning::{ThreadTuning, DFLT as THREAD_DFLT};
+pub(crate) use zap::ZapRoute;
+// What the I/O thread takes from a socket; udp and dgram name it here.
+pub(crate) use crate::channel::pipes::EnginePipe;
 
 /// What an I/O thread needs to know about the socket a listener or connecter serves.
 #[derive(Clone)]
@@ -57,18 +56,9 @@ pub(crate) struct SocketLink {
     pub(crate) endpoint: Arc<str>,
     /// The socket's monitor slot (shared, so a monitor set later applies).
     pub(crate) monitor: Arc<Monitor>,
-    /// The socket's context, where handshakes find the ZAP handler. Weak:
-    /// the context owns this I/O thread.
-    pub(crate) ctx: Weak<CtxInner>,
-}
-
-/// The I/O thread's ends of a pipe pair.
-pub(crate) struct EnginePipe {
-    /// Frames from the socket, to be written to the peer.
-    pub(crate) out: PipeReader,
-    /// Frames from the peer, to the socket.
-    pub(crate) inn: PipeWriter,
-    pub(crate) key: u64,
+    /// Where handshakes find the ZAP handler: the socket's context, seen
+    /// only as that. Weak: the context owns this I/O thread.
+    pub(crate) zap: Weak<dyn ZapRoute>,
 }
 
 /// Handle to one I/O thread. Dropping it stops the thread.

@@ -3,7 +3,7 @@
 //! that never raise SIGPIPE (we may live inside a C or Python process that
 //! did not ignore it).
 
-use crate::io::ws::WsStream;
+use crate::transport::ws::{WsConnect, WsStream};
 use bytes::BytesMut;
 use mio::{Interest, Registry, Token};
 use oxmq_proto::SocketType;
@@ -25,6 +25,13 @@ impl Stream {
             Stream::Unix(s) => s.as_raw_fd(),
             Stream::Ws(w) => w.fd(),
         }
+    }
+
+    /// A connected tcp stream behind a ws:// connecter's WebSocket stage
+    /// (the upgrade request is queued at once); any other stream as it is.
+    pub(crate) fn into_ws(self, ws: &WsConnect) -> io::Result<Stream> {
+        let Stream::Tcp(tcp) = self else { return Ok(self) };
+        Ok(Stream::Ws(Box::new(ws.wrap(tcp)?)))
     }
 
     /// The tcp socket under a tcp or ws stream (for peer addresses).

@@ -7,10 +7,10 @@
 #![allow(clippy::field_reassign_with_default)]
 
 use super::*;
+use crate::channel::mailbox::{Inbox, SocketCommand};
+use crate::channel::pipes::{new_pipe_key, SocketPipe};
 use crate::msg::Msg;
 use crate::pipe::{pipe, WakeSlot};
-use crate::socket::mailbox::{Inbox, SocketCommand};
-use crate::socket::pipes::{new_pipe_key, SocketPipe};
 use crate::transport::endpoint::{parse_endpoint, Endpoint};
 use crate::transport::tcp;
 use std::io::{Read, Write};
@@ -80,7 +80,7 @@ impl FakeSocket {
             endpoint_id: 7,
             endpoint: "tcp://test".into(),
             monitor: crate::monitor::Monitor::new(),
-            ctx: std::sync::Weak::new(),
+            zap: std::sync::Weak::<crate::ctx::CtxInner>::new(),
         };
         FakeSocket { io, mailbox, link, inbox: Inbox::default() }
     }

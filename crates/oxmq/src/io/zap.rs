@@ -9,15 +9,21 @@
 use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
-use oxmq_proto::{HandshakeError, ZapReply, ZapRequest, ZAP_ENDPOINT};
+use oxmq_proto::{HandshakeError, ZapReply, ZapRequest};
 
-use crate::ctx::CtxInner;
 use crate::msg::{Msg, FLAGS_UNCOUNTED};
 use crate::pipe::{PipeReader, PipeWriter, Wake};
-use crate::transport::inproc;
 
 /// Frames past this many cannot be a well-formed reply (7 are expected).
 const MAX_REPLY_FRAMES: usize = 16;
+
+/// How an engine reaches its context's ZAP handler: all the I/O layer may
+/// know of the context. The context answers with a pipe pair to the socket
+/// bound at `inproc://zeromq.zap.01`, if that is a REP or ROUTER.
+pub(crate) trait ZapRoute: Send + Sync {
+    /// Pipes to the handler and back; replies wake `wake`. `None`: no handler.
+    fn connect(&self, wake: Arc<dyn Wake>) -> Option<(PipeWriter, PipeReader)>;
+}
 
 /// An outstanding ZAP request.
 pub(crate) struct ZapClient {
@@ -30,13 +36,12 @@ impl ZapClient {
     /// Sends `req` to the handler, if one is bound (REP or ROUTER). `None`
     /// means no handler: the mechanism decides what that means.
     pub(crate) fn ask(
-        ctx: &Weak<CtxInner>,
+        route: &Weak<dyn ZapRoute>,
         req: &ZapRequest,
         peer_address: &[u8],
         wake: Arc<dyn Wake>,
     ) -> Option<ZapClient> {
-        let ctx = ctx.upgrade()?;
-        let (mut out, inn) = inproc::connect_zap(&ctx, ZAP_ENDPOINT, wake)?;
+        let (mut out, inn) = route.upgrade()?.connect(wake)?;
         let frames = req.frames(peer_address);
         let last = frames.len() - 1;
         for (i, f) in frames.into_iter().enumerate() {

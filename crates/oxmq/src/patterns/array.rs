@@ -3,7 +3,7 @@
 //! partitioned into prefixes ("active first") and move a pipe between
 //! partitions by swapping it with the pipe at a partition boundary.
 
-use crate::socket::pipes::PipeId;
+use crate::channel::pipes::PipeId;
 
 const ABSENT: u32 = u32::MAX;
 

@@ -4,10 +4,11 @@ use super::fq::Fq;
 use super::lb::Lb;
 use super::reqrep::{random_u32, send_probe};
 use super::{bool_value, Pattern};
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
+use crate::monitor::drop_reason;
 use crate::msg::Msg;
 use crate::options::opt;
-use crate::socket::pipes::{PipeId, Pipes};
 use bytes::Bytes;
 use std::collections::HashMap;
 
@@ -309,13 +310,21 @@ impl Pattern for Router {
                     let p = pipes.get_mut(id);
                     if p.out.check_write() {
                         self.current_out = Some(id);
-                    } else if self.mandatory {
-                        let e = if p.out.is_reader_gone() { Error::HostUnreachable } else { Error::Again };
-                        return Err((msg, e));
+                    } else {
+                        let gone = p.out.is_reader_gone();
+                        if !gone {
+                            pipes.note_full(id);
+                        }
+                        if self.mandatory {
+                            let e = if gone { Error::HostUnreachable } else { Error::Again };
+                            return Err((msg, e));
+                        }
+                        let reason = if gone { drop_reason::NO_ROUTE } else { drop_reason::HWM };
+                        pipes.events.dropped(reason, Some(msg.as_slice()));
                     }
                 }
                 None if self.mandatory => return Err((msg, Error::HostUnreachable)),
-                None => {}
+                None => pipes.events.dropped(drop_reason::NO_ROUTE, Some(msg.as_slice())),
             }
             self.more_out = true;
             return Ok(());
@@ -585,8 +594,8 @@ mod tests {
 
     #[test]
     fn router_uses_connect_routing_id() {
+        use crate::channel::pipes::{new_pipe_key, SocketPipe};
         use crate::pipe::{pipe, WakeSlot};
-        use crate::socket::pipes::{new_pipe_key, SocketPipe};
         let mut h = Harness::new(SocketType::Router);
         let (out_w, mut out_r) = pipe(0, WakeSlot::new(), WakeSlot::new());
         let (mut in_w, in_r) = pipe(0, WakeSlot::new(), WakeSlot::new());

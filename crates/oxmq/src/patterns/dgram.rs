@@ -12,9 +12,9 @@
 //! pattern is the same for every transport.
 
 use super::{notice_departure, read_single, Pattern};
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
-use crate::socket::pipes::{PipeId, Pipes};
 
 #[derive(Default)]
 pub(crate) struct Dgram {

@@ -5,8 +5,9 @@
 //! for all its frames.
 
 use super::array::PipeArray;
+use crate::channel::pipes::{PipeId, Pipes};
+use crate::monitor::drop_reason;
 use crate::msg::Msg;
-use crate::socket::pipes::{PipeId, Pipes};
 
 /// Pipes are kept partitioned:
 /// `[0, matching)` chosen for the current message,
@@ -124,6 +125,8 @@ impl Dist {
                 if pipes.get_mut(id).out.check_write() {
                     i += 1;
                 } else {
+                    pipes.note_full(id);
+                    pipes.note_dropped(drop_reason::HWM, id);
                     self.deactivate(id);
                 }
             }

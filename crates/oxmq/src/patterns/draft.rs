@@ -11,9 +11,9 @@ use super::lb::Lb;
 use super::pipeline::discard_input;
 use super::reqrep::random_u32;
 use super::{notice_departure, Pattern};
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
-use crate::socket::pipes::{PipeId, Pipes};
 use std::collections::HashMap;
 
 /// libzmq refuses `ZMQ_SNDMORE` on these sockets with EINVAL.

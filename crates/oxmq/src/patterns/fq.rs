@@ -2,9 +2,9 @@
 //! of a multipart message come from the same pipe.
 
 use super::array::RoundRobin;
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
-use crate::socket::pipes::{PipeId, Pipes};
 
 #[derive(Default)]
 pub(crate) struct Fq {

@@ -2,9 +2,9 @@
 //! all frames of a multipart message go to the same pipe.
 
 use super::array::RoundRobin;
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
-use crate::socket::pipes::{PipeId, Pipes};
 
 #[derive(Default)]
 pub(crate) struct Lb {
@@ -71,6 +71,7 @@ impl Lb {
                 self.ring.advance();
                 return Ok(Some(id));
             }
+            pipes.note_full(id);
             self.ring.deactivate_current();
         }
         Err((msg, Error::Again))
@@ -85,6 +86,7 @@ impl Lb {
             if pipes.get_mut(id).out.check_write() {
                 return true;
             }
+            pipes.note_full(id);
             self.ring.deactivate_current();
         }
         false

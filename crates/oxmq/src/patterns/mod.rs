@@ -12,10 +12,10 @@
 //! Pipes found terminated (peer gone, nothing left to read) are reported with
 //! `Pipes::mark_dead`; the socket then calls `detach`.
 
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::options::Options;
-use crate::socket::pipes::{PipeId, Pipes};
 use oxmq_proto::SocketType;
 
 mod array;

@@ -1,9 +1,9 @@
 //! PAIR (RFC 31): exactly one peer; sending blocks at the HWM or without a peer.
 
 use super::{notice_departure, read_single, Pattern};
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
-use crate::socket::pipes::{PipeId, Pipes};
 
 pub(crate) struct Pair {
     pipe: Option<PipeId>,

@@ -3,9 +3,9 @@
 use super::fq::Fq;
 use super::lb::Lb;
 use super::Pattern;
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
-use crate::socket::pipes::{PipeId, Pipes};
 
 /// Read and discard whatever a send-only socket's peer sent; leaves the
 /// reader asleep so the peer's departure is still signalled.

@@ -14,10 +14,10 @@ use super::dist::Dist;
 use super::fq::Fq;
 use super::trie::{CountedTrie, PipeTrie, RmResult};
 use super::{bool_value, int_value, Pattern};
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
 use crate::options::opt;
-use crate::socket::pipes::{PipeId, Pipes};
 use std::collections::VecDeque;
 
 /// An XPUB subscription message as the user sees it: 0x01/0x00 + topic.

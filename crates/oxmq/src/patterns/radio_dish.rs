@@ -13,10 +13,10 @@
 use super::dist::Dist;
 use super::fq::Fq;
 use super::{bool_value, Pattern};
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE, GROUP_MAX_LENGTH};
 use crate::options::opt;
-use crate::socket::pipes::{PipeId, Pipes};
 use std::collections::{HashMap, HashSet};
 
 pub(crate) struct Radio {

@@ -13,10 +13,10 @@ use super::dealer_router::Router;
 use super::fq::Fq;
 use super::lb::Lb;
 use super::{bool_value, Pattern};
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::options::opt;
-use crate::socket::pipes::{PipeId, Pipes};
 
 /// A start value for counters that should differ between sockets and runs
 /// (libzmq seeds its request ids and generated routing ids randomly).

@@ -13,10 +13,10 @@
 
 use super::fq::Fq;
 use super::{bool_value, Pattern};
+use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::options::opt;
-use crate::socket::pipes::{PipeId, Pipes};
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
 

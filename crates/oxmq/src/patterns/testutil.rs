@@ -2,11 +2,11 @@
 //! drives it, and peers that act on the far ends of those pipes.
 
 use super::{new_pattern, Pattern};
+use crate::channel::pipes::{new_pipe_key, PipeId, Pipes, SocketPipe};
 use crate::error::Error;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_ROUTING_ID, FLAG_SUBSCRIBE};
 use crate::options::Options;
 use crate::pipe::{pipe, PipeReader, PipeWriter, WakeSlot};
-use crate::socket::pipes::{new_pipe_key, PipeId, Pipes, SocketPipe};
 use oxmq_proto::SocketType;
 
 pub(crate) struct Harness {

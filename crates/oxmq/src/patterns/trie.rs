@@ -13,7 +13,7 @@
 //! node is a subscription that is a prefix of the frame. The empty topic is
 //! the root, so it matches everything.
 
-use crate::socket::pipes::PipeId;
+use crate::channel::pipes::PipeId;
 
 /// The payload of a trie node.
 pub(crate) trait NodeValue: Default {

@@ -37,7 +37,7 @@ impl Core {
             linger_ms: self.linger_ms.clone(),
             disconnected: self.disconnected.clone(),
             endpoint_id,
-            ctx: Arc::downgrade(&self.ctx),
+            zap: self.ctx.zap_route(),
         }
     }
 
@@ -60,7 +60,7 @@ impl Core {
         let mut listener_fd = None;
         let (resolved, inproc_name) = match &parsed {
             Endpoint::Inproc(name) => {
-                let pending = inproc::bind(&self.ctx, name, self.inproc_peer(id))?;
+                let pending = inproc::bind(&self.ctx.inproc, name, self.inproc_peer(id))?;
                 for p in pending {
                     self.attach(p);
                 }
@@ -100,7 +100,7 @@ impl Core {
         let id = self.new_endpoint_id();
         match &parsed {
             Endpoint::Inproc(name) => {
-                let mut pipe = inproc::connect(&self.ctx, name, self.inproc_peer(id))?;
+                let mut pipe = inproc::connect(&self.ctx.inproc, name, self.inproc_peer(id))?;
                 pipe.connect_routing_id = self.options.connect_routing_id.take().map(Into::into);
                 self.attach(pipe);
             }
@@ -298,7 +298,7 @@ impl Core {
             self.disconnected.store(true, Ordering::Relaxed);
         }
         if let Some(name) = &rec.inproc_name {
-            inproc::unbind(&self.ctx, name, self.id);
+            inproc::unbind(&self.ctx.inproc, name, self.id);
         } else if let Ok(io) = self.ctx.io() {
             io.close_endpoint(self.id, rec.id);
         }

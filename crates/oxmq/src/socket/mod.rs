@@ -1,5 +1,5 @@
 //! The public `Socket`: the caller's thread drives its pattern directly; other
-//! threads reach it only through its [`mailbox::Mailbox`].
+//! threads reach it only through its [`Mailbox`].
 //!
 //! Hot path of a send or receive: one `RefCell` borrow, one relaxed check of
 //! the mailbox flag, the pattern's pipe operation. The mailbox (a mutex and an
@@ -8,15 +8,17 @@
 
 mod cell;
 mod endpoints;
+// zmq_socket_monitor's PAIR, the sink of the socket's monitor slot.
+mod monitor;
 use endpoints::EndpointRecord;
-pub(crate) mod mailbox;
 pub(crate) mod options_codec;
-pub(crate) mod peer;
-pub(crate) mod pipes;
 // Draft thread-safe socket types: several threads at once.
 mod shared;
 pub use shared::{SharedWaiter, ThreadSafeSocket};
 
+use crate::channel::mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
+use crate::channel::peer::PeerProperties;
+use crate::channel::pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
 use crate::io::{EnginePipe, SocketLink};
@@ -29,11 +31,8 @@ use crate::pipe::{pipe, pipe_conflate, WakeSlot};
 use crate::transport::endpoint::{parse_endpoint, term_transport, Endpoint};
 use crate::transport::inproc;
 use cell::CoreCell;
-use mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use options_codec::{decode_int, encode_int, get_generic, set_generic, OptionValue};
 use oxmq_proto::SocketType;
-use peer::PeerProperties;
-use pipes::{new_pipe_key, EndpointId, PipeId, Pipes, SocketPipe};
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
@@ -90,6 +89,7 @@ pub(crate) struct Core {
 impl Socket {
     pub(crate) fn new(ctx: &Context, kind: SocketType, id: u64, mailbox: Arc<Mailbox>, options: Options) -> Socket {
         let pattern = new_pattern(kind, &options);
+        let monitor = Monitor::new();
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Socket {
             kind,
@@ -101,7 +101,11 @@ impl Socket {
                 ctx: ctx.inner.clone(),
                 mailbox,
                 pattern,
-                pipes: Pipes::default(),
+                pipes: {
+                    let mut pipes = Pipes::default();
+                    pipes.events = crate::channel::events::SocketEvents::new(monitor.clone());
+                    pipes
+                },
                 options,
                 linger_ms,
                 inbox: Inbox::default(),
@@ -112,7 +116,7 @@ impl Socket {
                 rcvmore: false,
                 closed: false,
                 commands_seen: 0,
-                monitor: Monitor::new(),
+                monitor,
                 router_raw: false,
                 disconnected: Default::default(),
             })),
@@ -401,7 +405,7 @@ impl Socket {
         let (ctx, monitor) = (core.ctx.clone(), core.monitor.clone());
         // Not borrowed while the monitor PAIR is created and bound.
         drop(core);
-        monitor.start(&ctx, endpoint, events)
+        monitor::start(&monitor, &ctx, endpoint, u64::from(events), 1, SocketType::Pair)
     }
 
     /// Close the socket (the same as dropping it): queued messages are
@@ -557,10 +561,15 @@ impl Core {
             Err(Error::Again) => self.recv_slow(flags)?,
             Err(e) => return Err(e),
         };
+        let mut from = self.pipes.last_read;
         loop {
             self.process_commands()?;
             match self.pattern.recv(&mut self.pipes) {
-                Ok(m) => newest = m,
+                Ok(m) => {
+                    self.pipes.note_conflated(from);
+                    newest = m;
+                    from = self.pipes.last_read;
+                }
                 Err(_) => break,
             }
         }
@@ -617,6 +626,7 @@ impl Core {
         }
         for id in inbox.write_activated.drain(..) {
             if self.pipes.contains(id) {
+                self.pipes.note_room(id);
                 self.pattern.write_activated(id, &mut self.pipes);
                 let p = self.pipes.get(id);
                 if p.out.is_reader_gone() && p.is_terminated() {
@@ -820,7 +830,7 @@ impl Core {
         self.mailbox.close();
         for rec in self.endpoints.drain(..) {
             if let Some(name) = &rec.inproc_name {
-                inproc::unbind(&self.ctx, name, self.id);
+                inproc::unbind(&self.ctx.inproc, name, self.id);
             }
         }
         if let Some(io) = self.ctx.io_if_started() {

@@ -12,8 +12,8 @@
 //! sleeper compares the epoch it saw before its attempt.
 
 use super::cell::CoreGuard;
-use super::mailbox::Mailbox;
 use super::{Core, Socket};
+use crate::channel::mailbox::Mailbox;
 use crate::error::{Error, Result};
 use crate::msg::Msg;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

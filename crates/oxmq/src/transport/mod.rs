@@ -1,4 +1,5 @@
-//! Transports: endpoint syntax, tcp and ipc (driven by I/O threads) and inproc (no I/O thread).
+//! Transports, one folder each: endpoint syntax, tcp, ipc and ws (driven by
+//! I/O threads) and inproc (no I/O thread).
 
 pub(crate) mod endpoint;
 pub(crate) mod inproc;
@@ -8,6 +9,8 @@ pub(crate) mod tcp;
 pub(crate) mod filter;
 // SOCKS_PROXY: a SOCKS5 client for tcp connects.
 pub(crate) mod socks;
+// ws:// and wss:// (ZWS 2.0), with wss's TLS.
+pub(crate) mod ws;
 // Draft RADIO/DISH.
 pub(crate) mod udp;
 // Draft DGRAM: raw datagrams over udp://.

@@ -57,6 +57,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     sock.define_method("__connect", method!(Socket::connect, 1))?;
     sock.define_method("__unbind", method!(Socket::unbind, 1))?;
     sock.define_method("__disconnect", method!(Socket::disconnect, 1))?;
+    sock.define_method("__monitor", method!(Socket::monitor, 4))?;
     sock.define_method("close", method!(Socket::close, 0))?;
     sock.define_method("closed?", method!(Socket::is_closed, 0))?;
     sock.define_method("type", method!(Socket::socket_type, 0))?;

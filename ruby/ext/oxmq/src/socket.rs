@@ -221,6 +221,19 @@ impl Socket {
         self.enter()?.disconnect(&endpoint).map_err(core_error)
     }
 
+    /// `zmq_socket_monitor_versioned`: events on a socket of `sink_type`
+    /// (PAIR, PUB, PUSH) bound at the inproc `endpoint` (nil stops).
+    pub(crate) fn monitor(
+        &self,
+        endpoint: Option<String>,
+        events: u64,
+        version: i32,
+        sink_type: i32,
+    ) -> Result<(), Error> {
+        let sink = oxmq::SocketType::from_raw(sink_type).ok_or_else(|| zmq_error(errno::EINVAL, None))?;
+        self.enter()?.monitor_versioned(endpoint.as_deref(), events, version, sink).map_err(core_error)
+    }
+
     pub(crate) fn close(&self) {
         self.slot.close();
     }

@@ -34,9 +34,8 @@ mod write;
 
 use self::read::BigFrame;
 use self::write::Seg;
-use crate::ctx::CtxInner;
 use crate::io::stream::Stream;
-use crate::io::zap::ZapClient;
+use crate::io::zap::{ZapClient, ZapRoute};
 use crate::io::EnginePipe;
 use crate::msg::{Msg, FLAG_SUBSCRIBE};
 use crate::options::Options;
@@ -111,7 +110,7 @@ pub(crate) struct EngineConfig {
     pub(crate) options: Arc<Options>,
     pub(crate) linger_ms: Arc<AtomicI64>,
     /// Where the ZAP handler is looked up.
-    pub(crate) ctx: Weak<CtxInner>,
+    pub(crate) zap: Weak<dyn ZapRoute>,
 }
 
 pub(crate) struct Engine {
@@ -353,7 +352,7 @@ impl Engine {
             let mut res = if self.rx.is_empty() { Ok(None) } else { hs.handle_input(&mut self.rx) };
             if matches!(res, Ok(None)) {
                 let waiting = self.zap.is_some();
-                res = Self::zap_step(hs, &mut self.zap, &self.cfg.ctx, &self.stream, &self.waker);
+                res = Self::zap_step(hs, &mut self.zap, &self.cfg.zap, &self.stream, &self.waker);
                 // An answer lets the handshake read what the peer sent meanwhile.
                 if waiting && self.zap.is_none() && matches!(res, Ok(None)) && !self.rx.is_empty() {
                     res = hs.handle_input(&mut self.rx);
@@ -402,7 +401,7 @@ impl Engine {
     fn zap_step(
         hs: &mut Handshake,
         zap: &mut Option<ZapClient>,
-        ctx: &Weak<CtxInner>,
+        route: &Weak<dyn ZapRoute>,
         stream: &Stream,
         waker: &Arc<dyn Wake>,
     ) -> Result<Option<PeerInfo>, HandshakeError> {
@@ -412,7 +411,7 @@ impl Engine {
                 Some(t) => t.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default(),
                 None => String::new(),
             };
-            match ZapClient::ask(ctx, &req, address.as_bytes(), waker.clone()) {
+            match ZapClient::ask(route, &req, address.as_bytes(), waker.clone()) {
                 Some(client) => *zap = Some(client),
                 None => return hs.handle_zap_unavailable(),
             }

@@ -3,16 +3,17 @@
 //! socket reads first (peer properties, routing id) and last (farewells).
 
 use super::shared::TokenWaker;
+use crate::channel::mailbox::{Mailbox, SocketCommand};
+use crate::channel::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use crate::io::engine::{EngineConfig, Fault};
 use crate::io::stream::Stream;
 use crate::io::{EnginePipe, SocketLink};
-use crate::monitor::{monitor_event as ev, Monitor};
+use crate::monitor::{drop_reason, monitor_event as ev, Monitor, Source};
 use crate::msg::{Msg, FLAG_PEER_PROPERTIES, FLAG_ROUTING_ID};
 use crate::options::notify;
 use crate::pipe::{pipe, pipe_conflate, Wake, WakeSlot};
-use crate::socket::mailbox::{Mailbox, SocketCommand};
-use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
-use oxmq_proto::{HandshakeError, Metadata, PeerInfo, SocketType};
+use bytes::Bytes;
+use oxmq_proto::{HandshakeError, Metadata, PeerInfo, ProtocolError, SocketType};
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
@@ -27,6 +28,19 @@ pub(super) struct Link {
     /// How monitor events name this endpoint.
     pub(super) endpoint: Arc<str>,
     pub(super) monitor: Arc<Monitor>,
+    /// A listener or a connection it accepted (libzmq's bind side), not a session.
+    pub(super) bind_side: bool,
+    /// The current connection, as version-2 monitor events name it.
+    pub(super) conn: Option<Box<ConnNames>>,
+}
+
+/// Both ends of a connection and the peer's routing id, learnt only while
+/// a monitor is attached (two syscalls per connection, none per message).
+pub(super) struct ConnNames {
+    local: String,
+    remote: String,
+    /// Known once the handshake is done.
+    routing_id: Option<Bytes>,
 }
 
 impl From<SocketLink> for Link {
@@ -35,9 +49,11 @@ impl From<SocketLink> for Link {
             socket_id: l.socket_id,
             endpoint_id: l.endpoint_id,
             mailbox: Some(l.mailbox),
-            cfg: EngineConfig { socket_type: l.socket_type, options: l.options, linger_ms: l.linger_ms, ctx: l.ctx },
+            cfg: EngineConfig { socket_type: l.socket_type, options: l.options, linger_ms: l.linger_ms, zap: l.zap },
             endpoint: l.endpoint,
             monitor: l.monitor,
+            bind_side: false,
+            conn: None,
         }
     }
 }
@@ -51,23 +67,82 @@ impl Link {
             cfg: self.cfg.clone(),
             endpoint: self.endpoint.clone(),
             monitor: self.monitor.clone(),
+            bind_side: self.bind_side,
+            conn: None,
         }
     }
 
     #[inline]
     pub(super) fn emit(&self, event: u16, value: u32) {
-        self.monitor.emit(event, value, &self.endpoint);
+        if self.monitor.wants(event) {
+            self.emit_slow(u64::from(event), u64::from(value));
+        }
+    }
+
+    #[cold]
+    fn emit_slow(&self, event: u64, value: u64) {
+        let src = match &self.conn {
+            Some(c) => Source {
+                endpoint: &self.endpoint,
+                local: &c.local,
+                remote: &c.remote,
+                routing_id: c.routing_id.as_deref(),
+            },
+            None if self.bind_side => Source::bound(&self.endpoint),
+            None => Source::connecting(&self.endpoint),
+        };
+        self.monitor.emit_at(event, value, &src);
+    }
+
+    /// A connection is up on `stream` (its events name its ends from now
+    /// on), or gone (`None`: the session's events name the endpoint again).
+    pub(super) fn set_conn(&mut self, stream: Option<&Stream>) {
+        self.conn = match stream {
+            Some(s) if self.monitor.wants(u64::MAX) => Some(Box::new(self.names(s))),
+            _ => None,
+        };
+    }
+
+    /// The handshake is done: the peer's routing id, as the socket will
+    /// know it, goes with the connection's events from now on.
+    pub(super) fn set_peer(&mut self, peer: &PeerInfo, stream: &Stream) {
+        if !self.monitor.wants(u64::MAX) {
+            return;
+        }
+        let alias = if self.bind_side { None } else { self.cfg.options.connect_routing_id.as_deref() };
+        let id = match alias {
+            Some(a) => Bytes::copy_from_slice(a),
+            None => peer.identity.clone().unwrap_or_default(),
+        };
+        // A monitor attached after the connection came up: name it now.
+        let mut names = self.conn.take().unwrap_or_else(|| Box::new(self.names(stream)));
+        names.routing_id = Some(id);
+        self.conn = Some(names);
+    }
+
+    #[cold]
+    fn names(&self, stream: &Stream) -> ConnNames {
+        let scheme = self.endpoint.split("://").next().unwrap_or("tcp");
+        let (local, peer) = stream_names(stream, scheme);
+        // libzmq names the connect side's remote end by the address it was given.
+        let remote = if self.bind_side { peer } else { self.endpoint.to_string() };
+        ConnNames { local, remote, routing_id: None }
     }
 
     /// Monitor events for a connection that ended: why the handshake failed
     /// (if it had not finished), then DISCONNECTED, as libzmq reports them.
     pub(super) fn report_closed(&self, fd: RawFd, handshaking: bool, fault: &Fault) {
-        const WANTED: u16 = ev::DISCONNECTED
+        const WANTED: u64 = (ev::DISCONNECTED
             | ev::HANDSHAKE_FAILED_NO_DETAIL
             | ev::HANDSHAKE_FAILED_PROTOCOL
-            | ev::HANDSHAKE_FAILED_AUTH;
+            | ev::HANDSHAKE_FAILED_AUTH) as u64
+            | ev::MSG_DROPPED;
         if matches!(fault, Fault::Linger) || !self.monitor.wants(WANTED) {
             return; // closed by our own socket, or nobody listens
+        }
+        if let Fault::Protocol(ProtocolError::MessageTooLarge { .. }) = fault {
+            // The message is lost with the connection, as in libzmq.
+            self.emit_slow(ev::MSG_DROPPED, drop_reason::OVERSIZE);
         }
         if handshaking {
             match fault {
@@ -221,4 +296,39 @@ pub(super) fn push_farewell(cfg: &EngineConfig, ep: &mut EnginePipe, accepted: b
         ep.inn.write(Msg::new());
     }
     ep.inn.flush();
+}
+
+/// A stream's (local, remote) names as libzmq's monitor prints them:
+/// `tcp://ip:port` (`ws://` over WebSocket), `ipc://path`, `ipc://@name`,
+/// and `ipc://` for an unnamed end.
+/// `scheme` is the endpoint's (tcp, ws, wss), for a stream over tcp.
+pub(super) fn stream_names(stream: &Stream, scheme: &str) -> (String, String) {
+    match stream.tcp() {
+        Some(t) => (tcp_name(t.local_addr(), scheme), tcp_name(t.peer_addr(), scheme)),
+        None => match stream {
+            Stream::Unix(u) => (unix_name(u.local_addr()), unix_name(u.peer_addr())),
+            _ => (String::new(), String::new()),
+        },
+    }
+}
+
+fn tcp_name(addr: std::io::Result<std::net::SocketAddr>, scheme: &str) -> String {
+    let Ok(a) = addr else { return String::new() };
+    let name = crate::transport::tcp::format_endpoint(&a);
+    match scheme {
+        "tcp" => name,
+        s => format!("{s}://{}", name.strip_prefix("tcp://").unwrap_or(&name)),
+    }
+}
+
+fn unix_name(addr: std::io::Result<std::os::unix::net::SocketAddr>) -> String {
+    use std::os::linux::net::SocketAddrExt;
+    match addr {
+        Ok(a) => match (a.as_pathname(), a.as_abstract_name()) {
+            (Some(p), _) => format!("ipc://{}", p.display()),
+            (None, Some(n)) => format!("ipc://@{}", String::from_utf8_lossy(n)),
+            _ => "ipc://".to_string(),
+        },
+        Err(_) => "ipc://".to_string(),
+    }
 }

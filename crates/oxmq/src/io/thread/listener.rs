@@ -1,15 +1,15 @@
 //! The accept side: listeners and the connections they accept.
 
-use super::link::{new_pipe_pair, push_farewell, Link};
+use super::link::{new_pipe_pair, push_farewell, stream_names, Link};
 use super::shared::TokenWaker;
 use super::Outcome;
 use crate::io::engine::{Engine, Step};
 use crate::io::stream::Stream;
-use crate::io::ws::WsListen;
-use crate::monitor::monitor_event as ev;
+use crate::monitor::{monitor_event as ev, Source};
 use crate::transport::filter;
 use crate::transport::ipc::{self, IpcCleanup};
 use crate::transport::tcp;
+use crate::transport::ws::WsListen;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
@@ -75,7 +75,7 @@ pub(super) fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<
             }),
             ListenSock::Ws(s, ws) => s.accept().and_then(|(s, peer)| {
                 tcp::tune_stream(&s, opts);
-                Ok((filter::tcp_peer_allowed(opts, &peer), ws.wrap(s)?))
+                Ok((filter::tcp_peer_allowed(opts, &peer), Stream::Ws(Box::new(ws.wrap(s)?))))
             }),
         };
         match res {
@@ -89,7 +89,14 @@ pub(super) fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<
                     Stream::Tcp(t) if l.wildcard => t.local_addr().ok().map(|a| tcp::format_endpoint(&a).into()),
                     _ => None,
                 };
-                l.link.monitor.emit(ev::ACCEPTED, s.fd() as u32, local.as_deref().unwrap_or(&l.link.endpoint));
+                let endpoint: &str = local.as_deref().unwrap_or(&l.link.endpoint);
+                if l.link.monitor.wants(ev::ACCEPTED) {
+                    // Version 2 names both ends of the new connection, as libzmq's.
+                    let scheme = endpoint.split("://").next().unwrap_or("tcp");
+                    let (local, remote) = stream_names(&s, scheme);
+                    let src = Source { endpoint, local: &local, remote: &remote, routing_id: None };
+                    l.link.monitor.emit_at(ev::ACCEPTED, s.fd() as u64, &src);
+                }
                 accepted.push((s, local))
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Outcome::Keep,
@@ -125,6 +132,7 @@ pub(super) fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
             Step::Handshaken(peer) => {
                 // libzmq reports a handshake only for ZMTP 3 peers: 1.0 and 2.0
                 // peers have no mechanism to complete, so no event.
+                c.link.set_peer(&peer, &c.engine.stream);
                 if peer.version.0 >= 3 {
                     c.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
                 }

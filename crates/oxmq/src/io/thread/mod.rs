@@ -23,14 +23,14 @@ use session::{run_session, SState, Session};
 use shared::{lock, Inbox, TokenWaker};
 pub(in crate::io) use shared::{Cmd, Shared};
 
+use crate::channel::mailbox::SocketCommand;
 use crate::io::engine::Engine;
 use crate::io::stream::Stream;
-use crate::io::ws::WsConnect;
 use crate::monitor::monitor_event as ev;
 use crate::pipe::Wake;
-use crate::socket::mailbox::SocketCommand;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::multicast::McEngine;
+use crate::transport::ws::WsConnect;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 use std::cmp::Reverse;
@@ -267,7 +267,13 @@ impl Poller {
                 let wildcard = link.endpoint.starts_with("tcp://0.0.0.0:") || link.endpoint.starts_with("tcp://[::]:");
                 self.insert(
                     idx,
-                    Obj::Listener(Listener { sock, link: link.into(), _cleanup: cleanup, wildcard, retry_at: None }),
+                    Obj::Listener(Listener {
+                        sock,
+                        link: Link { bind_side: true, ..Link::from(link) },
+                        _cleanup: cleanup,
+                        wildcard,
+                        retry_at: None,
+                    }),
                 );
                 // Connections may already be queued.
                 self.run_obj(idx, now, true, false);
@@ -471,7 +477,8 @@ impl Poller {
         }
     }
 
-    fn add_conn(&mut self, mut stream: Stream, link: Link, now: Instant) {
+    fn add_conn(&mut self, mut stream: Stream, mut link: Link, now: Instant) {
+        link.set_conn(Some(&stream));
         let idx = self.vacant();
         if stream.register(self.poll.registry(), Token(idx)).is_err() {
             self.free.push(idx);

@@ -6,18 +6,18 @@ use super::link::{new_pipe_pair, push_farewell, push_peer_frames, Link};
 use super::resolver::{self, Lookup};
 use super::shared::TokenWaker;
 use super::Outcome;
+use crate::channel::mailbox::SocketCommand;
 use crate::io::engine::{Engine, Fault, Step};
 use crate::io::stream::Stream;
-use crate::io::ws::WsConnect;
 use crate::io::EnginePipe;
 use crate::monitor::monitor_event as ev;
 use crate::msg::Msg;
-use crate::socket::mailbox::SocketCommand;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::endpoint::{TcpAddr, TcpHost};
 use crate::transport::ipc;
 use crate::transport::socks::{self, Socks5};
 use crate::transport::tcp;
+use crate::transport::ws::WsConnect;
 use mio::{Registry, Token};
 use oxmq_proto::PeerInfo;
 use std::collections::VecDeque;
@@ -568,9 +568,10 @@ pub(super) fn run_session(
                             Stream::Unix(u) => ipc::tune_stream(u),
                             _ => {}
                         }
+                        s.link.set_conn(Some(&stream));
                         s.link.emit(ev::CONNECTED, stream.fd() as u32);
                         let stream = match &s.ws {
-                            Some(ws) => match ws.wrap(stream) {
+                            Some(ws) => match stream.into_ws(ws) {
                                 Ok(w) => w,
                                 Err(_) => {
                                     // Unreachable in practice: the TLS config was checked at connect.
@@ -627,6 +628,7 @@ pub(super) fn run_session(
                     Step::Handshaken(peer) => {
                         // libzmq reports a handshake only for ZMTP 3 peers: 1.0 and 2.0
                         // peers have no mechanism to complete, so no event.
+                        s.link.set_peer(&peer, &engine.stream);
                         if peer.version.0 >= 3 {
                             s.link.emit(ev::HANDSHAKE_SUCCEEDED, 0);
                         }
@@ -640,6 +642,7 @@ pub(super) fn run_session(
                     Step::Closed(fault) => {
                         let established = !engine.is_handshaking();
                         s.link.report_closed(engine.stream.fd(), !established, &fault);
+                        s.link.set_conn(None);
                         let last = Session::protocol_fault(&fault) || (!established && s.final_handshake_fault(&fault));
                         return s.on_disconnect(*engine, registry, now, jitter, established, last);
                     }

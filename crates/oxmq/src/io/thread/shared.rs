@@ -2,9 +2,9 @@
 //! condition `wait_idle` waits on, and the token wakers pipes fire.
 
 use super::listener::ListenSock;
+use crate::channel::pipes::EndpointId;
 use crate::io::{EnginePipe, SocketLink};
 use crate::pipe::Wake;
-use crate::socket::pipes::EndpointId;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::ipc::IpcCleanup;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -24,8 +24,8 @@ mod norm;
 mod pgm;
 mod sys;
 
+use crate::channel::pipes::EnginePipe;
 use crate::error::Error;
-use crate::io::EnginePipe;
 use crate::msg::Msg;
 use crate::options::Options;
 use crate::pipe::Wake;

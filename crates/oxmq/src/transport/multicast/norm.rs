@@ -7,8 +7,8 @@
 use super::codec::{put_v2_frame, Decoder};
 use super::sys::*;
 use super::McEngine;
+use crate::channel::pipes::EnginePipe;
 use crate::error::Error;
-use crate::io::EnginePipe;
 use crate::options::Options;
 use crate::pipe::Wake;
 use libc::{c_char, c_uint};

@@ -8,8 +8,8 @@
 use super::codec::{Decoder, Framing, PgmEncoder};
 use super::sys::*;
 use super::McEngine;
+use crate::channel::pipes::EnginePipe;
 use crate::error::Error;
-use crate::io::EnginePipe;
 use crate::options::Options;
 use crate::pipe::Wake;
 use libc::{c_int, c_void, socklen_t};

@@ -16,9 +16,10 @@
 //! by [`WsStream::flush_pending`], which the engine calls when it has
 //! nothing else to write.
 
+// wss://: rustls under the WebSocket stage.
+mod tls;
+
 use crate::error::Error;
-use crate::io::stream::Stream;
-use crate::io::tls::{self, Tls};
 use crate::transport::endpoint::WsAddr;
 use oxmq_proto::ws::{self, Control, WsDecoder, WsEncoder};
 use oxmq_proto::SocketType;
@@ -27,6 +28,7 @@ use std::io::{self, IoSlice, Read, Write};
 use std::mem::MaybeUninit;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+use tls::Tls;
 
 /// Most input taken from one `writev`, bounding the translated copy.
 const WRITE_CHUNK: usize = 1024 * 1024;
@@ -377,9 +379,9 @@ impl WsListen {
         Ok(WsListen { tls, mechanism: mechanism_name(opts), socket_type })
     }
 
-    pub(crate) fn wrap(&self, tcp: mio::net::TcpStream) -> io::Result<Stream> {
+    pub(crate) fn wrap(&self, tcp: mio::net::TcpStream) -> io::Result<WsStream> {
         let tls = self.tls.as_ref().map(Tls::server).transpose()?;
-        Ok(Stream::Ws(Box::new(WsStream::server(tcp, tls, self.mechanism, self.socket_type))))
+        Ok(WsStream::server(tcp, tls, self.mechanism, self.socket_type))
     }
 }
 
@@ -406,10 +408,8 @@ impl WsConnect {
 
     /// Turns a connected tcp stream into a ws stream (the upgrade request
     /// is queued at once).
-    pub(crate) fn wrap(&self, stream: Stream) -> io::Result<Stream> {
-        let Stream::Tcp(tcp) = stream else { return Ok(stream) };
+    pub(crate) fn wrap(&self, tcp: mio::net::TcpStream) -> io::Result<WsStream> {
         let tls = self.tls.as_ref().map(|(cfg, name)| Tls::client(cfg, name.clone())).transpose()?;
-        let ws = WsStream::client(tcp, tls, &self.host, &self.path, self.mechanism, self.socket_type);
-        Ok(Stream::Ws(Box::new(ws)))
+        Ok(WsStream::client(tcp, tls, &self.host, &self.path, self.mechanism, self.socket_type))
     }
 }

@@ -2,9 +2,9 @@
 //! under a mutex (rare, slow path) plus an eventfd that wakes the socket's
 //! thread. The eventfd doubles as the socket's readiness descriptor (`FD`).
 
+use crate::channel::pipes::{EndpointId, PipeId, SocketPipe};
 use crate::pipe::Wake;
 use crate::signaler::Signaler;
-use crate::socket::pipes::{EndpointId, PipeId, SocketPipe};
 use crate::sync::{AtomicBool, Mutex, Ordering};
 use std::io;
 use std::sync::Arc;

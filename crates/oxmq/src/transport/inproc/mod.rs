@@ -4,15 +4,14 @@
 //! connect before the bind gets its pipes at once (so it can queue), and the
 //! binder adopts the other ends when it binds.
 
-use crate::ctx::CtxInner;
+use crate::channel::mailbox::{Mailbox, SocketCommand};
+use crate::channel::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use crate::error::{Error, Result};
 use crate::msg::{Msg, FLAG_ROUTING_ID};
 use crate::pipe::{pipe, pipe_conflate, PipeReader, PipeWriter, Wake, WakeSlot};
-use crate::socket::mailbox::{Mailbox, SocketCommand};
-use crate::socket::pipes::{new_pipe_key, EndpointId, SocketPipe};
 use oxmq_proto::SocketType;
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// What one side of an inproc connection contributes.
 #[derive(Clone)]
@@ -53,11 +52,21 @@ fn disconnect_slot(binder: Option<&InprocPeer>) -> Arc<OnceLock<Vec<u8>>> {
     slot
 }
 
-/// Names bound in one context, and connects waiting for a name.
+/// Names bound in one context, and connects waiting for a name. The context
+/// holds one; every inproc bind, connect and ZAP request goes through it.
 #[derive(Default)]
-pub(crate) struct InprocRegistry {
+pub(crate) struct InprocRegistry(Mutex<Names>);
+
+#[derive(Default)]
+struct Names {
     bound: HashMap<String, InprocPeer>,
     pending: HashMap<String, Vec<Pending>>,
+}
+
+impl InprocRegistry {
+    fn lock(&self) -> MutexGuard<'_, Names> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// libzmq adds the two sides' HWMs for inproc; 0 on either side means unlimited.
@@ -122,9 +131,9 @@ fn join(
 }
 
 /// Connect to `name`; returns the connector's side to attach now.
-pub(crate) fn connect(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<SocketPipe> {
-    let mut st = ctx.lock();
-    if let Some(binder) = st.inproc.bound.get(name) {
+pub(crate) fn connect(names: &InprocRegistry, name: &str, me: InprocPeer) -> Result<SocketPipe> {
+    let mut st = names.lock();
+    if let Some(binder) = st.bound.get(name) {
         let (mut mine, theirs) =
             join(&me, Some((binder.rcvhwm, binder.sndhwm)), Some(&binder.routing_id), &binder.hello, binder.endpoint);
         mine.disconnect_msg = Some(disconnect_slot(Some(binder)));
@@ -134,7 +143,7 @@ pub(crate) fn connect(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Sock
     let (mut mine, theirs) = join(&me, None, None, &[], 0);
     let slot = disconnect_slot(None);
     mine.disconnect_msg = Some(slot.clone());
-    st.inproc.pending.entry(name.to_string()).or_default().push(Pending {
+    st.pending.entry(name.to_string()).or_default().push(Pending {
         connector: me,
         binder_side: theirs,
         disconnect_msg: slot,
@@ -143,16 +152,16 @@ pub(crate) fn connect(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Sock
 }
 
 /// Bind `name`; returns the pipes of connects that were waiting for it.
-pub(crate) fn bind(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Vec<SocketPipe>> {
+pub(crate) fn bind(names: &InprocRegistry, name: &str, me: InprocPeer) -> Result<Vec<SocketPipe>> {
     if name.is_empty() {
         return Err(Error::Invalid("inproc endpoint needs a name"));
     }
-    let mut st = ctx.lock();
-    if st.inproc.bound.contains_key(name) {
+    let mut st = names.lock();
+    if st.bound.contains_key(name) {
         return Err(Error::Io(std::io::Error::from_raw_os_error(libc::EADDRINUSE)));
     }
-    let waiting = st.inproc.pending.remove(name).unwrap_or_default();
-    st.inproc.bound.insert(name.to_string(), me.clone());
+    let waiting = st.pending.remove(name).unwrap_or_default();
+    st.bound.insert(name.to_string(), me.clone());
     drop(st);
     let mut adopted = Vec::with_capacity(waiting.len());
     for Pending { connector, mut binder_side, disconnect_msg } in waiting {
@@ -183,19 +192,19 @@ pub(crate) fn bind(ctx: &CtxInner, name: &str, me: InprocPeer) -> Result<Vec<Soc
 }
 
 /// Forget a name this socket bound (existing connections stay).
-pub(crate) fn unbind(ctx: &CtxInner, name: &str, socket_id: u64) {
-    let mut st = ctx.lock();
-    if st.inproc.bound.get(name).map(|b| b.socket_id) == Some(socket_id) {
-        st.inproc.bound.remove(name);
+pub(crate) fn unbind(names: &InprocRegistry, name: &str, socket_id: u64) {
+    let mut st = names.lock();
+    if st.bound.get(name).map(|b| b.socket_id) == Some(socket_id) {
+        st.bound.remove(name);
     }
 }
 
 /// Pipes from an engine to the ZAP handler bound at `name`, if the socket
 /// bound there can answer (REP or ROUTER, as libzmq requires). The engine
 /// reads replies woken by `wake`; no HWM applies, as in libzmq.
-pub(crate) fn connect_zap(ctx: &CtxInner, name: &str, wake: Arc<dyn Wake>) -> Option<(PipeWriter, PipeReader)> {
-    let st = ctx.lock();
-    let handler = st.inproc.bound.get(name)?;
+pub(crate) fn connect_zap(names: &InprocRegistry, name: &str, wake: Arc<dyn Wake>) -> Option<(PipeWriter, PipeReader)> {
+    let st = names.lock();
+    let handler = st.bound.get(name)?;
     if !matches!(handler.socket_type, SocketType::Rep | SocketType::Router) {
         return None;
     }

@@ -1,8 +1,9 @@
 //! The socket's side of its connections: one `SocketPipe` per peer.
 
+use crate::channel::peer::PeerProperties;
+use crate::monitor::{drop_reason, monitor_event as ev};
 use crate::msg::{Msg, FLAGS_UNCOUNTED};
 use crate::pipe::{PipeReader, PipeWriter};
-use crate::socket::peer::PeerProperties;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -138,6 +139,16 @@ impl SocketPipe {
     }
 }
 
+/// The I/O thread's ends of a pipe pair (an engine's, or a udp or multicast
+/// endpoint's).
+pub(crate) struct EnginePipe {
+    /// Frames from the socket, to be written to the peer.
+    pub(crate) out: PipeReader,
+    /// Frames from the peer, to the socket.
+    pub(crate) inn: PipeWriter,
+    pub(crate) key: u64,
+}
+
 /// The pipes of one socket, in a slab so patterns can hold cheap `PipeId`s.
 #[derive(Default)]
 pub(crate) struct Pipes {
@@ -147,6 +158,11 @@ pub(crate) struct Pipes {
     pub(crate) dead: Vec<PipeId>,
     /// The pipe the last frame handed to the user came from (for its peer's properties).
     pub(crate) last_read: Option<PipeId>,
+    /// Where drops and full pipes are reported (`events.rs`).
+    pub(crate) events: super::events::SocketEvents,
+    /// Pipes reported full and not yet writable again, so that a pipe
+    /// a pattern keeps finding full (ROUTER) is reported once per filling.
+    reported_full: std::collections::HashSet<PipeId>,
 }
 
 impl Pipes {
@@ -173,6 +189,7 @@ impl Pipes {
         if self.last_read == Some(id) {
             self.last_read = None;
         }
+        self.note_room(id);
         let p = self.slots.get_mut(id.0 as usize)?.take();
         if p.is_some() {
             self.free.push(id.0);
@@ -203,5 +220,51 @@ impl Pipes {
         if !self.dead.contains(&id) {
             self.dead.push(id);
         }
+    }
+}
+
+// Drop and full-pipe reports (see `events.rs`): one place per kind.
+impl Pipes {
+    /// [`super::events::SocketEvents::dropped`] for a message meant for pipe `id`.
+    #[inline]
+    pub(crate) fn note_dropped(&self, reason: u64, id: PipeId) {
+        if self.events.wants(ev::MSG_DROPPED).is_some() {
+            self.events.dropped(reason, self.peer_id(id));
+        }
+    }
+
+    /// CONFLATE (receive side): a newer message replaced one from pipe
+    /// `from` (if it is still there; else no routing id).
+    #[inline]
+    pub(crate) fn note_conflated(&self, from: Option<PipeId>) {
+        if self.events.wants(ev::MSG_DROPPED).is_some() {
+            let id = from.filter(|&id| self.contains(id)).and_then(|id| self.peer_id(id));
+            self.events.dropped(drop_reason::CONFLATE, id);
+        }
+    }
+
+    /// [`super::events::SocketEvents::hwm_reached`] for pipe `id`, once until it has room again.
+    #[inline]
+    pub(crate) fn note_full(&mut self, id: PipeId) {
+        if self.events.wants(ev::HWM_REACHED).is_some() && self.reported_full.insert(id) {
+            let p = self.get(id);
+            self.events.hwm_reached(p.out.hwm() as u64, self.peer_id(id));
+        }
+    }
+
+    /// Pipe `id` has room again (or is gone): its next filling is reported.
+    #[inline]
+    pub(crate) fn note_room(&mut self, id: PipeId) {
+        if !self.reported_full.is_empty() {
+            self.reported_full.remove(&id);
+        }
+    }
+
+    #[cold]
+    fn peer_id(&self, id: PipeId) -> Option<&[u8]> {
+        let p = self.get(id);
+        // The id a ROUTER routes by, else the one the peer announced in READY.
+        let announced = || p.peer_properties.as_deref().and_then(|props| props.get("Identity"));
+        p.connect_routing_id.as_deref().or(p.peer_routing_id.as_deref()).or_else(announced)
     }
 }

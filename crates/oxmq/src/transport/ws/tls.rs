@@ -7,8 +7,8 @@
 //! ZMQ_WSS_TRUST_SYSTEM, the system's roots, and checks the server's name
 //! against ZMQ_WSS_HOSTNAME (or the endpoint's host when unset).
 
+use super::NoSigpipe;
 use crate::error::Error;
-use crate::io::ws::NoSigpipe;
 use crate::options::Options;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
