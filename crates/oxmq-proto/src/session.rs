@@ -28,7 +28,7 @@ use crate::error::{ProtocolError, SessionError};
 use crate::frame::{encode_frame_header, encode_zmtp10_frame_header, Frame, FrameDecoder, FrameHeader};
 use crate::handshake::PeerInfo;
 use crate::heartbeat::{Heartbeat, HeartbeatAction};
-use crate::mechanism::CurveCodec;
+use crate::mechanism::TrafficCodec;
 use crate::socket_type::SocketType;
 
 /// Socket-side settings of a session (the options libzmq reads for it).
@@ -77,8 +77,8 @@ pub enum Framing {
 
 /// The state of a ZMTP 3.x (or 2.0) connection's traffic phase.
 pub struct Zmtp3 {
-    /// CURVE: every traffic frame is boxed and unboxed through it.
-    codec: Option<CurveCodec>,
+    /// CURVE or GSSAPI: every traffic frame is boxed and unboxed through it.
+    codec: Option<TrafficCodec>,
     /// `None` for ZMTP/2.0 peers (no PING) and when no timer is set.
     heartbeat: Option<Heartbeat>,
     /// The peer speaks 3.1: subscriptions go as SUBSCRIBE/CANCEL commands,
@@ -87,10 +87,15 @@ pub struct Zmtp3 {
 }
 
 impl std::fmt::Debug for Zmtp3 {
-    // The codec holds the session key: show only that there is one.
+    // The codec holds the session key: show only which one there is.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let codec = match &self.codec {
+            None => "none",
+            Some(TrafficCodec::Curve(_)) => "CURVE",
+            Some(TrafficCodec::Gssapi(_)) => "GSSAPI",
+        };
         f.debug_struct("Zmtp3")
-            .field("curve", &self.codec.is_some())
+            .field("codec", &codec)
             .field("heartbeat", &self.heartbeat)
             .field("subscription_commands", &self.subscription_commands)
             .finish()
@@ -98,7 +103,8 @@ impl std::fmt::Debug for Zmtp3 {
 }
 
 impl Zmtp3 {
-    pub fn is_curve(&self) -> bool {
+    /// Whether traffic is boxed (CURVE, or GSSAPI unless in plaintext).
+    pub fn is_boxed(&self) -> bool {
         self.codec.is_some()
     }
 
@@ -152,7 +158,7 @@ pub enum Inbound {
 ///
 /// Call-order contract (the caller owns the socket, `rx` and `out`):
 /// 1. Create it when the handshake completes ([`Session::new`], with the
-///    handshake's [`PeerInfo`] and codec) or at once for a raw connection
+///    handshake's [`PeerInfo`] and [`TrafficCodec`]) or at once for a raw connection
 ///    ([`Session::raw`]). Bytes the handshake left in its buffer belong to
 ///    this session: keep them in `rx`. If
 ///    [`subscribe_peer_to_all`](Self::subscribe_peer_to_all) says so, give
@@ -183,16 +189,21 @@ pub struct Session {
     /// Command frames waiting for [`Session::poll_transmit`].
     transmit: Vec<u8>,
     /// The last inbound data frame had MORE: the next one continues a
-    /// message, so it is not a 3.0 subscription. Tracked for publishers,
-    /// which see every frame (see [`Session::small_data_frame`]).
+    /// message, so it is not a 3.0 subscription. Tracked for publishers
+    /// only, which see every frame (see [`Session::small_data_frame`] and
+    /// `poll_inbound`'s shortcut).
     in_message: bool,
     subscribe_all: bool,
+    /// Data frames are the bytes on the wire and the socket takes them as
+    /// they are (no CURVE box, not a publisher's possible subscription):
+    /// fixed by the framing and role, so worked out once.
+    plain_data: bool,
 }
 
 impl Session {
     /// The session after a ZMTP handshake that found `peer`; `codec` is the
-    /// handshake's (CURVE), `now` starts the heartbeat interval.
-    pub fn new(config: &SessionConfig, peer: &PeerInfo, codec: Option<CurveCodec>, now: Instant) -> Session {
+    /// handshake's (CURVE, GSSAPI), `now` starts the heartbeat interval.
+    pub fn new(config: &SessionConfig, peer: &PeerInfo, codec: Option<TrafficCodec>, now: Instant) -> Session {
         let role = Role::of(config.socket_type);
         let (framing, decoder) = if peer.version.0 == 1 {
             (Framing::Zmtp10, FrameDecoder::zmtp10(config.max_msg_size))
@@ -211,7 +222,15 @@ impl Session {
             // An unversioned 1.0 SUB filters locally and never subscribes:
             // libzmq subscribes it to everything.
             subscribe_all: role == Role::Publisher && peer.version.0 == 1 && peer.filters_locally,
+            plain_data: false,
         }
+        .with_plain_data()
+    }
+
+    fn with_plain_data(mut self) -> Session {
+        self.plain_data = self.role != Role::Publisher
+            && matches!(self.framing, Framing::Zmtp3(Zmtp3 { codec: None, .. }) | Framing::Zmtp10);
+        self
     }
 
     /// A raw connection (no handshake): STREAM, or DGRAM over tcp/ipc.
@@ -223,6 +242,7 @@ impl Session {
             transmit: Vec::new(),
             in_message: false,
             subscribe_all: false,
+            plain_data: false,
         }
     }
 
@@ -252,14 +272,13 @@ impl Session {
     /// the front of `rx` whose body the caller may copy out and skip
     /// (advancing `rx` by `header_len + body_len`) without the session:
     /// only where the bytes on the wire are the frame and the session would
-    /// do nothing with it but hand it on (no CURVE box, not a publisher's
+    /// do nothing with it but hand it on (no CURVE or GSSAPI box, not a publisher's
     /// possible subscription). `Ok(None)` otherwise; errors as
     /// [`poll_inbound`](Self::poll_inbound)'s for a malformed header.
     #[inline]
     pub fn small_data_frame(&self, rx: &[u8], max_body: usize) -> Result<Option<FrameHeader>, ProtocolError> {
-        match &self.framing {
-            Framing::Zmtp3(Zmtp3 { codec: None, .. }) | Framing::Zmtp10 if self.role != Role::Publisher => {}
-            _ => return Ok(None),
+        if !self.plain_data {
+            return Ok(None);
         }
         match self.decoder.complete_header(rx)? {
             Some(h) if !h.command && h.body_len <= max_body => Ok(Some(h)),
@@ -285,6 +304,26 @@ impl Session {
     /// everything in `rx` is one frame.
     #[inline]
     pub fn poll_inbound(&mut self, rx: &mut BytesMut, now: Instant) -> Result<Option<Inbound>, SessionError> {
+        // Data frames that need no unboxing and cannot be subscriptions are
+        // handed on at once: the common case, kept small enough to inline.
+        if self.plain_data {
+            match self.decoder.decode(rx)? {
+                Some(frame) if !frame.command => {
+                    return Ok(Some(Inbound::Frame { more: frame.more, body: frame.body }))
+                }
+                Some(frame) => {
+                    if let Some(inbound) = self.handle_frame(frame, now)? {
+                        return Ok(Some(inbound));
+                    }
+                }
+                None => return Ok(None),
+            }
+        }
+        self.poll_inbound_slow(rx, now)
+    }
+
+    #[inline(never)]
+    fn poll_inbound_slow(&mut self, rx: &mut BytesMut, now: Instant) -> Result<Option<Inbound>, SessionError> {
         if let Framing::Raw { .. } = self.framing {
             if rx.is_empty() {
                 return Ok(None);
@@ -292,6 +331,9 @@ impl Session {
             return Ok(Some(Inbound::Frame { more: false, body: rx.split().freeze() }));
         }
         while let Some(frame) = self.decoder.decode(rx)? {
+            if self.plain_data && !frame.command {
+                return Ok(Some(Inbound::Frame { more: frame.more, body: frame.body }));
+            }
             if let Some(inbound) = self.handle_frame(frame, now)? {
                 return Ok(Some(inbound));
             }
@@ -299,7 +341,7 @@ impl Session {
         Ok(None)
     }
 
-    /// One whole frame as it came off the wire (still boxed under CURVE):
+    /// One whole frame as it came off the wire (still boxed under CURVE or GSSAPI):
     /// what it means for the socket, if anything.
     pub fn handle_frame(&mut self, frame: Frame, now: Instant) -> Result<Option<Inbound>, SessionError> {
         let frame = match &mut self.framing {
@@ -354,6 +396,18 @@ impl Session {
     /// empty frame to a STREAM peer.
     #[inline]
     pub fn encode_frame(&mut self, more: bool, body: &[u8], out: &mut Vec<u8>) -> bool {
+        // The common case, small enough to inline into the caller's loop:
+        // ZMTP 3.x without a codec writes the header and the bytes.
+        if let Framing::Zmtp3(Zmtp3 { codec: None, .. }) = self.framing {
+            encode_frame_header(out, more, false, body.len());
+            out.extend_from_slice(body);
+            return true;
+        }
+        self.encode_frame_other(more, body, out)
+    }
+
+    #[inline(never)]
+    fn encode_frame_other(&mut self, more: bool, body: &[u8], out: &mut Vec<u8>) -> bool {
         match &mut self.framing {
             Framing::Zmtp3(Zmtp3 { codec: Some(codec), .. }) => codec.encode(more, false, &[body], out),
             Framing::Zmtp3(_) => {
@@ -379,7 +433,7 @@ impl Session {
     /// Appends only the header of a data frame of `len` octets, for a caller
     /// that writes the body from its own buffer right after (so a large
     /// body is never copied). Returns false, appending nothing, where the
-    /// body cannot go on the wire as it is (CURVE boxes it; raw connections
+    /// body cannot go on the wire as it is (CURVE or GSSAPI boxes it; raw connections
     /// are left to [`encode_frame`](Self::encode_frame)): use that instead.
     #[inline]
     pub fn encode_frame_header(&mut self, more: bool, len: usize, out: &mut Vec<u8>) -> bool {
@@ -465,6 +519,19 @@ impl Session {
     /// Whether [`poll_transmit`](Self::poll_transmit) has anything.
     pub fn has_transmit(&self) -> bool {
         !self.transmit.is_empty()
+    }
+
+    /// An error once the codec can no longer box (a GSSAPI context that
+    /// expired): the frames it was given were not written, so the
+    /// connection must close. Check after encoding.
+    #[inline]
+    pub fn check_codec(&self) -> Result<(), SessionError> {
+        match &self.framing {
+            Framing::Zmtp3(Zmtp3 { codec: Some(c), .. }) if c.is_broken() => {
+                Err(SessionError::Protocol(ProtocolError::Cryptographic { what: "MESSAGE" }))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn queue_command(&mut self, cmd: &Command) {

@@ -4,12 +4,13 @@
 
 use bytes::{Bytes, BytesMut};
 use oxmq_proto::{
-    keypair_from_entropy, CurveCodec, CurveConfig, FrameDecoder, GssContext, GssFailure, GssStep, GssapiConfig,
-    Handshake, HandshakeConfig, HandshakeError, MechanismConfig, Metadata, PeerInfo, PlainConfig, ProtocolError,
-    SocketType, ZapReply, ZapRequest,
+    keypair_from_entropy, CurveCodec, CurveConfig, FrameDecoder, Handshake, HandshakeConfig, HandshakeError,
+    MechanismConfig, Metadata, PeerInfo, PlainConfig, ProtocolError, SocketType, ZapReply, ZapRequest,
 };
-use std::sync::Arc;
 use zeroize::Zeroizing;
+
+mod fake_gss;
+use fake_gss::{fake_gssapi, FAKE_FAILURE};
 
 type ZapFn = dyn FnMut(&ZapRequest) -> Option<ZapReply>;
 
@@ -461,56 +462,8 @@ fn plain_client_understands_libzmq_error_bytes() {
     assert_eq!(e.zap_status_code(), Some(400));
 }
 
-/// A stand-in for Kerberos with mutual authentication: the initiator sends
-/// `AP-REQ`, the acceptor answers `AP-REP` and is done, the initiator
-/// checks it and is done with no token. "Wrapping" XORs with 0x5A behind a
-/// `W` and is refused unless it starts with `W`.
-struct FakeGss {
-    acceptor: bool,
-    steps: u8,
-    fail_step: bool,
-}
-
-const FAKE_FAILURE: GssFailure = GssFailure { major: 0xD_0000, minor: 7 };
-
-impl GssContext for FakeGss {
-    fn step(&mut self, token: Option<&[u8]>) -> Result<GssStep, GssFailure> {
-        self.steps += 1;
-        if self.fail_step {
-            return Err(FAKE_FAILURE);
-        }
-        match (self.acceptor, self.steps, token) {
-            (false, 1, None) => Ok(GssStep { token: b"AP-REQ".to_vec(), complete: false }),
-            (true, 1, Some(b"AP-REQ")) => Ok(GssStep { token: b"AP-REP".to_vec(), complete: true }),
-            (false, 2, Some(b"AP-REP")) => Ok(GssStep { token: Vec::new(), complete: true }),
-            _ => Err(GssFailure { major: 0x9_0000, minor: 0 }),
-        }
-    }
-
-    fn wrap(&mut self, plaintext: &[u8]) -> Result<Vec<u8>, GssFailure> {
-        Ok(std::iter::once(b'W').chain(plaintext.iter().map(|b| b ^ 0x5A)).collect())
-    }
-
-    fn unwrap(&mut self, token: &[u8]) -> Result<Zeroizing<Vec<u8>>, GssFailure> {
-        match token.split_first() {
-            Some((b'W', rest)) => Ok(Zeroizing::new(rest.iter().map(|b| b ^ 0x5A).collect())),
-            _ => Err(GssFailure { major: 0x6_0000, minor: 0 }),
-        }
-    }
-
-    fn peer_principal(&self) -> Result<Vec<u8>, GssFailure> {
-        Ok(b"client@OXMQ.TEST".to_vec())
-    }
-}
-
 fn gss(socket_type: SocketType, as_server: bool, plaintext: bool, fail_step: bool) -> HandshakeConfig {
-    let g = GssapiConfig {
-        plaintext,
-        new_context: Arc::new(move |acceptor| {
-            Ok(Box::new(FakeGss { acceptor, steps: 0, fail_step }) as Box<dyn GssContext>)
-        }),
-    };
-    base(socket_type, MechanismConfig::Gssapi(g), as_server, 9)
+    base(socket_type, MechanismConfig::Gssapi(fake_gssapi(plaintext, fail_step, None)), as_server, 9)
 }
 
 /// `\x07MESSAGE len W(flags + body ^ 0x5A)`, as the fake wraps it.

@@ -6,12 +6,15 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use oxmq_proto::{
-    keypair_from_entropy, CurveCodec, CurveConfig, Framing, Handshake, HandshakeConfig, Inbound, MechanismConfig,
-    Metadata, PeerInfo, ProtocolError, Session, SessionConfig, SessionError, SocketType, TrafficCodec,
+    keypair_from_entropy, CurveConfig, Framing, Handshake, HandshakeConfig, Inbound, MechanismConfig, Metadata,
+    PeerInfo, ProtocolError, Session, SessionConfig, SessionError, SocketType,
 };
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use zeroize::Zeroizing;
+
+mod fake_gss;
+use fake_gss::fake_gssapi;
 
 /// One end: its session, the bytes it has received and not yet decoded,
 /// what it decoded, and how it ended.
@@ -182,12 +185,6 @@ fn hb(socket_type: SocketType, ivl_ms: u64, ttl_ms: u64, timeout_ms: u64) -> Ses
 fn curve_pair(a: SessionConfig, b: SessionConfig) -> Pair {
     let (server_public, server_secret) = keypair_from_entropy([7; 32]);
     let (client_public, client_secret) = keypair_from_entropy([8; 32]);
-    let hs_cfg = |socket_type, as_server, mechanism, entropy| HandshakeConfig {
-        as_server,
-        mechanism,
-        entropy: [entropy; 32],
-        ..HandshakeConfig::null(socket_type, b"")
-    };
     let server = MechanismConfig::Curve(CurveConfig {
         public_key: server_public,
         secret_key: Zeroizing::new(*server_secret),
@@ -198,6 +195,30 @@ fn curve_pair(a: SessionConfig, b: SessionConfig) -> Pair {
         secret_key: Zeroizing::new(*client_secret),
         server_key: server_public,
     });
+    let p = handshaken_pair(a, b, server, client);
+    for end in [&p.a, &p.b] {
+        assert!(matches!(end.session.framing(), Framing::Zmtp3(z) if z.is_boxed()));
+    }
+    p
+}
+
+/// A GSSAPI handshake over the stand-in Kerberos, then sessions on its
+/// wrap codecs (none in `plaintext`); `wraps`: how many wraps each
+/// context makes before it expires.
+fn gssapi_pair(a: SessionConfig, b: SessionConfig, plaintext: bool, wraps: Option<usize>) -> Pair {
+    let mech = || MechanismConfig::Gssapi(fake_gssapi(plaintext, false, wraps));
+    handshaken_pair(a, b, mech(), mech())
+}
+
+/// A real handshake between two in-memory ends (`a` the server, no ZAP
+/// handler), then sessions on what it found and the codecs it handed over.
+fn handshaken_pair(a: SessionConfig, b: SessionConfig, server: MechanismConfig, client: MechanismConfig) -> Pair {
+    let hs_cfg = |socket_type, as_server, mechanism, entropy| HandshakeConfig {
+        as_server,
+        mechanism,
+        entropy: [entropy; 32],
+        ..HandshakeConfig::null(socket_type, b"")
+    };
     let mut ha = Handshake::new(hs_cfg(a.socket_type, true, server, 1));
     let mut hb = Handshake::new(hs_cfg(b.socket_type, false, client, 2));
     let (mut to_a, mut to_b) = (BytesMut::new(), BytesMut::new());
@@ -221,16 +242,8 @@ fn curve_pair(a: SessionConfig, b: SessionConfig) -> Pair {
     }
     let (pa, pb) = (pa.expect("a finished"), pb.expect("b finished"));
     assert!(to_a.is_empty() && to_b.is_empty());
-    // The session's ZMTP 3.x framing carries CURVE's codec; a GSSAPI codec is
-    // still wired in the engine, not here.
-    let curve = |c: Option<TrafficCodec>| match c {
-        Some(TrafficCodec::Curve(c)) => Some(c),
-        _ => None,
-    };
-    let (ca, cb): (Option<CurveCodec>, Option<CurveCodec>) = (curve(ha.take_codec()), curve(hb.take_codec()));
-    assert!(ca.is_some() && cb.is_some());
     let now = Instant::now();
-    Pair::new(Session::new(&a, &pa, ca, now), Session::new(&b, &pb, cb, now), now)
+    Pair::new(Session::new(&a, &pa, ha.take_codec(), now), Session::new(&b, &pb, hb.take_codec(), now), now)
 }
 
 fn cfg(socket_type: SocketType) -> SessionConfig {
@@ -528,6 +541,81 @@ fn curve_refuses_a_replayed_box() {
     assert_eq!(p.b.error, Some(SessionError::Protocol(ProtocolError::InvalidSequence)));
 }
 
+// ---- GSSAPI ----
+
+#[test]
+fn gssapi_traffic_flows_both_ways_wrapped() {
+    let mut p = gssapi_pair(cfg(SocketType::Router), cfg(SocketType::Dealer), false, None);
+    assert!(matches!(p.a.session.framing(), Framing::Zmtp3(z) if z.is_boxed()));
+    let big = vec![7u8; 100_000];
+    p.a.send(true, b"id");
+    p.a.send(false, b"from server");
+    p.b.send(false, &big);
+    let plain = b"from server";
+    assert!(!p.a.out.windows(plain.len()).any(|w| w == plain), "the body is wrapped");
+    assert!(p.a.out.windows(8).any(|w| w == b"\x07MESSAGE"), "each frame goes in a MESSAGE command");
+    let mut header = Vec::new();
+    assert!(!p.b.session.encode_frame_header(false, 10, &mut header), "wrapped bodies are never sent as they are");
+    assert!(header.is_empty());
+    assert!(p.b.session.small_data_frame(b"\x00\x01x", 64).unwrap().is_none(), "GSSAPI frames must be unwrapped");
+    p.drive();
+    assert_eq!(p.b.frames(), vec![(true, Bytes::from_static(b"id")), (false, Bytes::from_static(plain))]);
+    assert_eq!(p.a.frames(), vec![(false, Bytes::from(big))]);
+    assert!(p.a.session.check_codec().is_ok() && p.b.session.check_codec().is_ok());
+}
+
+#[test]
+fn gssapi_subscriptions_and_heartbeats_are_wrapped_commands() {
+    let mut p = gssapi_pair(hb(SocketType::XPub, 1000, 0, 0), cfg(SocketType::Sub), false, None);
+    p.b.subscribe(true, b"topic");
+    assert!(!p.b.out.windows(9).any(|w| w == b"SUBSCRIBE"));
+    p.drive();
+    assert_eq!(
+        p.a.got,
+        vec![Inbound::Subscription { subscribe: true, topic: Bytes::from_static(b"topic"), in_band: false }]
+    );
+    p.advance(Duration::from_secs(30));
+    assert!(p.a.error.is_none() && p.b.error.is_none(), "wrapped PINGs were answered by wrapped PONGs");
+}
+
+#[test]
+fn gssapi_plaintext_leaves_traffic_as_zmtp_frames() {
+    let mut p = gssapi_pair(cfg(SocketType::Push), cfg(SocketType::Pull), true, None);
+    assert!(matches!(p.a.session.framing(), Framing::Zmtp3(z) if !z.is_boxed()));
+    p.a.send(false, b"clear");
+    assert_eq!(p.a.out, b"\x00\x05clear");
+    p.drive();
+    assert_eq!(p.b.frames(), vec![(false, Bytes::from_static(b"clear"))]);
+}
+
+#[test]
+fn gssapi_refuses_a_token_it_cannot_unwrap() {
+    let mut p = gssapi_pair(cfg(SocketType::Router), cfg(SocketType::Dealer), false, None);
+    p.a.send(false, b"payload");
+    // The stand-in's tokens start with `W`; anything else fails to unwrap.
+    let w = p.a.out.iter().position(|&b| b == b'W').expect("a wrap token");
+    p.a.out[w] = b'X';
+    p.drive();
+    assert_eq!(p.b.error, Some(SessionError::Protocol(ProtocolError::Cryptographic { what: "MESSAGE" })));
+}
+
+#[test]
+fn gssapi_an_expired_context_writes_nothing_more_and_ends_the_session() {
+    // Each context wraps its READY in the handshake, then one frame.
+    let mut p = gssapi_pair(cfg(SocketType::Dealer), cfg(SocketType::Dealer), false, Some(2));
+    p.a.send(false, b"one");
+    assert!(p.a.session.check_codec().is_ok());
+    let written = p.a.out.len();
+    p.a.send(false, b"two");
+    assert_eq!(p.a.out.len(), written, "a frame the context cannot wrap is not written");
+    assert_eq!(
+        p.a.session.check_codec(),
+        Err(SessionError::Protocol(ProtocolError::Cryptographic { what: "MESSAGE" }))
+    );
+    p.drive();
+    assert_eq!(p.b.frames(), vec![(false, Bytes::from_static(b"one"))]);
+}
+
 // ---- ZMTP/1.0 ----
 
 #[test]
@@ -747,6 +835,8 @@ fn random_traffic_round_trips_in_every_framing() {
         let version = [(3, 1), (3, 0), (2, 0), (1, 0)][round % 4];
         let mut p = if round % 5 == 4 {
             curve_pair(cfg(SocketType::XPub), cfg(SocketType::XSub))
+        } else if round % 5 == 3 {
+            gssapi_pair(cfg(SocketType::XPub), cfg(SocketType::XSub), false, None)
         } else {
             null_pair(cfg(SocketType::XPub), cfg(SocketType::XSub), version)
         };

@@ -1,12 +1,15 @@
 //! Engine, listener and session tests against raw std-socket peers speaking
-//! hand-written ZMTP bytes. The "socket" side is played by the test through
+//! hand-written ZMTP bytes: readiness, pipes, HWM, linger and reconnect.
+//! What the traffic bytes mean (PING/PONG, heartbeat timers, subscription
+//! forms) is the proto `Session`'s, tested without sockets in
+//! `crates/oxmq-proto/tests/session.rs`. The "socket" side is played by the test through
 //! the mailbox and pipe ends an I/O thread hands out.
 #![allow(clippy::field_reassign_with_default)]
 
 use super::*;
 use crate::channel::mailbox::{Inbox, SocketCommand};
 use crate::channel::pipes::{new_pipe_key, SocketPipe};
-use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE};
+use crate::msg::Msg;
 use crate::pipe::{pipe, WakeSlot};
 use crate::transport::endpoint::{parse_endpoint, Endpoint};
 use crate::transport::tcp;
@@ -24,12 +27,6 @@ fn greeting() -> Vec<u8> {
     g.extend_from_slice(&mech);
     g.push(0);
     g.resize(64, 0);
-    g
-}
-
-fn greeting_v30() -> Vec<u8> {
-    let mut g = greeting();
-    g[11] = 0;
     g
 }
 
@@ -258,18 +255,6 @@ fn bind_handshake_and_data_both_ways() {
 }
 
 #[test]
-fn ping_gets_pong() {
-    let mut sock = FakeSocket::new(SocketType::Dealer, Options::default());
-    let ep = sock.bind("tcp://127.0.0.1:*");
-    let mut peer = handshaken_peer(port_of(&ep), "DEALER");
-    let _p = sock.attached();
-    peer.write_all(&command("PING", b"\x00\x00ctx")).unwrap();
-    let (flags, body) = read_frame(&mut peer);
-    assert_eq!(flags, 0x04);
-    assert_eq!(body, b"\x04PONGctx");
-}
-
-#[test]
 fn router_gets_routing_id_first() {
     let mut sock = FakeSocket::new(SocketType::Router, Options::default());
     let ep = sock.bind("tcp://127.0.0.1:*");
@@ -402,59 +387,6 @@ fn rcvhwm_applies_backpressure_without_loss() {
         assert_eq!(&b.as_slice()[..4], &i.to_be_bytes());
     }
     let _peer = writer.join().unwrap();
-}
-
-#[test]
-fn subscriptions_reach_a_pub_socket() {
-    let mut sock = FakeSocket::new(SocketType::Pub, Options::default());
-    let ep = sock.bind("tcp://127.0.0.1:*");
-    let mut peer = handshaken_peer(port_of(&ep), "SUB");
-    let mut p = sock.attached();
-    peer.write_all(&command("SUBSCRIBE", b"topic")).unwrap();
-    peer.write_all(&frame(false, b"\x01legacy")).unwrap();
-    peer.write_all(&command("CANCEL", b"topic")).unwrap();
-    let a = recv_msg(&mut p);
-    assert!(a.is_subscribe() && a.as_slice() == b"topic");
-    let b = recv_msg(&mut p);
-    assert!(b.is_subscribe() && b.as_slice() == b"legacy");
-    let c = recv_msg(&mut p);
-    assert!(c.is_cancel() && c.as_slice() == b"topic");
-}
-
-#[test]
-fn subscriptions_are_encoded_by_peer_version() {
-    for (v31, expect) in [(true, (0x04u8, b"\x09SUBSCRIBEab".to_vec())), (false, (0x00, b"\x01ab".to_vec()))] {
-        let mut sock = FakeSocket::new(SocketType::Sub, Options::default());
-        let ep = sock.bind("tcp://127.0.0.1:*");
-        let mut peer = raw_peer(port_of(&ep));
-        peer.write_all(&if v31 { greeting() } else { greeting_v30() }).unwrap();
-        peer.write_all(&ready("PUB")).unwrap();
-        read_handshake(&mut peer);
-        let mut p = sock.attached();
-        p.out.write(Msg::from_slice(b"ab").with_flags(FLAG_SUBSCRIBE));
-        p.out.write(Msg::from_slice(b"ab").with_flags(FLAG_CANCEL));
-        p.out.flush();
-        assert_eq!(read_frame(&mut peer), expect);
-        let (_, cancel) = read_frame(&mut peer);
-        assert_eq!(cancel[0], if v31 { 6 } else { 0 });
-    }
-}
-
-#[test]
-fn heartbeat_pings_and_closes_a_silent_peer() {
-    let mut opts = Options::default();
-    opts.heartbeat_ivl = Some(Duration::from_millis(50));
-    opts.heartbeat_timeout = Some(Duration::from_millis(200));
-    let mut sock = FakeSocket::new(SocketType::Dealer, opts);
-    let ep = sock.bind("tcp://127.0.0.1:*");
-    let mut peer = handshaken_peer(port_of(&ep), "DEALER");
-    let mut p = sock.attached();
-    let (flags, body) = read_frame(&mut peer);
-    assert_eq!(flags, 0x04);
-    assert_eq!(&body[..5], b"\x04PING");
-    // Stay silent: the connection dies.
-    expect_closed(&mut peer);
-    wait_terminated(&mut p);
 }
 
 #[test]

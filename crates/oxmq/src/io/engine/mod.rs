@@ -13,6 +13,11 @@
 //!    and take the pipe back with [`Engine::take_pipe`] if it outlives the
 //!    connection.
 //!
+//! The engine is a pump: readiness, buffers and pipes. What the bytes
+//! mean after the handshake (framing, commands, subscriptions, heartbeats,
+//! CURVE boxes, raw STREAM bytes) is decided by its [`Session`]
+//! (`oxmq-proto`), which is tested without sockets.
+//!
 //! Data path: reads land in a large `BytesMut` and frames are split off it
 //! without copying; a large frame's body is read straight into a buffer of
 //! exactly its size (no read past its end, so nothing is copied on).
@@ -37,8 +42,8 @@ use crate::options::Options;
 use crate::pipe::Wake;
 use bytes::{Bytes, BytesMut};
 use oxmq_proto::{
-    encode_any_frame_header, Frame, FrameDecoder, Handshake, HandshakeConfig, HandshakeError, Heartbeat,
-    HeartbeatAction, PeerInfo, ProtocolError, SocketType, TrafficCodec,
+    Handshake, HandshakeConfig, HandshakeError, Inbound, PeerInfo, ProtocolError, Session, SessionConfig, SessionError,
+    SocketType,
 };
 use std::collections::VecDeque;
 use std::io;
@@ -69,6 +74,18 @@ impl From<ProtocolError> for Fault {
     }
 }
 
+impl From<SessionError> for Fault {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Protocol(e) => Fault::Protocol(e),
+            SessionError::PeerSilent => Fault::HeartbeatDead,
+            // The peer's ERROR, and any end the session adds later: the
+            // peer's doing, reported as its error.
+            _ => Fault::PeerError,
+        }
+    }
+}
+
 /// What the owner must do after [`Engine::run`].
 #[derive(Debug)]
 pub(crate) enum Step {
@@ -84,6 +101,7 @@ enum Phase {
     RawStart,
     Active,
 }
+// `Engine::session` is `Some` exactly when the phase is not `Handshake`.
 
 /// Socket-side facts an engine needs.
 #[derive(Clone)]
@@ -101,7 +119,8 @@ pub(crate) struct Engine {
     phase: Phase,
     hs_deadline: Option<Instant>,
     rx: BytesMut,
-    decoder: FrameDecoder,
+    /// The traffic phase's protocol; `None` during the handshake.
+    session: Option<Session>,
     tx_buf: Vec<u8>,
     segs: VecDeque<Seg>,
     readable: bool,
@@ -113,9 +132,9 @@ pub(crate) struct Engine {
     /// the connect that made it.
     drain: bool,
     pipe: Option<EnginePipe>,
-    /// A frame to process before any in `rx`: one that starts a message,
+    /// What to deliver before anything in `rx`: a message's first frame
     /// held while the inbound pipe is full, or a just completed big frame.
-    stalled: Option<Frame>,
+    stalled: Option<Inbound>,
     /// A large frame whose body is being read; `rx` is empty meanwhile.
     big: Option<BigFrame>,
     /// Frames of an inbound multipart message not yet complete.
@@ -125,26 +144,14 @@ pub(crate) struct Engine {
     /// being skipped up to the end of a message begun on an earlier connection).
     out_mid: bool,
     out_skip: bool,
-    peer_minor: u8,
-    heartbeat: Option<Heartbeat>,
     /// Set when the socket went away: `Some(None)` = wait forever.
     linger: Option<Option<Instant>>,
-    is_pub: bool,
-    /// CURVE: every traffic frame is boxed and unboxed through it.
-    codec: Option<TrafficCodec>,
     /// A ZAP request waiting for the handler's reply.
     zap: Option<ZapClient>,
     /// Wakes this engine (ZAP replies arrive on a pipe like any other).
     waker: Arc<dyn Wake>,
-    /// STREAM: bytes in and out as they are, no ZMTP.
-    raw: bool,
     /// STREAM: the socket sent an empty frame; close once the output is written.
     raw_close: bool,
-    /// The peer speaks ZMTP/1.0 (issue 13: older peers): RFC 13 framing both ways.
-    zmtp10: bool,
-    /// PUB/XPUB with an unversioned 1.0 peer: subscribe it to everything
-    /// once the pipe is attached, as libzmq does for a SUB that filters locally.
-    subscribe_all: bool,
 }
 
 impl Engine {
@@ -161,13 +168,12 @@ impl Engine {
             metadata: opts.app_metadata.clone(),
         });
         hs.set_max_msg_size(opts.maxmsgsize);
-        let is_pub = matches!(cfg.socket_type, SocketType::Pub | SocketType::XPub);
         // STREAM, and draft DGRAM over tcp/ipc (libzmq's raw engine).
         let raw = stream.runs_raw(cfg.socket_type);
         let mut e = Engine {
             stream,
             hs_deadline: opts.handshake_ivl.filter(|d| !d.is_zero()).map(|d| now + d),
-            decoder: FrameDecoder::new(opts.maxmsgsize),
+            session: None,
             cfg,
             phase: Phase::Active,
             rx: BytesMut::with_capacity(RX_CHUNK),
@@ -183,19 +189,13 @@ impl Engine {
             in_dirty: false,
             out_mid: false,
             out_skip: false,
-            peer_minor: 1,
-            heartbeat: None,
             linger: None,
-            is_pub,
-            codec: None,
             zap: None,
             waker,
-            raw,
             raw_close: false,
-            zmtp10: false,
-            subscribe_all: false,
         };
         if raw {
+            e.session = Some(Session::raw(e.cfg.socket_type));
             e.hs_deadline = None;
             e.phase = Phase::RawStart;
             return e;
@@ -229,7 +229,7 @@ impl Engine {
         self.pipe = Some(pipe);
         self.out_skip = skip_partial;
         self.out_mid = skip_partial;
-        if std::mem::take(&mut self.subscribe_all) {
+        if self.session.as_ref().is_some_and(Session::subscribe_peer_to_all) {
             self.push_subscription(Bytes::new(), FLAG_SUBSCRIBE);
         }
         self.send_hello();
@@ -239,17 +239,12 @@ impl Engine {
     /// of anything queued (see `Options::sends_hello`).
     fn send_hello(&mut self) {
         let o = &self.cfg.options;
+        let Some(session) = &mut self.session else { return };
         if !o.sends_hello(self.cfg.socket_type) {
             return;
         }
         let start = self.tx_buf.len();
-        match &mut self.codec {
-            Some(codec) => codec.encode(false, false, &[&o.hello_msg], &mut self.tx_buf),
-            None => {
-                encode_any_frame_header(&mut self.tx_buf, self.zmtp10, false, false, o.hello_msg.len());
-                self.tx_buf.extend_from_slice(&o.hello_msg);
-            }
-        }
+        session.encode_frame(false, &o.hello_msg, &mut self.tx_buf);
         self.note_buf(start);
     }
 
@@ -277,7 +272,7 @@ impl Engine {
     /// The earliest time [`Engine::run`] must be called again.
     pub(crate) fn deadline(&self) -> Option<Instant> {
         let hb = match self.phase {
-            Phase::Active => self.heartbeat.as_ref().and_then(|h| h.next_deadline()),
+            Phase::Active => self.session.as_ref().and_then(Session::poll_timeout),
             Phase::Handshake(_) | Phase::RawStart => None,
         };
         let linger = self.linger.flatten();
@@ -317,15 +312,13 @@ impl Engine {
             written?;
             return Ok(step);
         }
-        if let Some(hb) = &mut self.heartbeat {
-            match hb.handle_timeout(now) {
-                HeartbeatAction::None => {}
-                HeartbeatAction::SendPing(cmd) => self.send_command(&cmd),
-                HeartbeatAction::Dead => return Err(Fault::HeartbeatDead),
-            }
+        if let Some(session) = &mut self.session {
+            session.handle_timeout(now)?;
         }
         self.check_linger(now)?;
         let read_again = self.read_active(now)?;
+        // PINGs due and PONGs for the peer's PINGs.
+        self.queue_session_output();
         let write_again = self.write_out()?;
         if self.raw_close && self.segs.is_empty() {
             return Err(Fault::Linger);
@@ -371,26 +364,18 @@ impl Engine {
             self.note_buf(start);
             match res {
                 Ok(Some(peer)) => {
-                    self.codec = codec;
                     self.zap = None;
-                    self.peer_minor = peer.version.1;
-                    if peer.version.0 == 1 {
-                        self.zmtp10 = true;
-                        self.decoder = FrameDecoder::zmtp10(self.cfg.options.maxmsgsize);
-                        self.subscribe_all = self.is_pub && peer.filters_locally;
-                    }
+                    let o = &self.cfg.options;
+                    let config = SessionConfig {
+                        socket_type: self.cfg.socket_type,
+                        max_msg_size: o.maxmsgsize,
+                        heartbeat_ivl: o.heartbeat_ivl,
+                        heartbeat_ttl: o.heartbeat_ttl,
+                        heartbeat_timeout: o.heartbeat_timeout,
+                    };
+                    self.session = Some(Session::new(&config, &peer, codec, now));
                     self.phase = Phase::Active;
                     self.hs_deadline = None;
-                    let o = &self.cfg.options;
-                    // ZMTP/2.0 has no commands, so no PINGs (issue 13: older peers).
-                    self.heartbeat = (peer.version.0 >= 3).then(|| {
-                        Heartbeat::new(
-                            o.heartbeat_ivl,
-                            o.heartbeat_ttl,
-                            o.heartbeat_timeout.filter(|d| !d.is_zero()),
-                            now,
-                        )
-                    });
                     return Ok(Step::Handshaken(Box::new(peer)));
                 }
                 Ok(None) => {}
@@ -438,6 +423,16 @@ impl Engine {
                 *zap = None;
                 hs.handle_zap_reply(reply?)
             }
+        }
+    }
+
+    /// Moves the command frames the session wants sent into the write buffer.
+    fn queue_session_output(&mut self) {
+        let Some(session) = &mut self.session else { return };
+        if session.has_transmit() {
+            let start = self.tx_buf.len();
+            session.poll_transmit(&mut self.tx_buf);
+            self.note_buf(start);
         }
     }
 

@@ -1,11 +1,12 @@
-//! Inbound side of the engine: socket reads, frame decoding into the
-//! inbound pipe, and commands from the peer.
+//! Inbound side of the engine: socket reads, and what the session makes of
+//! them delivered into the inbound pipe.
 
 use super::{Engine, Fault, RX_CHUNK};
 use crate::io::stream::Stream;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE, INLINE_CAPACITY};
-use bytes::{Buf, Bytes, BytesMut};
-use oxmq_proto::{Command, Frame, FrameHeader, SocketType, TrafficCodec};
+use bytes::{Buf, BytesMut};
+use oxmq_proto::Session;
+use oxmq_proto::{Frame, FrameHeader, Framing, Inbound};
 use std::io;
 use std::time::Instant;
 
@@ -75,7 +76,8 @@ impl Engine {
         if pipe.inn.is_reader_gone() {
             return Ok(false);
         }
-        let res = if self.raw { self.raw_read_loop() } else { self.read_loop(now) };
+        let raw = matches!(self.session.as_ref().map(Session::framing), Some(Framing::Raw { .. }));
+        let res = if raw { self.raw_read_loop(now) } else { self.read_loop(now) };
         if self.in_dirty {
             if let Some(p) = &mut self.pipe {
                 p.inn.flush();
@@ -98,7 +100,7 @@ impl Engine {
                 return Ok(true);
             }
             if self.big.is_none() {
-                if let Some(h) = self.decoder.pending_header(&self.rx) {
+                if let Some(h) = self.session.as_ref().and_then(|s| s.pending_header(&self.rx)) {
                     // Valid and incomplete (decode took every complete frame).
                     if h.body_len >= BIG_FRAME_MIN {
                         self.big = Some(BigFrame::start(&mut self.rx, h));
@@ -127,12 +129,11 @@ impl Engine {
                         // socket): only a read shows an EOF already queued.
                         self.readable = false;
                     }
-                    if let Some(hb) = &mut self.heartbeat {
-                        hb.on_traffic(now);
-                    }
+                    let Some(session) = &mut self.session else { return Ok(false) };
+                    session.handle_bytes_received(now);
                     if self.big.as_ref().is_some_and(BigFrame::is_complete) {
                         if let Some(big) = self.big.take() {
-                            self.stalled = Some(Self::unbox(&mut self.codec, big.into_frame())?);
+                            self.stalled = session.handle_frame(big.into_frame(), now)?;
                         }
                     }
                 }
@@ -147,16 +148,18 @@ impl Engine {
 
     /// STREAM: every read becomes one message, as libzmq's raw engine does.
     /// Returns false when stopped by the HWM or the socket running dry.
-    fn raw_read_loop(&mut self) -> Result<bool, Fault> {
+    fn raw_read_loop(&mut self, now: Instant) -> Result<bool, Fault> {
         let mut budget = READ_BUDGET;
         loop {
             if !self.rx.is_empty() {
-                let Some(pipe) = &mut self.pipe else { return Ok(false) };
+                let (Some(pipe), Some(session)) = (&mut self.pipe, &mut self.session) else { return Ok(false) };
                 if !pipe.inn.check_write() {
                     return Ok(false);
                 }
-                pipe.inn.write(Msg::from_bytes(self.rx.split().freeze()));
-                self.in_dirty = true;
+                if let Some(Inbound::Frame { body, .. }) = session.poll_inbound(&mut self.rx, now)? {
+                    pipe.inn.write(Msg::from_bytes(body));
+                    self.in_dirty = true;
+                }
             }
             if !self.readable {
                 return Ok(false);
@@ -197,16 +200,11 @@ impl Engine {
     /// `decode` takes it.
     #[inline]
     fn small_frame(&mut self) -> Result<Option<bool>, Fault> {
-        // CURVE frames are boxed; PUB reads subscriptions from data frames.
-        if self.codec.is_some() || self.is_pub {
-            return Ok(None);
-        }
-        let Some(h) = self.decoder.complete_header(&self.rx)? else {
+        let Some(session) = &self.session else { return Ok(None) };
+        // Not under CURVE (boxed) nor for a PUB (it reads subscriptions from data frames).
+        let Some(h) = session.small_data_frame(&self.rx, INLINE_CAPACITY)? else {
             return Ok(None);
         };
-        if h.command || h.body_len > INLINE_CAPACITY {
-            return Ok(None);
-        }
         let Some(pipe) = &mut self.pipe else {
             return Ok(None);
         };
@@ -243,76 +241,44 @@ impl Engine {
 
     fn decode_frames(&mut self, now: Instant) -> Result<bool, Fault> {
         loop {
-            // `stalled` frames are already unboxed.
-            let frame = match self.stalled.take() {
-                Some(f) => f,
+            let inbound = match self.stalled.take() {
+                Some(inbound) => inbound,
                 None => {
                     match self.small_frame()? {
                         Some(true) => continue,
                         Some(false) => return Ok(false),
                         None => {}
                     }
-                    match self.decoder.decode(&mut self.rx)? {
-                        Some(f) => Self::unbox(&mut self.codec, f)?,
+                    let Some(session) = &mut self.session else { return Ok(true) };
+                    match session.poll_inbound(&mut self.rx, now)? {
+                        Some(inbound) => inbound,
                         None => return Ok(true),
                     }
                 }
             };
-            if frame.command {
-                self.on_command(&frame.body, now)?;
+            let flag = |subscribe| if subscribe { FLAG_SUBSCRIBE } else { FLAG_CANCEL };
+            if let Inbound::Subscription { subscribe, topic, in_band: false } = inbound {
+                self.push_subscription(topic, flag(subscribe));
                 continue;
             }
             let Some(pipe) = &mut self.pipe else {
                 return Ok(true);
             };
-            let whole = self.parts.is_empty() && !frame.more;
             // First frame of a message: respect the socket's RCVHWM.
             if self.parts.is_empty() && !pipe.inn.check_write() {
-                self.stalled = Some(frame);
+                self.stalled = Some(inbound);
                 return Ok(false);
             }
-            let body = frame.body;
-            let msg = if whole && self.is_pub && !body.is_empty() && body[0] <= 1 {
-                // Legacy (ZMTP 3.0) subscription message.
-                let flag = if body[0] == 1 { FLAG_SUBSCRIBE } else { FLAG_CANCEL };
-                Msg::from_bytes(body.slice(1..)).with_flags(flag)
-            } else {
-                Msg::from_bytes(body)
-            };
-            self.deliver(msg, frame.more);
-        }
-    }
-
-    fn on_command(&mut self, body: &Bytes, now: Instant) -> Result<(), Fault> {
-        match Command::parse(body)? {
-            Command::Ping { ttl_deciseconds, context } => {
-                self.send_command(&Command::pong_for(&context));
-                if let Some(hb) = &mut self.heartbeat {
-                    hb.on_ping(ttl_deciseconds, now);
+            let (msg, more) = match inbound {
+                Inbound::Frame { more, body } => (Msg::from_bytes(body), more),
+                // A ZMTP 3.0 subscription: a message, in turn with the others.
+                Inbound::Subscription { subscribe, topic, .. } => {
+                    (Msg::from_bytes(topic).with_flags(flag(subscribe)), false)
                 }
-            }
-            Command::Subscribe(topic) if self.is_pub => self.push_subscription(topic, FLAG_SUBSCRIBE),
-            Command::Cancel(topic) if self.is_pub => self.push_subscription(topic, FLAG_CANCEL),
-            Command::Error { .. } => return Err(Fault::PeerError),
-            // Draft RADIO/DISH: a DISH's JOIN/LEAVE reach the RADIO as subscriptions.
-            Command::Unknown { name, data } if self.cfg.socket_type == SocketType::Radio => match &name[..] {
-                b"JOIN" => self.push_subscription(data, FLAG_SUBSCRIBE),
-                b"LEAVE" => self.push_subscription(data, FLAG_CANCEL),
-                _ => {}
-            },
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// Opens a CURVE box or GSSAPI wrap; without either the frame is returned as it is.
-    fn unbox(codec: &mut Option<TrafficCodec>, frame: Frame) -> Result<Frame, Fault> {
-        match codec {
-            None => Ok(frame),
-            Some(c) => {
-                let u = c.decode(frame.body)?;
-                Ok(Frame { more: u.more, command: u.command, body: u.body })
-            }
+                // Nothing the socket could take.
+                _ => continue,
+            };
+            self.deliver(msg, more);
         }
     }
 }

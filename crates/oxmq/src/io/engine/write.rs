@@ -3,7 +3,6 @@
 
 use super::{Engine, Fault, Phase};
 use bytes::{Buf, Bytes};
-use oxmq_proto::{encode_any_frame_header, Command, SocketType};
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 
@@ -22,31 +21,18 @@ pub(super) enum Seg {
 }
 
 impl Engine {
-    /// Queues a command frame, boxed under CURVE.
-    pub(super) fn send_command(&mut self, cmd: &Command) {
-        let start = self.tx_buf.len();
-        match &mut self.codec {
-            Some(codec) => {
-                let mut body = Vec::with_capacity(cmd.body_len());
-                cmd.encode_body(&mut body);
-                codec.encode(false, true, &[&body], &mut self.tx_buf);
-            }
-            None => cmd.encode(&mut self.tx_buf),
-        }
-        self.note_buf(start);
-    }
-
     /// Extend the last buffer segment (or start one) with `tx_buf[start..]`.
     pub(super) fn note_buf(&mut self, start: usize) {
         note_seg(&mut self.segs, start, self.tx_buf.len());
     }
 
-    /// Moves messages from the out pipe into the (empty) write buffer.
+    /// Moves messages from the out pipe into the (empty) write buffer,
+    /// framed by the session; large bodies are referenced, not copied.
     fn pull(&mut self) {
         if self.raw_close {
             return;
         }
-        let Some(pipe) = &mut self.pipe else { return };
+        let (Some(pipe), Some(session)) = (&mut self.pipe, &mut self.session) else { return };
         let mut total = 0;
         while total < OUT_BATCH && self.segs.len() < MAX_IOV - 2 {
             let Some(msg) = pipe.out.read() else { break };
@@ -56,82 +42,28 @@ impl Engine {
                 continue;
             }
             self.out_mid = msg.more();
+            // ROUTER and STREAM: the socket already took the id frame.
+            if msg.is_routing_id() {
+                continue;
+            }
             let start = self.tx_buf.len();
             let body = msg.as_slice();
-            if self.raw {
-                // STREAM: the bytes alone (the socket already took the id
-                // frame); DGRAM over tcp/ipc: each frame's bytes, back to back.
-                if msg.is_routing_id() {
-                    continue;
-                }
-                if body.is_empty() {
-                    if self.cfg.socket_type == SocketType::Dgram {
-                        // DGRAM: an empty frame adds no bytes to the stream
-                        // (libzmq aborts the process on it; oxmq writes the rest).
-                        continue;
-                    }
-                    // The socket asked to close this connection.
-                    self.raw_close = true;
-                    break;
-                }
-                self.tx_buf.extend_from_slice(body);
-                total += body.len();
-                note_seg(&mut self.segs, start, self.tx_buf.len());
-                continue;
-            }
-            if let Some(codec) = &mut self.codec {
-                if msg.is_routing_id() {
-                    continue;
-                }
-                if msg.is_subscribe() || msg.is_cancel() {
-                    let sub = msg.is_subscribe();
-                    if self.cfg.socket_type == SocketType::Dish {
-                        let name: &[u8] = if sub { b"\x04JOIN" } else { b"\x05LEAVE" };
-                        codec.encode(false, true, &[name, body], &mut self.tx_buf);
-                    } else if self.peer_minor >= 1 {
-                        let name: &[u8] = if sub { b"\x09SUBSCRIBE" } else { b"\x06CANCEL" };
-                        codec.encode(false, true, &[name, body], &mut self.tx_buf);
-                    } else {
-                        codec.encode(false, false, &[&[u8::from(sub)], body], &mut self.tx_buf);
-                    }
-                } else {
-                    codec.encode(msg.more(), false, &[body], &mut self.tx_buf);
-                }
-                total += self.tx_buf.len() - start;
-                note_seg(&mut self.segs, start, self.tx_buf.len());
-                continue;
-            }
             if msg.is_subscribe() || msg.is_cancel() {
-                let sub = msg.is_subscribe();
-                // Draft DISH: JOIN/LEAVE are command frames for every ZMTP 3.x peer (libzmq dish.cpp).
-                if self.peer_minor >= 1 || self.cfg.socket_type == SocketType::Dish {
-                    let name: &[u8] = match (sub, self.cfg.socket_type == SocketType::Dish) {
-                        (true, false) => b"SUBSCRIBE",
-                        (false, false) => b"CANCEL",
-                        (true, true) => b"JOIN",
-                        (false, true) => b"LEAVE",
-                    };
-                    encode_any_frame_header(&mut self.tx_buf, self.zmtp10, false, true, 1 + name.len() + body.len());
-                    self.tx_buf.push(name.len() as u8);
-                    self.tx_buf.extend_from_slice(name);
-                } else {
-                    encode_any_frame_header(&mut self.tx_buf, self.zmtp10, false, false, 1 + body.len());
-                    self.tx_buf.push(u8::from(sub));
-                }
-                self.tx_buf.extend_from_slice(body);
-            } else if msg.is_routing_id() {
-                continue;
-            } else if body.len() >= ZERO_COPY_MIN && !msg.is_inline() {
-                encode_any_frame_header(&mut self.tx_buf, self.zmtp10, msg.more(), false, body.len());
+                session.encode_subscription(msg.is_subscribe(), body, &mut self.tx_buf);
+            } else if body.len() >= ZERO_COPY_MIN
+                && !msg.is_inline()
+                && session.encode_frame_header(msg.more(), body.len(), &mut self.tx_buf)
+            {
                 let end = self.tx_buf.len();
                 note_seg(&mut self.segs, start, end);
                 let big = msg.into_bytes();
                 total += end - start + big.len();
                 self.segs.push_back(Seg::Big(big));
                 continue;
-            } else {
-                encode_any_frame_header(&mut self.tx_buf, self.zmtp10, msg.more(), false, body.len());
-                self.tx_buf.extend_from_slice(body);
+            } else if !session.encode_frame(msg.more(), body, &mut self.tx_buf) {
+                // STREAM: the socket asked to close this connection.
+                self.raw_close = true;
+                break;
             }
             total += self.tx_buf.len() - start;
             note_seg(&mut self.segs, start, self.tx_buf.len());
@@ -147,9 +79,8 @@ impl Engine {
                 self.tx_buf.clear();
                 if matches!(self.phase, Phase::Active) {
                     self.pull();
-                    if self.codec.as_ref().is_some_and(|c| c.is_broken()) {
-                        // GSSAPI: the context can no longer wrap (expired).
-                        return Err(Fault::Protocol(oxmq_proto::ProtocolError::Cryptographic { what: "MESSAGE" }));
+                    if let Some(session) = &self.session {
+                        session.check_codec()?;
                     }
                 }
                 if self.segs.is_empty() {
