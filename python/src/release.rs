@@ -46,6 +46,8 @@ pub(crate) struct Owner {
 // bytearray, unresizable) while the export is held; the export itself is only
 // released with the GIL held, by `drain_releases`.
 unsafe impl Send for Owner {}
+// SAFETY: as for Send: shared references only read `ptr`/`len`, and the
+// export is released once, with the GIL held, by `drain_releases`.
 unsafe impl Sync for Owner {}
 
 impl Owner {

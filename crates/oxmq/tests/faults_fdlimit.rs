@@ -40,6 +40,7 @@ fn set_nofile(cur: libc::rlim_t, max: libc::rlim_t) {
 }
 
 fn cpu_time() -> Duration {
+    // SAFETY: rusage is a plain C struct; all-zero is a valid value.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the struct we own.
     assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) }, 0);

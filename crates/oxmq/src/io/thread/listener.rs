@@ -163,7 +163,8 @@ mod tests {
     /// Connections waiting in the kernel's accept queue of a listening tcp
     /// socket (Linux reports it as `tcpi_unacked` of a LISTEN socket).
     fn accept_queue_len(fd: RawFd) -> u32 {
-        let mut info: libc::tcp_info = unsafe { std::mem::zeroed() }; // SAFETY: plain C struct, all-zero is valid.
+        // SAFETY: tcp_info is a plain C struct; all-zero is a valid value.
+        let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
         let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
         // SAFETY: `info` and `len` are valid for writes of the sizes given.
         let rc = unsafe {
