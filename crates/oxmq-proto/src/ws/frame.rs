@@ -109,6 +109,18 @@ impl WsDecoder {
         base + if self.masked { 4 } else { 0 }
     }
 
+    /// Moves what `input` has of the current frame into `control`, unmasked;
+    /// true once the frame is complete.
+    fn take_control(&mut self, input: &mut &[u8]) -> bool {
+        let take = (self.left as usize).min(input.len());
+        let mut chunk = input[..take].to_vec();
+        *input = &input[take..];
+        self.unmask(&mut chunk);
+        self.control.extend_from_slice(&chunk);
+        self.left -= take as u64;
+        self.left == 0
+    }
+
     fn unmask(&mut self, data: &mut [u8]) {
         if self.masked {
             self.mask_pos = apply_mask(self.mask, self.mask_pos, data);
@@ -161,13 +173,7 @@ impl WsDecoder {
                     }
                 }
                 DecState::RoutingId => {
-                    let take = (self.left as usize).min(input.len());
-                    let mut chunk = input[..take].to_vec();
-                    *input = &input[take..];
-                    self.unmask(&mut chunk);
-                    self.control.extend_from_slice(&chunk);
-                    self.left -= take as u64;
-                    if self.left == 0 {
+                    if self.take_control(input) {
                         self.routing_id_done(out);
                     }
                 }
@@ -185,13 +191,7 @@ impl WsDecoder {
                     }
                 }
                 DecState::Control => {
-                    let take = (self.left as usize).min(input.len());
-                    let mut chunk = input[..take].to_vec();
-                    *input = &input[take..];
-                    self.unmask(&mut chunk);
-                    self.control.extend_from_slice(&chunk);
-                    self.left -= take as u64;
-                    if self.left == 0 {
+                    if self.take_control(input) {
                         if let Some(c) = self.control_done(out) {
                             return Ok(Some(c));
                         }
