@@ -320,7 +320,11 @@ fn zap_handler_that_never_answers_times_out_at_handshake_ivl() {
 /// handler reads one frame of the request and closes. The handshake then
 /// waits, and when the client closes (LINGER 0) the server's connection sees
 /// the peer leave: HANDSHAKE_FAILED_NO_DETAIL with EPIPE, well before
-/// HANDSHAKE_IVL (a client still handshaking must close at once).
+/// HANDSHAKE_IVL (a client still handshaking must close at once). When the
+/// client's kernel still holds unread bytes of our greeting, its close sends
+/// RST instead of FIN and the read fails with ECONNRESET; libzmq's own
+/// `expect_monitor_event_multiple` accepts that (and ECONNABORTED) for the
+/// same reason, so this does too.
 #[test]
 fn zap_handler_that_disconnects_then_client_closes_is_epipe() {
     let _g = guard();
@@ -340,7 +344,11 @@ fn zap_handler_that_disconnects_then_client_closes_is_epipe() {
     assert_nothing(&server);
     let started = std::time::Instant::now();
     drop(client);
-    assert_eq!(wait_event(&smon, ev::HANDSHAKE_FAILED_NO_DETAIL), libc::EPIPE as u32);
+    let err = wait_event(&smon, ev::HANDSHAKE_FAILED_NO_DETAIL) as i32;
+    assert!(
+        [libc::EPIPE, libc::ECONNRESET, libc::ECONNABORTED].contains(&err),
+        "HANDSHAKE_FAILED_NO_DETAIL carried errno {err}, not the peer leaving"
+    );
     assert!(
         started.elapsed() < std::time::Duration::from_secs(10),
         "the server heard of the close only after {:?}",
