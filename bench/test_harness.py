@@ -30,7 +30,7 @@ SCALE = studies.module(13)
 CURVE = studies.module(9)
 
 # Measures where less is better: oxmq's fake figure is doubled; for the others it is halved.
-LOWER = ("_us", "seconds", "ns_per_call", "rss_mib", "bytes_per_msg", "cpu_s_per_mline", "_per_conn", "_ms")
+LOWER = ("_us", "_per_rt", "seconds", "ns_per_call", "rss_mib", "bytes_per_msg", "cpu_s_per_mline", "_per_conn", "_ms")
 # Study 13's clock readings: a start (0 for every side) and an end (later for oxmq),
 # so that its connect time, delivery rate and lag come out behind too.
 STARTS = ("t0", "first_sent", "last_sent")
@@ -134,6 +134,8 @@ def main():
     for n, peer in (("2", "rust_monocoque"), ("2", "c_omq"), ("3", "rust_omq"), ("4", "c_mutex"), ("13", "c_libzmq"),
                     ("13", "c_omq"), ("13", "c_libzmq435")):
         check(any(r[0] == n and r[4] == peer for r in ratios), "study %s has ratios against %s" % (n, peer))
+    check(all("cpu_us_per_rt" in c.get("ratios", {}) for c in data["studies"]["3"]["cells"]),
+          "study 3 compares CPU per round trip in every cell (no lead bought by a spinning core)")
     c2 = data["studies"]["2"]["cells"]
     lend = [r for c in c2 if c["key"]["mode"] == "copy" and c["key"]["size"] >= stats.PY_LEND_MIN
             for r in c["ratios"]["msgs_per_s"] if r["oxmq"] == "oxmq_py"]
