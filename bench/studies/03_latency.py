@@ -101,6 +101,10 @@ def _ping_side(suite, impls, transport, size):
         for wait, pin in PING_VARIANTS:
             impl = i if pin == "pinned" else free
             r = runner.run_procs([Proc("probe", impl, "physical", [kind, size, n, wait])], suite.timeout)
+            ran = r["probe"]["wait"] if "wait" in r["probe"] else None
+            if ran != wait:  # a physical built before the polling way ignores it
+                raise runner.RunError("physical ran its ping-pong %r, not %r (rebuild bench/c/physical.c)"
+                                      % (ran, wait))
             runs[wait, pin] = with_cpu(r["probe"], r)
         best = min(runs.values(), key=lambda r: r["p50_us"])
         out = {m: min(r[m] for r in runs.values()) for m in ("mean_us", "p50_us", "p99_us")}
