@@ -83,9 +83,9 @@ ABOUT = {
          "where oxmq uses more. **The floor** (tcp, ipc) is a plain-socket ping-pong of the same size "
          "(`bench/c/physical.c`) run four ways in every repetition: each side blocking in read() or polling "
          "(non-blocking reads retried for up to 200 µs before it sleeps in poll(2), as libraries that spin do), "
-         "pinned to two cores or unpinned; each figure is the best of the four. On this virtual machine an idle "
-         "vCPU halts at once (cpuidle haltpoll, guest_halt_poll_ns 0), so waking a blocked peer on the other core "
-         "costs tens of µs that a side still polling never pays.",
+         "pinned to two cores or unpinned; each figure is the best of the four. On a virtual machine whose idle "
+         "vCPU halts at once (the bench machine of 2026-11-26: KVM, cpuidle haltpoll, guest_halt_poll_ns 0), "
+         "waking a blocked peer on the other core costs tens of µs that a side still polling never pays.",
     "4": "The classic inproc hand-off: 1,048,576 four-byte messages over an inproc PAIR from one thread to "
          "another, timed from before the receiving thread starts until it has them all. Baselines without "
          "ZeroMQ: a bounded (1000-slot) ring queue with a mutex and two condition variables in C, and "
