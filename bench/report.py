@@ -11,7 +11,8 @@ from harness.stats import lend_note, side_speed_range
 
 LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client_seconds", "cpu_s_per_mline",
                 "us_per_call", "rss_mib", "bytes_per_msg", "connect_seconds", "router_kib_per_conn",
-                "client_kib_per_conn", "lag_ms", "publish_seconds", "cpu_us_per_ping"}
+                "client_kib_per_conn", "lag_ms", "publish_seconds", "cpu_us_per_ping",
+                "cpu_us_per_rt"}
 
 ABOUT = {
     "13": "How cost grows with the number of peers (issue 24), the same C program (`bench/c/scale.c`) on every "
@@ -74,7 +75,17 @@ ABOUT = {
          "inproc zero-copy hands over a reference, so its MB/s can exceed memory bandwidth.",
     "3": "REQ/REP round trips, client and server in separate processes pinned to different cores (tcp, ipc), "
          "or two threads (inproc). Each round trip is timed separately after 100 warm-up trips; mean, median "
-         "(p50) and 99th percentile in µs, lower is better.",
+         "(p50) and 99th percentile in µs, lower is better. **CPU µs per round trip**: the user+system time of "
+         "both processes (inproc: the one process), every thread, as the kernel accounts it when the harness reaps "
+         "them (wait4; setup and the warm-up included), over every round trip they made. A side that busy-polls "
+         "while it waits uses about its whole round trip per side, so a CPU figure near twice the mean round trip "
+         "means both sides spin; its ratio against each peer (lower is better) is in \"Where oxmq trails\" "
+         "where oxmq uses more. **The floor** (tcp, ipc) is a plain-socket ping-pong of the same size "
+         "(`bench/c/physical.c`) run four ways in every repetition: each side blocking in read() or polling "
+         "(non-blocking reads retried for up to 200 µs before it sleeps in poll(2), as libraries that spin do), "
+         "pinned to two cores or unpinned; each figure is the best of the four. On a virtual machine whose idle "
+         "vCPU halts at once (the bench machine of 2026-11-26: KVM, cpuidle haltpoll, guest_halt_poll_ns 0), "
+         "waking a blocked peer on the other core costs tens of µs that a side still polling never pays.",
     "4": "The classic inproc hand-off: 1,048,576 four-byte messages over an inproc PAIR from one thread to "
          "another, timed from before the receiving thread starts until it has them all. Baselines without "
          "ZeroMQ: a bounded (1000-slot) ring queue with a mutex and two condition variables in C, and "
@@ -308,16 +319,20 @@ def raw_departures(data, tolerance=0.2):
 
 def floor_beaten(data):
     """Latency cells in which a library's p50 beats the plain-socket floor:
-    (cell label, side label, its p50, the floor's p50)."""
+    (cell label, side label, its p50, the floor's p50, its CPU µs per round
+    trip or None, the floor's or None)."""
     out = []
     for c in data.get("studies", {}).get("3", {}).get("cells", []):
-        ping = c["sides"].get("ping", {}).get("metrics", {}).get("p50_us")
-        if not ping:
+        ping = c["sides"].get("ping", {}).get("metrics", {})
+        if not ping.get("p50_us"):
             continue
+        pcpu = ping.get("cpu_us_per_rt", {}).get("median")
         for k, e in c["sides"].items():
-            d = e.get("metrics", {}).get("p50_us")
-            if k != "ping" and d and d["median"] < ping["median"]:
-                out.append((c["label"], e["label"], d["median"], ping["median"]))
+            m = e.get("metrics", {})
+            d = m.get("p50_us")
+            if k != "ping" and d and d["median"] < ping["p50_us"]["median"]:
+                out.append((c["label"], e["label"], d["median"], ping["p50_us"]["median"],
+                            m.get("cpu_us_per_rt", {}).get("median"), pcpu))
     return out
 
 
@@ -340,11 +355,15 @@ def sec_warnings(data):
                   "study 8 (%+.0f%%). The two run the same probe (%s) and "
                   "should agree within 20%%: the machine's load changed between them, or the message size's writes "
                   "differ from study 8's 1 MiB ones, so this cell's fractions of the raw limit are not to be quoted." % (label, num(mine), num(lim), 100 * (mine / lim - 1), probe))
-    for label, side, p50, ping in floor:
+    for label, side, p50, ping, cpu, pcpu in floor:
+        spent = ""
+        if cpu is not None and pcpu is not None:
+            spent = " It used %.1f CPU µs per round trip (both processes), the floor %.1f." % (cpu, pcpu)
         md.append("- **%s beats the ping-pong floor** in latency cell %s: p50 %.1f µs against the floor's %.1f µs "
-                  "(the best of a pinned and an unpinned plain-socket ping-pong). No library can round-trip faster "
-                  "than two plain writes and reads: a measurement error to explain (a different wake-up path, "
-                  "polling, or load during the probe) before quoting this cell." % (side, label, p50, ping))
+                  "(the best of blocking and polling plain-socket ping-pongs, pinned and unpinned). No library can "
+                  "round-trip faster than two plain writes and reads: a measurement error to explain (a different "
+                  "wake-up path, or load during the probe) before quoting this cell.%s" % (side, label, p50, ping,
+                                                                                           spent))
     md.append("")
     return md
 
@@ -596,6 +615,61 @@ def sec_trailing(data):
     return md
 
 
+def latency_cpu_table(cells, keys, labels):
+    """CPU µs per round trip of each side (both processes), and the share of
+    the round trip each side's process was on a CPU: near 1 (or above, with
+    several threads) on both sides is a library that spins while it waits."""
+    keys = [k for k in keys if any("cpu_us_per_rt" in c["sides"].get(k, {}).get("metrics", {}) for c in cells)]
+    if not keys:
+        return []
+    md = ["CPU µs per round trip, both processes (client + server; inproc: the one process), and in brackets the "
+          "busy share client / server = each process's CPU time ÷ the mean round trip (medians over the "
+          "repetitions; 1.0 is a process on a CPU for the whole round trip)\n",
+          "| " + " | ".join(["transport", "size"] + [labels[k] for k in keys] + ["CPU ratio oxmq/peer"]) + " |",
+          "|" + "---|" * (len(keys) + 3)]
+    for c in cells:
+        row = [c["key"]["transport"], size_label(c["key"]["size"])]
+        for k in keys:
+            m = c["sides"].get(k, {}).get("metrics", {})
+            if "cpu_us_per_rt" not in m:
+                row.append("–")
+                continue
+            cell = num(m["cpu_us_per_rt"]["median"])
+            mean = m.get("mean_us", {}).get("median")
+            if mean and "client_cpu_us_per_rt" in m and "server_cpu_us_per_rt" in m:
+                cell += " (%.2f / %.2f)" % (m["client_cpu_us_per_rt"]["median"] / mean,
+                                             m["server_cpu_us_per_rt"]["median"] / mean)
+            row.append(cell)
+        row.append(", ".join("%s / %s %s" % (SHORT.get(r["oxmq"], r["oxmq"]), SHORT.get(r["peer"], r["peer"]),
+                                              fmt_ratio(r)) for r in c.get("ratios", {}).get("cpu_us_per_rt", [])))
+        md.append("| " + " | ".join(row) + " |")
+    md.append("")
+    return md
+
+
+def floor_table(cells):
+    """The floor's four ways (p50 µs and CPU µs per round trip), so that which
+    way set it, and what it cost, shows."""
+    ways = [("block", "pinned"), ("block", "unpinned"), ("poll", "pinned"), ("poll", "unpinned")]
+    rows = [c for c in cells if "p50_us" in c["sides"].get("ping", {}).get("metrics", {})]
+    if not rows:
+        return []
+    md = ["The plain-socket floor, each way it ran: p50 µs / CPU µs per round trip (medians); the floor is the "
+          "best p50 of the four\n",
+          "| transport | size | " + " | ".join("%s, %s" % w for w in ways) + " | floor p50 |",
+          "|" + "---|" * (len(ways) + 3)]
+    for c in rows:
+        m = c["sides"]["ping"]["metrics"]
+        row = [c["key"]["transport"], size_label(c["key"]["size"])]
+        for w in ways:
+            p50, cpu = m.get("p50_us_%s_%s" % w), m.get("cpu_us_per_rt_%s_%s" % w)
+            row.append("%s / %s" % (num(p50["median"]), num(cpu["median"])) if p50 and cpu else "–")
+        row.append(num(m["p50_us"]["median"]))
+        md.append("| " + " | ".join(row) + " |")
+    md.append("")
+    return md
+
+
 def sec_latency(st, plots):
     plt = _plt()
     md = []
@@ -620,6 +694,8 @@ def sec_latency(st, plots):
                                               fmt_ratio(r)) for r in c.get("ratios", {}).get("mean_us", [])))
         md.append("| " + " | ".join(row) + " |")
     md.append("")
+    md.extend(latency_cpu_table(cells, keys, labels))
+    md.extend(floor_table(cells))
     transports = [t for t in ("tcp", "ipc", "inproc") if any(c["key"]["transport"] == t for c in cells)]
     if transports and keys:
         fig, axs = plt.subplots(1, len(transports), figsize=(5 * len(transports), 4.5), squeeze=False)

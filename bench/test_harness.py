@@ -28,9 +28,10 @@ from harness import discover, fmt, measure, runner, stats  # noqa: E402
 
 SCALE = studies.module(13)
 CURVE = studies.module(9)
+LATENCY = studies.module(3)
 
 # Measures where less is better: oxmq's fake figure is doubled; for the others it is halved.
-LOWER = ("_us", "seconds", "ns_per_call", "rss_mib", "bytes_per_msg", "cpu_s_per_mline", "_per_conn", "_ms")
+LOWER = ("_us", "_per_rt", "seconds", "ns_per_call", "rss_mib", "bytes_per_msg", "cpu_s_per_mline", "_per_conn", "_ms")
 # Study 13's clock readings: a start (0 for every side) and an end (later for oxmq),
 # so that its connect time, delivery rate and lag come out behind too.
 STARTS = ("t0", "first_sent", "last_sent")
@@ -81,7 +82,11 @@ def echoed(p):
 
 
 def fake_run_procs(procs, timeout):
-    return {p.role: Figures(p.impl, echoed(p)) for p in procs if not isinstance(p, runner.Delay)}
+    out = {p.role: Figures(p.impl, echoed(p)) for p in procs if not isinstance(p, runner.Delay)}
+    for p in procs:
+        if p.prog == "physical" and len(p.args) > 3:
+            out[p.role]["wait"] = p.args[3]  # physical.c echoes how its ping-pong waited
+    return out
 
 
 def fake_hosts_up(self, k):
@@ -134,6 +139,15 @@ def main():
     for n, peer in (("2", "rust_monocoque"), ("2", "c_omq"), ("3", "rust_omq"), ("4", "c_mutex"), ("13", "c_libzmq"),
                     ("13", "c_omq"), ("13", "c_libzmq435")):
         check(any(r[0] == n and r[4] == peer for r in ratios), "study %s has ratios against %s" % (n, peer))
+    c3 = data["studies"]["3"]["cells"]
+    check(all("cpu_us_per_rt" in c.get("ratios", {}) for c in c3),
+          "study 3 compares CPU per round trip in every cell (no lead bought by a spinning core)")
+    check(all("cpu_us_per_rt" in e["metrics"] for c in c3 for e in c["sides"].values() if "p50_us" in e["metrics"]),
+          "study 3: every side with round trips has its CPU per round trip, the floor's included")
+    floors = [c["sides"]["ping"]["metrics"] for c in c3 if c["key"]["transport"] in ("tcp", "ipc")]
+    check(bool(floors) and all("%s_%s_%s" % (m, w, pin) in f for f in floors for w, pin in LATENCY.PING_VARIANTS
+                               for m in ("p50_us", "cpu_us_per_rt")),
+          "study 3: the floor runs four ways (blocking and polling, pinned and unpinned), each with its CPU")
     c2 = data["studies"]["2"]["cells"]
     lend = [r for c in c2 if c["key"]["mode"] == "copy" and c["key"]["size"] >= stats.PY_LEND_MIN
             for r in c["ratios"]["msgs_per_s"] if r["oxmq"] == "oxmq_py"]

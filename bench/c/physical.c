@@ -2,8 +2,17 @@
  *   physical tcp CHUNK TOTAL    loopback TCP: a child writes TOTAL bytes in CHUNK writes
  *   physical unix CHUNK TOTAL   the same over a Unix stream socketpair
  *   physical memcpy CHUNK TOTAL memcpy of CHUNK-sized blocks, TOTAL bytes in all
- *   physical pingtcp SIZE COUNT  study 3's floor: COUNT timed round trips of SIZE bytes
- *   physical pingunix SIZE COUNT   (after WARM untimed) echoed by a child, plain read/write
+ *   physical pingtcp SIZE COUNT [block|poll]   study 3's floor: COUNT timed round
+ *   physical pingunix SIZE COUNT [block|poll]    trips of SIZE bytes (after WARM
+ *                                untimed) echoed by a child, plain read/write
+ * The ping-pong waits for the peer's bytes in one of two ways. block: a
+ * blocking read(), so each side sleeps and is woken once per message. poll:
+ * non-blocking reads retried in a loop for up to SPIN_NS before falling back to
+ * poll(2), as libraries that busy-poll do (omq.rs's I/O thread calls
+ * epoll_wait with a zero timeout repeatedly before it blocks). On a virtual
+ * machine whose idle vCPU halts at once, waking a sleeping peer on the other
+ * core costs an exit to the hypervisor and an IPI, tens of µs; a side still
+ * spinning when the bytes land pays neither. The floor is the best of both.
  * Writer and reader are pinned to different cores when there are two (the
  * ping-pong's client on core 1 and echo on core 0, as study 3's REQ and REP),
  * unless PHYS_NOPIN is set (the floor is the best of both, as a library may
@@ -13,7 +22,10 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,13 +77,56 @@ static double reader(int fd, long chunk, long total) {
     return now_s() - t0;
 }
 
-/* Reads or writes exactly LEN bytes (a round trip's message may arrive in pieces). */
+/* How long a polling side retries a non-blocking read or write before it
+ * sleeps in poll(2): the kernel's own default for a KVM guest's idle polling
+ * (haltpoll's guest_halt_poll_ns, 200 µs), and longer than a peer's turn at
+ * every study-3 size on an unloaded machine, so that pinned on two cores
+ * neither side sleeps; sharing one core, a side gives the core up after it. */
+#define SPIN_NS 200000L
+
+static int polling;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Reads or writes exactly LEN bytes (a round trip's message may arrive in
+ * pieces). Polling, the socket is non-blocking: EAGAIN is retried until
+ * SPIN_NS have passed without progress, then the side sleeps in poll(2). */
 static void full_io(int fd, char *buf, long len, int do_write) {
-    long done = 0;
+    long done = 0, since = 0;
     while (done < len) {
         ssize_t n = do_write ? write(fd, buf + done, (size_t)(len - done)) : read(fd, buf + done, (size_t)(len - done));
-        if (n <= 0) { perror(do_write ? "write" : "read"); _exit(1); }
-        done += n;
+        if (n > 0) {
+            done += n;
+            since = 0;
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN && polling) {
+            long t = now_ns();
+            if (!since) since = t;
+            if (t - since < SPIN_NS) {
+                cpu_relax();
+                continue;
+            }
+            struct pollfd p = {.fd = fd, .events = do_write ? POLLOUT : POLLIN};
+            if (poll(&p, 1, -1) < 0 && errno != EINTR) { perror("poll"); _exit(1); }
+            since = 0;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        perror(do_write ? "write" : "read");
+        _exit(1);
     }
 }
 
@@ -85,6 +140,8 @@ static int cmpd(const void *a, const void *b) {
 /* The ping-pong floor for study 3: what a REQ/REP round trip would cost if the
  * library added nothing to the two socket writes and reads. */
 static void ping_pong(int fds[2], long size, long count) {
+    if (polling)
+        for (int i = 0; i < 2; i++) fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
     char *buf = malloc((size_t)size);
     memset(buf, 'x', (size_t)size);
     pid_t pid = fork();
@@ -109,8 +166,8 @@ static void ping_pong(int fds[2], long size, long count) {
     waitpid(pid, NULL, 0);
     for (long i = 0; i < count; i++) sum += rt[i];
     qsort(rt, (size_t)count, sizeof(double), cmpd);
-    printf("{\"kind\":\"ping\",\"count\":%ld,\"seconds\":%.9f,\"mean_us\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
-           count, sum, sum / (double)count * 1e6, rt[count / 2] * 1e6, rt[(long)((double)count * 0.99)] * 1e6);
+    printf("{\"kind\":\"ping\",\"wait\":\"%s\",\"count\":%ld,\"seconds\":%.9f,\"mean_us\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
+           polling ? "poll" : "block", count, sum, sum / (double)count * 1e6, rt[count / 2] * 1e6, rt[(long)((double)count * 0.99)] * 1e6);
 }
 
 int main(int argc, char **argv) {
@@ -157,6 +214,8 @@ int main(int argc, char **argv) {
             }
         }
         if (ping) {
+            if (argc > 4 && strcmp(argv[4], "poll") && strcmp(argv[4], "block")) return 2;
+            polling = argc > 4 && !strcmp(argv[4], "poll");
             ping_pong(fds, chunk, total);
             return 0;
         }

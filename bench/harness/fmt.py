@@ -10,6 +10,7 @@ UNITS = {
     "bytes_per_msg": ("B/msg", 1), "connect_seconds": ("s", 1), "router_kib_per_conn": ("KiB/conn", 1),
     "client_kib_per_conn": ("KiB/conn", 1), "delivered_per_s": ("msg/s", 1), "lag_ms": ("ms", 1),
     "publish_seconds": ("s", 1), "cpu_us_per_ping": ("CPU µs", 1),
+    "cpu_us_per_rt": ("CPU µs", 1),
 }
 
 

@@ -1,4 +1,9 @@
-"""Running programs: start a run's processes in order, pass endpoints along, collect one JSON line each."""
+"""Running programs: start a run's processes in order, pass endpoints along, collect one JSON line each.
+
+Each result also gets "proc_cpu_s": the process's user+system CPU seconds as
+the kernel accounts them when it is reaped (wait4: every thread, setup
+included), measured the same way for every language, so that a library that
+spins shows as CPU time whether or not its program reports any."""
 
 import json
 import os
@@ -42,10 +47,28 @@ def _drain(stream, lines, ready_evt):
     ready_evt.set()
 
 
+def _reap(popen, timeout):
+    """Wait up to timeout for popen to end, as Popen.wait does, but reap it with
+    wait4 to keep its rusage; returns its CPU seconds (user + system)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.0005
+    while True:
+        pid, status, ru = os.wait4(popen.pid, os.WNOHANG)
+        if pid == popen.pid:
+            popen.returncode = os.waitstatus_to_exitcode(status)
+            return ru.ru_utime + ru.ru_stime
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise subprocess.TimeoutExpired(popen.args, timeout)
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 0.05)
+
+
 def run_procs(procs, timeout):
     """Start procs in order, wait, and return {role: parsed JSON line}."""
     started = []
     tokens = {}
+    cpu = {}
     deadline = time.monotonic() + timeout
     try:
         for p in procs:
@@ -80,14 +103,14 @@ def run_procs(procs, timeout):
             if p.stop:
                 continue
             try:
-                popen.wait(max(0.1, deadline - time.monotonic()))
+                cpu[p.role] = _reap(popen, max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 raise RunError("%s timed out after %.0f s" % (p.role, timeout)) from None
         for p, popen, lines, th, err in started:
             if p.stop and popen.poll() is None:
                 popen.terminate()
                 try:
-                    popen.wait(10)
+                    cpu[p.role] = _reap(popen, 10)
                 except subprocess.TimeoutExpired:
                     raise RunError("%s did not stop on SIGTERM" % p.role) from None
         out = {}
@@ -99,6 +122,8 @@ def run_procs(procs, timeout):
             if not js:
                 raise RunError("%s printed no JSON result%s" % (p.role, _stderr_tail(err)))
             res = json.loads(js[-1])
+            if p.role in cpu:
+                res["proc_cpu_s"] = cpu[p.role]
             if p.impl.expect_capi and "lib" in res and str(CAPI_DIR) not in res["lib"]:
                 raise RunError("%s ran on %s, not on oxmq's library" % (p.role, res["lib"]))
             if p.impl.expect_lib and "lib" in res and str(p.impl.expect_lib) not in res["lib"]:
