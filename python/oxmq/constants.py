@@ -408,11 +408,14 @@ THREAD_PRIORITY_DFLT = -1
 THREAD_SCHED_POLICY_DFLT = -1
 DRAFT_API = True  # the draft sockets and options are built in (zmq.has("draft"))
 # oxmq only, event version 2 (socket.monitor(addr, events, event_version=2)):
-# a message dropped (value: a DROP_* reason) and a pipe reaching its HWM
-# (value: the HWM), on bits libzmq does not use (not in EVENT_ALL_V2).
+# a message dropped (value: a DROP_* reason), a pipe reaching its HWM
+# (value: the HWM) and a connect's name lookup that found no address (value:
+# getaddrinfo's EAI_* code as a signed 64-bit number), on bits libzmq does
+# not use (not in EVENT_ALL_V2).
 EVENT_MSG_DROPPED = 1 << 32
 EVENT_HWM_REACHED = 1 << 33
-EVENT_ALL_OXMQ = Event.ALL_V2 | EVENT_MSG_DROPPED | EVENT_HWM_REACHED
+EVENT_RESOLVE_FAILED = 1 << 34
+EVENT_ALL_OXMQ = Event.ALL_V2 | EVENT_MSG_DROPPED | EVENT_HWM_REACHED | EVENT_RESOLVE_FAILED
 DROP_HWM = 1
 DROP_NO_ROUTE = 2
 DROP_CONFLATE = 3
@@ -420,6 +423,7 @@ DROP_OVERSIZE = 4
 __all__ += [
     "EVENT_MSG_DROPPED",
     "EVENT_HWM_REACHED",
+    "EVENT_RESOLVE_FAILED",
     "EVENT_ALL_OXMQ",
     "DROP_HWM",
     "DROP_NO_ROUTE",

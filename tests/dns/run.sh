@@ -26,11 +26,12 @@ mount --bind "$work/nsswitch.conf" /etc/nsswitch.conf
 printf '127.0.0.1 probe.oxmq.test\n' >"$work/hosts"
 chmod 644 "$work/hosts"
 rm -f "$work/release" "$work/held.ready"
+: >"$work/zone"
 
-python3 "$here/held_dns.py" 5353 "$work/release" "$work/held.ready" &
+python3 "$here/held_dns.py" 5353 "$work/release" "$work/held.ready" "$work/zone" &
 held=$!
 # --local: names under oxmq.test that the hosts file lacks get NXDOMAIN at
-# once; slow.oxmq.test alone goes to the held server.
+# once; slow.oxmq.test and the names under it go to the held server.
 dnsmasq --keep-in-foreground --no-resolv --no-hosts --addn-hosts="$work/hosts" \
   --listen-address=127.0.0.1 --bind-interfaces --port=53 --pid-file= \
   --local=/oxmq.test/ --server=/slow.oxmq.test/127.0.0.1#5353 \
@@ -44,5 +45,5 @@ for _ in $(seq 100); do
 done
 [ -e "$work/held.ready" ] && getent hosts probe.oxmq.test >/dev/null || { echo "dns-test: dnsmasq or held_dns.py did not come up"; tail "$work/dnsmasq.log"; exit 1; }
 
-OXMQ_DNS_HOSTS="$work/hosts" OXMQ_DNS_PID=$dns OXMQ_DNS_RELEASE="$work/release" \
+OXMQ_DNS_HOSTS="$work/hosts" OXMQ_DNS_PID=$dns OXMQ_DNS_RELEASE="$work/release" OXMQ_DNS_ZONE="$work/zone" \
   "$bin" --ignored --test-threads=1 "${@:3}"

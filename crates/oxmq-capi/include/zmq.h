@@ -443,10 +443,14 @@ ZMQ_EXPORT int zmq_socket_monitor_versioned(void *s_, const char *addr_, uint64_
    value 2 is its length L, values 3 .. 2+ceil(L/8) its bytes, 8 per value,
    in order, the last zero-padded (n = 1: no id known). Two more events, on
    bits libzmq does not use and outside ZMQ_EVENT_ALL_V2: a message dropped
-   (value: an OXMQ_DROP_* reason) and a pipe to a peer full (value: its HWM). */
+   (value: an OXMQ_DROP_* reason), a pipe to a peer full (value: its HWM)
+   and a connect's host name lookup that found no address (value:
+   getaddrinfo's EAI_* code as a signed 64-bit number; CONNECT_RETRIED
+   follows, as in libzmq). */
 #define OXMQ_EVENT_MSG_DROPPED 0x100000000ULL
 #define OXMQ_EVENT_HWM_REACHED 0x200000000ULL
-#define OXMQ_EVENT_ALL (ZMQ_EVENT_ALL_V2 | OXMQ_EVENT_MSG_DROPPED | OXMQ_EVENT_HWM_REACHED)
+#define OXMQ_EVENT_RESOLVE_FAILED 0x400000000ULL
+#define OXMQ_EVENT_ALL (ZMQ_EVENT_ALL_V2 | OXMQ_EVENT_MSG_DROPPED | OXMQ_EVENT_HWM_REACHED | OXMQ_EVENT_RESOLVE_FAILED)
 #define OXMQ_DROP_HWM 1
 #define OXMQ_DROP_NO_ROUTE 2
 #define OXMQ_DROP_CONFLATE 3

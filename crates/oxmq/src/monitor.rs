@@ -33,7 +33,9 @@
 //! oxmq-only events, version 2 only, on bits libzmq does not use (above its
 //! 32-bit range, outside `ZMQ_EVENT_ALL_V2`): [`monitor_event::MSG_DROPPED`]
 //! (value 1: a [`drop_reason`]) and [`monitor_event::HWM_REACHED`] (a pipe
-//! to a peer became full; value 1: the HWM). See `channel/events.rs`.
+//! to a peer became full; value 1: the HWM), see `channel/events.rs`, and
+//! [`monitor_event::RESOLVE_FAILED`] (a connect's host name lookup found no
+//! address; value 1: getaddrinfo's code), see `io/thread/session.rs`.
 //!
 //! Events come from the socket's own thread (bind, drops) and from the I/O
 //! thread (listeners, sessions, engines). Both reach the sink (an
@@ -96,8 +98,14 @@ pub mod monitor_event {
     /// oxmq only, version 2: a pipe to a peer became full, so sends to it
     /// now block or drop (value: the pipe's HWM).
     pub const HWM_REACHED: u64 = 1 << 33;
+    /// oxmq only, version 2: a connect's host name lookup found no address
+    /// (value: getaddrinfo's `EAI_*` code as a signed 64-bit number, e.g.
+    /// glibc's `EAI_NONAME` -2; `EAI_SYSTEM` when the failure is not
+    /// getaddrinfo's). The retry's CONNECT_RETRIED follows, as in libzmq,
+    /// which reports nothing else of a failed lookup.
+    pub const RESOLVE_FAILED: u64 = 1 << 34;
     /// Every event oxmq sends with version 2.
-    pub const ALL_OXMQ: u64 = ALL_V2 | MSG_DROPPED | HWM_REACHED;
+    pub const ALL_OXMQ: u64 = ALL_V2 | MSG_DROPPED | HWM_REACHED | RESOLVE_FAILED;
 }
 
 /// Why a message was dropped (value of [`monitor_event::MSG_DROPPED`]).

@@ -2,8 +2,9 @@
 //! controls: `make dns-test` runs these in a private mount and network
 //! namespace where /etc/resolv.conf points at a dnsmasq on loopback that
 //! serves a hosts file (`OXMQ_DNS_HOSTS`, re-read on SIGHUP to
-//! `OXMQ_DNS_PID`) and forwards `slow.oxmq.test` to tests/dns/held_dns.py,
-//! which holds its answers until `OXMQ_DNS_RELEASE` exists.
+//! `OXMQ_DNS_PID`) and forwards `slow.oxmq.test` and the names under it to
+//! tests/dns/held_dns.py, which answers as its zone file (`OXMQ_DNS_ZONE`)
+//! says, at once or once `OXMQ_DNS_RELEASE` exists.
 //!
 //! Outside that set-up the names do not resolve, so the tests are ignored by
 //! a plain `cargo test` and run by the make step with `--ignored`.
@@ -12,7 +13,7 @@ mod common;
 
 use common::*;
 use oxmq::{monitor_event as ev, opt, Context, Socket, SocketType};
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -40,6 +41,15 @@ fn set_hosts(hosts: &str, name: &str, ip: Option<&str>) {
         None => got.is_empty(),
     };
     assert!(eventually(BOUND, || served(lookup(name))), "dnsmasq never served {name} as {ip:?}: {:?}", lookup(name));
+}
+
+/// Have the held server answer as `zone` says (see held_dns.py) with no
+/// answer released yet.
+fn set_zone(zone: &str) -> PathBuf {
+    let release = env_path("OXMQ_DNS_RELEASE");
+    let _ = std::fs::remove_file(&release);
+    std::fs::write(env_path("OXMQ_DNS_ZONE"), zone).unwrap();
+    release
 }
 
 fn bound_pull(ctx: &Context, ep: &str) -> Socket {
@@ -287,4 +297,161 @@ fn a_failed_lookup_is_reported_and_retried() {
     set_hosts("127.0.0.7 later.oxmq.test\n", "later.oxmq.test", Some("127.0.0.7"));
     send(&push, b"late");
     assert_eq!(recv(&pull), b"late");
+}
+
+/// RFC 8305 section 3, AAAA first: the A answer is held, the AAAA one comes
+/// at once, and the connect starts on it without waiting for the A answer.
+#[test]
+#[ignore = "needs the DNS set-up of `make dns-test`"]
+fn the_aaaa_answer_starts_the_connect_without_the_a_answer() {
+    let _g = guard();
+    let release = set_zone("v4-held.slow.oxmq.test AAAA now ::1\nv4-held.slow.oxmq.test A held 127.0.0.1\n");
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    pull.set_option_int(opt::IPV6, 1).unwrap();
+    pull.bind("tcp://[::1]:*").expect("an IPv6 loopback (::1) to listen on");
+    let port = tcp_port(&pull.last_endpoint().unwrap());
+
+    let push = sock(&ctx, SocketType::Push);
+    push.set_option_int(opt::IPV6, 1).unwrap();
+    push.connect(&format!("tcp://v4-held.slow.oxmq.test:{port}")).unwrap();
+    send(&push, b"on AAAA");
+    assert_eq!(recv(&pull), b"on AAAA");
+    assert!(!release.exists(), "the A answer was never released");
+    std::fs::write(&release, b"").unwrap();
+}
+
+/// RFC 8305 sections 3 and 4, A first: the AAAA answer is held, so the
+/// connect starts on the A answer alone (after the 50 ms Resolution Delay);
+/// that address never answers, and when the AAAA answer comes its address
+/// joins the attempts and connects.
+#[test]
+#[ignore = "needs the DNS set-up of `make dns-test`"]
+fn the_a_answer_starts_the_connect_and_a_late_aaaa_answer_joins_it() {
+    let _g = guard();
+    let (_hole, _fill, port) = black_hole("127.0.0.12");
+    let release = set_zone("v6-late.slow.oxmq.test A now 127.0.0.12\nv6-late.slow.oxmq.test AAAA held ::1\n");
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    pull.set_option_int(opt::IPV6, 1).unwrap();
+    pull.bind(&format!("tcp://[::1]:{port}")).expect("an IPv6 loopback (::1) to listen on");
+
+    let push = sock(&ctx, SocketType::Push);
+    push.set_option_int(opt::IPV6, 1).unwrap();
+    let mon = monitor(&ctx, &push);
+    push.connect(&format!("tcp://v6-late.slow.oxmq.test:{port}")).unwrap();
+    send(&push, b"joined");
+    let before = events_until(&mon, ev::CONNECT_DELAYED);
+    assert_eq!(before, [ev::CONNECT_DELAYED], "the attempt to the A address started first");
+    assert!(!release.exists(), "the AAAA answer was never released");
+    assert_nothing(&pull);
+
+    std::fs::write(&release, b"").unwrap();
+    assert_eq!(recv(&pull), b"joined");
+    let after = events_until(&mon, ev::CONNECTED);
+    assert_eq!(after, [ev::CONNECT_DELAYED, ev::CONNECTED], "the AAAA address joined the race and won");
+}
+
+/// A version-2 event: id and first value.
+fn next_event_v2(reader: &Socket) -> (u64, u64) {
+    let parts = recv_parts(reader);
+    let u64_of = |b: &[u8]| u64::from_ne_bytes(b.try_into().expect("an 8-byte frame"));
+    assert!(parts.len() >= 5, "id, count, a value, two endpoints: {parts:?}");
+    (u64_of(&parts[0]), u64_of(&parts[2]))
+}
+
+/// A lookup that finds nothing is reported to version-2 monitors as
+/// RESOLVE_FAILED with getaddrinfo's code, once per attempt whatever the
+/// number of families asked, then CONNECT_RETRIED as in libzmq; the lookup is
+/// retried at RECONNECT_IVL until the name appears.
+#[test]
+#[ignore = "needs the DNS set-up of `make dns-test`"]
+fn a_failed_lookup_is_a_resolve_failed_event_for_version_2_monitors() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = bound_pull(&ctx, "tcp://127.0.0.16:*");
+    let port = tcp_port(&pull.last_endpoint().unwrap());
+    set_hosts("", "absent.oxmq.test", None);
+
+    let push = sock(&ctx, SocketType::Push);
+    push.set_option_int(opt::RECONNECT_IVL, 50).unwrap();
+    push.set_option_int(opt::IPV6, 1).unwrap();
+    let ep = inproc_endpoint();
+    push.monitor_versioned(Some(&ep), ev::ALL_OXMQ, 2, SocketType::Pair).unwrap();
+    let mon = sock(&ctx, SocketType::Pair);
+    mon.connect(&ep).unwrap();
+    push.connect(&format!("tcp://absent.oxmq.test:{port}")).unwrap();
+    for _ in 0..2 {
+        let (e, code) = next_event_v2(&mon);
+        assert_eq!(e, ev::RESOLVE_FAILED);
+        assert_eq!(code as i64, i64::from(libc::EAI_NONAME), "getaddrinfo's code for a name that does not exist");
+        let (e, ivl) = next_event_v2(&mon);
+        assert_eq!(e, u64::from(ev::CONNECT_RETRIED), "then the retry, as in libzmq");
+        assert!(ivl >= 50, "the retry waits RECONNECT_IVL: {ivl}");
+    }
+    set_hosts("127.0.0.16 absent.oxmq.test\n", "absent.oxmq.test", Some("127.0.0.16"));
+    send(&push, b"found");
+    assert_eq!(recv(&pull), b"found");
+}
+
+/// `tcp://src;dst:port` with a host name as the source: looked up off the
+/// I/O thread like the destination (a held answer holds up only its own
+/// connection), and the connection comes from the address it names.
+#[test]
+#[ignore = "needs the DNS set-up of `make dns-test`"]
+fn a_source_host_name_is_looked_up_off_the_io_thread() {
+    let _g = guard();
+    let release = set_zone("src.slow.oxmq.test A held 127.0.0.14\n");
+    set_hosts("127.0.0.1 fast.oxmq.test\n", "fast.oxmq.test", Some("127.0.0.1"));
+    let ctx = Context::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let fast_pull = bound_pull(&ctx, "tcp://127.0.0.1:*");
+    let fast_port = tcp_port(&fast_pull.last_endpoint().unwrap());
+
+    let from_src = sock(&ctx, SocketType::Push);
+    from_src.connect(&format!("tcp://src.slow.oxmq.test;127.0.0.1:{port}")).unwrap();
+    let fast = sock(&ctx, SocketType::Push);
+    fast.connect(&format!("tcp://fast.oxmq.test:{fast_port}")).unwrap();
+    send(&fast, b"through");
+    assert_eq!(recv(&fast_pull), b"through");
+    assert!(!release.exists(), "nothing has released the held answer yet");
+    assert!(listener.accept().is_err(), "no connection before the source's address is known");
+
+    std::fs::write(&release, b"").unwrap();
+    let mut peer = None;
+    assert!(eventually(BOUND, || {
+        peer = listener.accept().ok().map(|(_, a)| a);
+        peer.is_some()
+    }));
+    assert_eq!(peer.unwrap().ip(), "127.0.0.14".parse::<IpAddr>().unwrap(), "bound to the source's address");
+}
+
+/// ws:// host names use the same resolver: a held lookup holds up only its
+/// own connection, and zmq_connect itself does no lookup.
+#[test]
+#[ignore = "needs the DNS set-up of `make dns-test`"]
+fn a_ws_host_name_is_looked_up_off_the_io_thread() {
+    let _g = guard();
+    let release = set_zone("ws.slow.oxmq.test A held 127.0.0.1\n");
+    set_hosts("127.0.0.1 fast.oxmq.test\n", "fast.oxmq.test", Some("127.0.0.1"));
+    let ctx = Context::new();
+    let ws_pull = bound_pull(&ctx, "ws://127.0.0.1:*/zmq");
+    let ws_port = tcp_port(&ws_pull.last_endpoint().unwrap());
+    let fast_pull = bound_pull(&ctx, "ws://127.0.0.1:*/zmq");
+    let fast_port = tcp_port(&fast_pull.last_endpoint().unwrap());
+
+    let held = sock(&ctx, SocketType::Push);
+    held.connect(&format!("ws://ws.slow.oxmq.test:{ws_port}/zmq")).unwrap();
+    send(&held, b"held");
+    let fast = sock(&ctx, SocketType::Push);
+    fast.connect(&format!("ws://fast.oxmq.test:{fast_port}/zmq")).unwrap();
+    send(&fast, b"through");
+    assert_eq!(recv(&fast_pull), b"through");
+    assert!(!release.exists(), "nothing has released the held answer yet");
+    assert_nothing(&ws_pull);
+
+    std::fs::write(&release, b"").unwrap();
+    assert_eq!(recv(&ws_pull), b"held");
 }

@@ -81,11 +81,14 @@ module ZMQ
   EVENT_ALL = 0xFFFF
   EVENT_ALL_V1 = EVENT_ALL
   EVENT_ALL_V2 = EVENT_ALL_V1 | 0x10000
-  # oxmq only, version 2: a message dropped (value: a DROP_* reason) and a
-  # pipe reaching its HWM (value: the HWM); not in EVENT_ALL_V2.
+  # oxmq only, version 2: a message dropped (value: a DROP_* reason), a
+  # pipe reaching its HWM (value: the HWM) and a connect's name lookup that
+  # found no address (value: getaddrinfo's EAI_* code, signed 64-bit); not
+  # in EVENT_ALL_V2.
   EVENT_MSG_DROPPED = 1 << 32
   EVENT_HWM_REACHED = 1 << 33
-  EVENT_ALL_OXMQ = EVENT_ALL_V2 | EVENT_MSG_DROPPED | EVENT_HWM_REACHED
+  EVENT_RESOLVE_FAILED = 1 << 34
+  EVENT_ALL_OXMQ = EVENT_ALL_V2 | EVENT_MSG_DROPPED | EVENT_HWM_REACHED | EVENT_RESOLVE_FAILED
   DROP_HWM = 1
   DROP_NO_ROUTE = 2
   DROP_CONFLATE = 3

@@ -79,6 +79,13 @@ impl Link {
         }
     }
 
+    /// An oxmq-only event (version 2, above libzmq's 32 bits).
+    pub(super) fn emit_oxmq(&self, event: u64, value: u64) {
+        if self.monitor.wants(event) {
+            self.emit_slow(event, value);
+        }
+    }
+
     #[cold]
     fn emit_slow(&self, event: u64, value: u64) {
         let src = match &self.conn {

@@ -6,12 +6,19 @@
 //! each answer back through the session's token waker, the I/O thread's
 //! ordinary wake-up path. The pool is shared by every context of the process
 //! (lookups carry nothing context-specific) and its threads exit when idle.
+//!
+//! A lookup asks for one address family or both (getaddrinfo's `ai_family`
+//! hint), so a connect can ask for AAAA and A records separately, in
+//! parallel, and start on whichever answers first (RFC 8305 section 3;
+//! glibc's own AF_UNSPEC lookup waits for both).
 
 use super::shared::lock;
 use crate::pipe::Wake;
 use std::collections::VecDeque;
+use std::ffi::CString;
+use std::fmt;
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -33,9 +40,44 @@ impl Lookup {
     }
 }
 
+/// The addresses a lookup asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Family {
+    /// Both (AF_UNSPEC: one getaddrinfo call that waits for both answers).
+    Any,
+    /// A records only (AF_INET).
+    V4,
+    /// AAAA records only (AF_INET6, no IPv4-mapped answers).
+    V6,
+}
+
+/// A failed lookup: getaddrinfo's `EAI_*` code, carried inside the
+/// `io::Error` the lookup answers with (see [`failure_code`]).
+#[derive(Debug)]
+struct LookupFailed(i32);
+
+impl fmt::Display for LookupFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "name lookup failed (getaddrinfo error {})", self.0)
+    }
+}
+
+impl std::error::Error for LookupFailed {}
+
+fn failed(code: i32) -> io::Error {
+    io::Error::other(LookupFailed(code))
+}
+
+/// getaddrinfo's `EAI_*` code for an error a lookup answered with
+/// (`EAI_SYSTEM` for one that did not come from getaddrinfo).
+pub(super) fn failure_code(e: &io::Error) -> i32 {
+    e.get_ref().and_then(|inner| inner.downcast_ref::<LookupFailed>()).map_or(libc::EAI_SYSTEM, |f| f.0)
+}
+
 struct Job {
     host: String,
     port: u16,
+    family: Family,
     lookup: Arc<Lookup>,
     wake: Arc<dyn Wake>,
 }
@@ -61,11 +103,17 @@ fn pool() -> &'static Pool {
     POOL.get_or_init(Pool::default)
 }
 
-/// Starts resolving `host`; `wake` runs once the answer is in the returned
-/// lookup. Dropping the lookup abandons it (the answer is discarded).
+/// Starts resolving `host` (both families); `wake` runs once the answer is
+/// in the returned lookup. Dropping the lookup abandons it (the answer is
+/// discarded).
 pub(super) fn resolve(host: &str, port: u16, wake: Arc<dyn Wake>) -> Arc<Lookup> {
+    resolve_family(host, port, Family::Any, wake)
+}
+
+/// [`resolve`] for the addresses of one family only.
+pub(super) fn resolve_family(host: &str, port: u16, family: Family, wake: Arc<dyn Wake>) -> Arc<Lookup> {
     let lookup = Arc::new(Lookup::default());
-    let job = Job { host: host.to_owned(), port, lookup: lookup.clone(), wake };
+    let job = Job { host: host.to_owned(), port, family, lookup: lookup.clone(), wake };
     let p = pool();
     let mut q = lock(&p.queue);
     if q.pid != std::process::id() {
@@ -83,7 +131,7 @@ pub(super) fn resolve(host: &str, port: u16, wake: Arc<dyn Wake>) -> Arc<Lookup>
             // RECONNECT_IVL) rather than leave it waiting for ever.
             if let Some(job) = q.jobs.pop_back() {
                 drop(q);
-                finish(job, Err(io::Error::from_raw_os_error(libc::EAGAIN)));
+                finish(job, Err(failed(libc::EAI_AGAIN)));
             }
             return lookup;
         }
@@ -118,8 +166,66 @@ fn worker(p: &'static Pool) {
         if Arc::strong_count(&job.lookup) == 1 {
             continue; // the session went away before its turn
         }
-        let answer = (job.host.as_str(), job.port).to_socket_addrs().map(|it| it.collect());
+        let answer = getaddrinfo(&job.host, job.port, job.family);
         finish(job, answer);
+    }
+}
+
+/// A blocking getaddrinfo for stream sockets, in the resolver's order.
+fn getaddrinfo(host: &str, port: u16, family: Family) -> io::Result<Vec<SocketAddr>> {
+    let Ok(c_host) = CString::new(host) else {
+        return Err(failed(libc::EAI_NONAME));
+    };
+    // SAFETY: addrinfo is plain C data; all zeros is "no hints" for every field.
+    let mut hints: libc::addrinfo = unsafe { std::mem::zeroed() };
+    hints.ai_family = match family {
+        Family::Any => libc::AF_UNSPEC,
+        Family::V4 => libc::AF_INET,
+        Family::V6 => libc::AF_INET6,
+    };
+    hints.ai_socktype = libc::SOCK_STREAM;
+    let mut list: *mut libc::addrinfo = std::ptr::null_mut();
+    // SAFETY: the strings and hints outlive the call; on success `list` is
+    // freed below, once, after the last read.
+    let rc = unsafe { libc::getaddrinfo(c_host.as_ptr(), std::ptr::null(), &hints, &mut list) };
+    if rc != 0 {
+        return Err(failed(rc));
+    }
+    let mut out = Vec::new();
+    let mut cur = list;
+    while !cur.is_null() {
+        // SAFETY: `cur` is a node of the list getaddrinfo returned, not yet freed.
+        let ai = unsafe { &*cur };
+        if let Some(sa) = socket_addr(ai, port) {
+            out.push(sa);
+        }
+        cur = ai.ai_next;
+    }
+    // SAFETY: `list` came from a successful getaddrinfo and is freed once.
+    unsafe { libc::freeaddrinfo(list) };
+    Ok(out)
+}
+
+fn socket_addr(ai: &libc::addrinfo, port: u16) -> Option<SocketAddr> {
+    let len = ai.ai_addrlen as usize;
+    if ai.ai_addr.is_null() {
+        return None;
+    }
+    match ai.ai_family {
+        libc::AF_INET if len >= std::mem::size_of::<libc::sockaddr_in>() => {
+            // SAFETY: getaddrinfo says this is a sockaddr_in of `len` bytes;
+            // read unaligned as the C struct may sit anywhere.
+            let sin = unsafe { std::ptr::read_unaligned(ai.ai_addr.cast::<libc::sockaddr_in>()) };
+            let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+            Some(SocketAddr::V4(SocketAddrV4::new(ip, port)))
+        }
+        libc::AF_INET6 if len >= std::mem::size_of::<libc::sockaddr_in6>() => {
+            // SAFETY: as above, a sockaddr_in6 of `len` bytes.
+            let sin6 = unsafe { std::ptr::read_unaligned(ai.ai_addr.cast::<libc::sockaddr_in6>()) };
+            let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Some(SocketAddr::V6(SocketAddrV6::new(ip, port, sin6.sin6_flowinfo, sin6.sin6_scope_id)))
+        }
+        _ => None,
     }
 }
 
@@ -148,6 +254,15 @@ pub(super) fn attempt_order(addrs: Vec<SocketAddr>, ipv6: bool) -> VecDeque<Sock
     }
 }
 
+/// RFC 8305 section 4: addresses of a family that answered late join the
+/// addresses not tried yet, the late ones first (the attempts so far were of
+/// the other family), interleaved as [`attempt_order`] does.
+pub(super) fn add_late(rest: VecDeque<SocketAddr>, late: Vec<SocketAddr>, ipv6: bool) -> VecDeque<SocketAddr> {
+    let mut all = late;
+    all.extend(rest);
+    attempt_order(all, ipv6)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +289,28 @@ mod tests {
         let got = attempt_order(vec![sa("[::1]:1"), sa("10.0.0.2:1"), sa("10.0.0.1:1")], false);
         assert_eq!(Vec::from(got), [sa("10.0.0.2:1"), sa("10.0.0.1:1")]);
         assert!(attempt_order(vec![sa("[::1]:1")], false).is_empty());
+    }
+
+    #[test]
+    fn late_addresses_come_next_interleaved() {
+        let rest = VecDeque::from([sa("10.0.0.2:1"), sa("10.0.0.3:1")]);
+        let got = add_late(rest, vec![sa("[::1]:1"), sa("[::2]:1"), sa("10.0.0.2:1")], true);
+        assert_eq!(Vec::from(got), [sa("[::1]:1"), sa("10.0.0.2:1"), sa("[::2]:1"), sa("10.0.0.3:1")]);
+        let rest = VecDeque::from([sa("10.0.0.2:1")]);
+        assert_eq!(Vec::from(add_late(rest, vec![sa("[::1]:1")], false)), [sa("10.0.0.2:1")]);
+    }
+
+    #[test]
+    fn one_family_when_asked() {
+        let v4 = getaddrinfo("localhost", 7, Family::V4).unwrap();
+        assert!(!v4.is_empty() && v4.iter().all(|a| a.is_ipv4() && a.port() == 7), "{v4:?}");
+        // Whether localhost has an IPv6 address depends on /etc/hosts.
+        if let Ok(v6) = getaddrinfo("localhost", 7, Family::V6) {
+            assert!(v6.iter().all(|a| a.is_ipv6()), "{v6:?}");
+        }
+        let e = getaddrinfo("no-such-host.invalid", 7, Family::Any).unwrap_err();
+        assert_ne!(failure_code(&e), libc::EAI_SYSTEM, "{e}");
+        assert_eq!(failure_code(&io::Error::from_raw_os_error(libc::EINVAL)), libc::EAI_SYSTEM);
     }
 
     struct Count(AtomicUsize, Mutex<()>, Condvar);

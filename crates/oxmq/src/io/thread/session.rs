@@ -3,7 +3,7 @@
 //! connections (IMMEDIATE off) and applies RECONNECT_STOP.
 
 use super::link::{new_pipe_pair, push_farewell, push_peer_frames, Link};
-use super::resolver::{self, Lookup};
+use super::resolver::{self, Family, Lookup};
 use super::shared::TokenWaker;
 use super::Outcome;
 use crate::channel::mailbox::SocketCommand;
@@ -34,8 +34,8 @@ const RECONNECT_STOP_AFTER_DISCONNECT: i32 = 0x4;
 pub(super) enum SState {
     /// Connect (again) at this time; `None` = never (reconnect disabled).
     Waiting(Option<Instant>),
-    /// Waiting for the resolver's answer for the endpoint's host name.
-    Resolving(Arc<Lookup>),
+    /// Waiting for the resolver's answers for the endpoint's host names.
+    Resolving(Box<Resolution>),
     /// tcp connects racing to the resolved addresses (RFC 8305).
     Racing(Box<Race>),
     Connecting {
@@ -52,6 +52,118 @@ pub(super) enum SState {
 /// failed).
 const ATTEMPT_DELAY: Duration = Duration::from_millis(250);
 
+/// RFC 8305's Resolution Delay: with the A answer in and the AAAA one not,
+/// the connect waits this long for it before it starts on IPv4 alone.
+const RESOLUTION_DELAY: Duration = Duration::from_millis(50);
+
+/// The lookups of one connect (RFC 8305 section 3): AAAA and A in parallel
+/// (A alone without ZMQ_IPV6, as libzmq asks for AF_INET only then), and
+/// the source part's host name, if it has one.
+pub(super) struct Resolution {
+    /// The AAAA and A lookups not answered yet.
+    v6: Option<Arc<Lookup>>,
+    v4: Option<Arc<Lookup>>,
+    /// The source part's lookup, not answered yet.
+    source: Option<Arc<Lookup>>,
+    v6_addrs: Vec<SocketAddr>,
+    v4_addrs: Vec<SocketAddr>,
+    /// Where the connection is bound before it connects (empty: anywhere).
+    sources: Vec<SocketAddr>,
+    /// When the A answer came with addresses (the Resolution Delay runs from it).
+    v4_at: Option<Instant>,
+    /// Why a lookup failed: what the session reports if no address comes.
+    failure: Option<io::Error>,
+}
+
+enum Resolved {
+    Wait,
+    /// Start connecting to these; the lookups still out go to the race.
+    Start(Vec<SocketAddr>),
+    Failed(io::Error),
+}
+
+impl Resolution {
+    fn new(sources: Vec<SocketAddr>) -> Resolution {
+        Resolution {
+            v6: None,
+            v4: None,
+            source: None,
+            v6_addrs: Vec::new(),
+            v4_addrs: Vec::new(),
+            sources,
+            v4_at: None,
+            failure: None,
+        }
+    }
+
+    /// The Resolution Delay's end, while it is all the connect waits for.
+    fn deadline(&self) -> Option<Instant> {
+        let only_delay = self.source.is_none() && self.v6.is_some() && self.v6_addrs.is_empty();
+        self.v4_at.filter(|_| only_delay && !self.v4_addrs.is_empty()).map(|t| t + RESOLUTION_DELAY)
+    }
+
+    fn note_failure(&mut self, e: io::Error) {
+        // "No such name" from one family says less than a failing server.
+        let vague = |e: &io::Error| matches!(resolver::failure_code(e), libc::EAI_NONAME | libc::EAI_NODATA);
+        let replace = match &self.failure {
+            None => true,
+            Some(old) => vague(old) && !vague(&e),
+        };
+        if replace {
+            self.failure = Some(e);
+        }
+    }
+
+    fn poll(&mut self, now: Instant) -> Resolved {
+        if let Some(answer) = self.v6.as_ref().and_then(|l| l.take()) {
+            self.v6 = None;
+            match answer {
+                Ok(addrs) => self.v6_addrs = addrs,
+                Err(e) => self.note_failure(e),
+            }
+        }
+        if let Some(answer) = self.v4.as_ref().and_then(|l| l.take()) {
+            self.v4 = None;
+            match answer {
+                Ok(addrs) => {
+                    self.v4_at = Some(now).filter(|_| !addrs.is_empty());
+                    self.v4_addrs = addrs;
+                }
+                Err(e) => self.note_failure(e),
+            }
+        }
+        if let Some(answer) = self.source.as_ref().and_then(|l| l.take()) {
+            self.source = None;
+            match answer {
+                Ok(addrs) if !addrs.is_empty() => self.sources = addrs,
+                Ok(_) => return Resolved::Failed(io::Error::from_raw_os_error(libc::EADDRNOTAVAIL)),
+                Err(e) => return Resolved::Failed(e),
+            }
+        }
+        if self.source.is_some() {
+            return Resolved::Wait;
+        }
+        let v4_ready =
+            !self.v4_addrs.is_empty() && (self.v6.is_none() || self.v4_at.is_some_and(|t| now >= t + RESOLUTION_DELAY));
+        if !self.v6_addrs.is_empty() || v4_ready {
+            // IPv6 first, as RFC 6724's default policy prefers it.
+            let mut addrs = std::mem::take(&mut self.v6_addrs);
+            addrs.append(&mut self.v4_addrs);
+            return Resolved::Start(addrs);
+        }
+        if self.v6.is_none() && self.v4.is_none() {
+            let e = self.failure.take().unwrap_or_else(|| io::Error::from_raw_os_error(libc::EHOSTUNREACH));
+            return Resolved::Failed(e);
+        }
+        Resolved::Wait
+    }
+
+    /// The destination lookups not answered yet.
+    fn into_late(self) -> Vec<Arc<Lookup>> {
+        self.v6.into_iter().chain(self.v4).collect()
+    }
+}
+
 /// tcp connects to every address of a name until one connects.
 pub(super) struct Race {
     /// Connects in progress, oldest first.
@@ -64,6 +176,11 @@ pub(super) struct Race {
     deadline: Option<Instant>,
     /// Why the last attempt failed: what the session reports if all do.
     last_err: Option<io::Error>,
+    /// Where each attempt is bound before it connects (empty: anywhere).
+    sources: Vec<SocketAddr>,
+    /// The lookups of a family that has not answered yet: its addresses
+    /// join the race when they come (RFC 8305 section 4).
+    late: Vec<Arc<Lookup>>,
 }
 
 /// A connect-side session: connects, and reconnects after failures.
@@ -96,8 +213,8 @@ impl Session {
         let own = match &self.state {
             SState::Waiting(at) => *at,
             SState::Connecting { deadline, .. } => *deadline,
-            // The lookup's answer arrives through the waker.
-            SState::Resolving(_) => None,
+            // Answers arrive through the waker.
+            SState::Resolving(r) => r.deadline(),
             // next_at matters only while an address is left to try: once it
             // has passed with none left, waking at it would run the session
             // again at once, and again, a busy loop until the connect ends.
@@ -232,14 +349,82 @@ impl Session {
             Ok(t) => t,
             Err(e) => return self.connect_failed(e, now, jitter),
         };
-        if let TcpHost::Name(name) = &target.host {
-            let wake: Arc<dyn crate::pipe::Wake> = self.waker.clone();
-            self.state = SState::Resolving(resolver::resolve(name, target.port.unwrap_or(0), wake));
-            return;
+        let ipv6 = self.link.cfg.options.ipv6;
+        let source = self.source_part().cloned();
+        let numeric_source = match &source {
+            Some(src) if !matches!(src.host, TcpHost::Name(_)) => match tcp::source_addrs(src, ipv6) {
+                Ok(addrs) => addrs,
+                Err(e) => return self.connect_failed(e, now, jitter),
+            },
+            _ => Vec::new(),
+        };
+        let source_name = source.and_then(|src| match src.host {
+            TcpHost::Name(name) => Some((name, src.port.unwrap_or(0))),
+            _ => None,
+        });
+        if source_name.is_none() && !matches!(target.host, TcpHost::Name(_)) {
+            // Numbers only: no lookup, no state in between.
+            return match tcp::resolve(&target, ipv6, false) {
+                Ok(sa) => self.start_race(vec![sa], numeric_source, Vec::new(), idx, registry, now, jitter),
+                Err(e) => self.connect_failed(e, now, jitter),
+            };
         }
-        match tcp::resolve(&target, self.link.cfg.options.ipv6, false) {
-            Ok(sa) => self.start_race(vec![sa], idx, registry, now, jitter),
-            Err(e) => self.connect_failed(e, now, jitter),
+        let wake: Arc<dyn crate::pipe::Wake> = self.waker.clone();
+        let mut res = Resolution::new(numeric_source);
+        if let Some((name, port)) = source_name {
+            res.source = Some(if ipv6 {
+                resolver::resolve(&name, port, wake.clone())
+            } else {
+                resolver::resolve_family(&name, port, Family::V4, wake.clone())
+            });
+        }
+        match &target.host {
+            TcpHost::Name(name) => {
+                let port = target.port.unwrap_or(0);
+                if ipv6 {
+                    res.v6 = Some(resolver::resolve_family(name, port, Family::V6, wake.clone()));
+                }
+                res.v4 = Some(resolver::resolve_family(name, port, Family::V4, wake));
+            }
+            _ => match tcp::resolve(&target, ipv6, false) {
+                Ok(sa) if sa.is_ipv6() => res.v6_addrs.push(sa),
+                Ok(sa) => res.v4_addrs.push(sa),
+                Err(e) => return self.connect_failed(e, now, jitter),
+            },
+        }
+        self.state = SState::Resolving(Box::new(res));
+    }
+
+    /// The `src` of `tcp://src;dst` (not used through a SOCKS proxy).
+    fn source_part(&self) -> Option<&TcpAddr> {
+        match &self.endpoint {
+            Endpoint::Tcp(a) if self.link.cfg.options.socks_proxy.is_empty() => a.source.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Moves a resolution on: waits, starts the race or gives up. A lookup
+    /// that found nothing is reported as RESOLVE_FAILED (oxmq only; libzmq
+    /// reports nothing of it) before the retry's CONNECT_RETRIED.
+    fn step_resolution(
+        &mut self,
+        mut res: Box<Resolution>,
+        idx: usize,
+        registry: &Registry,
+        now: Instant,
+        jitter: u64,
+    ) {
+        match res.poll(now) {
+            Resolved::Wait => self.state = SState::Resolving(res),
+            Resolved::Start(addrs) => {
+                let sources = std::mem::take(&mut res.sources);
+                self.start_race(addrs, sources, res.into_late(), idx, registry, now, jitter)
+            }
+            Resolved::Failed(e) => {
+                let code = resolver::failure_code(&e);
+                self.link.emit_oxmq(ev::RESOLVE_FAILED, i64::from(code) as u64);
+                self.connect_failed(e, now, jitter)
+            }
         }
     }
 
@@ -256,14 +441,24 @@ impl Session {
         self.state = SState::Waiting(self.retry_at(now, jitter))
     }
 
-    fn start_race(&mut self, addrs: Vec<SocketAddr>, idx: usize, registry: &Registry, now: Instant, jitter: u64) {
+    #[allow(clippy::too_many_arguments)]
+    fn start_race(
+        &mut self,
+        addrs: Vec<SocketAddr>,
+        sources: Vec<SocketAddr>,
+        late: Vec<Arc<Lookup>>,
+        idx: usize,
+        registry: &Registry,
+        now: Instant,
+        jitter: u64,
+    ) {
         let rest = resolver::attempt_order(addrs, self.link.cfg.options.ipv6);
-        if rest.is_empty() {
+        if rest.is_empty() && late.is_empty() {
             // Nothing of a usable family (libzmq's AF_INET-only lookup fails alike).
             return self.connect_failed(io::Error::from_raw_os_error(libc::EHOSTUNREACH), now, jitter);
         }
         let deadline = self.link.cfg.options.connect_timeout.filter(|d| !d.is_zero()).map(|d| now + d);
-        let race = Race { attempts: Vec::new(), rest, next_at: now, deadline, last_err: None };
+        let race = Race { attempts: Vec::new(), rest, next_at: now, deadline, last_err: None, sources, late };
         self.step_race(race, idx, registry, now, jitter, false);
     }
 
@@ -281,6 +476,17 @@ impl Session {
                 self.link.emit(ev::CLOSED, stream.fd() as u32);
             }
             return self.connect_failed(io::Error::from_raw_os_error(libc::ETIMEDOUT), now, jitter);
+        }
+        if !race.late.is_empty() {
+            let ipv6 = opts.ipv6;
+            race.late.retain(|lookup| match lookup.take() {
+                None => true,
+                Some(Ok(addrs)) => {
+                    race.rest = resolver::add_late(std::mem::take(&mut race.rest), addrs, ipv6);
+                    false
+                }
+                Some(Err(_)) => false,
+            });
         }
         let mut i = 0;
         while ready && i < race.attempts.len() {
@@ -309,12 +515,9 @@ impl Session {
                 }
             }
         }
-        let source = match &self.endpoint {
-            Endpoint::Tcp(a) if opts.socks_proxy.is_empty() => a.source.as_deref(),
-            _ => None,
-        };
         while now >= race.next_at {
             let Some(sa) = race.rest.pop_front() else { break };
+            let source = tcp::pick_source(&sa, &race.sources);
             match tcp::start_connect(sa, source, opts).map(Stream::Tcp) {
                 Ok(mut stream) => {
                     if stream.register(registry, Token(idx)).is_ok() {
@@ -331,11 +534,11 @@ impl Session {
                 Err(e) => race.last_err = Some(e),
             }
         }
-        if race.attempts.is_empty() && race.rest.is_empty() {
+        if race.attempts.is_empty() && race.rest.is_empty() && race.late.is_empty() {
             let e = race.last_err.take().unwrap_or_else(|| io::Error::from_raw_os_error(libc::ECONNREFUSED));
             return self.connect_failed(e, now, jitter);
         }
-        if race.attempts.is_empty() {
+        if race.attempts.is_empty() && !race.rest.is_empty() {
             race.next_at = now;
             return self.step_race(race, idx, registry, now, jitter, false);
         }
@@ -492,20 +695,13 @@ pub(super) fn run_session(
                     _ => return Outcome::Keep,
                 }
             }
-            SState::Resolving(lookup) => {
+            SState::Resolving(res) => {
                 if s.idle_done(now) || (s.closing && s.pipe.is_none()) {
                     return Outcome::Remove;
                 }
-                match lookup.take() {
-                    None => {
-                        s.state = SState::Resolving(lookup);
-                        return Outcome::Keep;
-                    }
-                    Some(Ok(addrs)) => s.start_race(addrs, idx, registry, now, jitter),
-                    // libzmq: the connecter's open fails before any socket
-                    // exists, so no CLOSED, only CONNECT_RETRIED.
-                    Some(Err(e)) => s.connect_failed(e, now, jitter),
-                }
+                // A failed lookup: libzmq's connecter fails before any
+                // socket exists, so no CLOSED, only CONNECT_RETRIED.
+                s.step_resolution(res, idx, registry, now, jitter);
                 if s.closing && s.pipe.is_none() {
                     return Outcome::Remove; // RECONNECT_STOP
                 }

@@ -187,25 +187,49 @@ pub(crate) fn disown(sock: Socket, errno: i32) -> Error {
     io::Error::from_raw_os_error(errno).into()
 }
 
-/// Starts a non-blocking connect. Completion is signalled by writability;
-/// then [`finish_connect`] tells success from failure.
+/// The local addresses a numeric or `*` source part (`tcp://src;dst`) may
+/// bind to, one per family allowed; host names go through the resolver.
+pub(crate) fn source_addrs(src: &TcpAddr, ipv6: bool) -> io::Result<Vec<SocketAddr>> {
+    match &src.host {
+        TcpHost::Any if ipv6 => {
+            let port = src.port.unwrap_or(0);
+            Ok(vec![
+                SocketAddr::new(Ipv6Addr::UNSPECIFIED.into(), port),
+                SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), port),
+            ])
+        }
+        TcpHost::Name(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        _ => resolve(src, ipv6, true).map(|a| vec![a]),
+    }
+}
+
+/// The source address for a connect to `dst`: the first of its family, else
+/// an IPv4 one in its mapped form for an IPv6 destination (a dual-stack
+/// socket takes it), else the first (whose bind then fails the attempt).
+pub(crate) fn pick_source(dst: &SocketAddr, sources: &[SocketAddr]) -> Option<SocketAddr> {
+    if let Some(same) = sources.iter().find(|s| s.is_ipv6() == dst.is_ipv6()) {
+        return Some(*same);
+    }
+    match (dst, sources.first()?) {
+        (SocketAddr::V6(_), SocketAddr::V4(v4)) => {
+            Some(SocketAddr::new(IpAddr::V6(v4.ip().to_ipv6_mapped()), v4.port()))
+        }
+        (_, first) => Some(*first),
+    }
+}
+
+/// Starts a non-blocking connect, from `source` if given (see
+/// [`pick_source`]). Completion is signalled by writability; then
+/// [`finish_connect`] tells success from failure.
 pub(crate) fn start_connect(
     sa: SocketAddr,
-    source: Option<&TcpAddr>,
+    source: Option<SocketAddr>,
     opts: &Options,
 ) -> io::Result<mio::net::TcpStream> {
     let sock = Socket::new(Domain::for_address(sa), Type::STREAM, Some(Protocol::TCP))?;
     pre_options(&sock, opts, sa.is_ipv6())?;
-    if let Some(src) = source {
-        // The source must be of the destination's family; a dual-stack
-        // IPv6 socket takes an IPv4 source in its mapped form.
-        let mut local = resolve(src, opts.ipv6, true)?;
-        if sa.is_ipv6() {
-            if let SocketAddr::V4(v4) = local {
-                local = SocketAddr::new(IpAddr::V6(v4.ip().to_ipv6_mapped()), v4.port());
-            }
-        }
-        if src.port.is_some() {
+    if let Some(local) = source {
+        if local.port() != 0 {
             sock.set_reuse_address(true)?;
         }
         sock.bind(&SockAddr::from(local))?;
@@ -265,6 +289,20 @@ mod tests {
         let again = TcpAddr { host: TcpHost::Ip(Ipv4Addr::LOCALHOST.into()), port: Some(port), source: None };
         let err = bind(&again, &Options::default()).unwrap_err();
         assert_eq!(err.errno(), libc::EADDRINUSE);
+    }
+
+    #[test]
+    fn a_source_of_the_destination_family() {
+        let sa = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let both = [sa("[::2]:0"), sa("10.0.0.1:7")];
+        assert_eq!(pick_source(&sa("10.0.0.9:1"), &both), Some(sa("10.0.0.1:7")));
+        assert_eq!(pick_source(&sa("[::9]:1"), &both), Some(sa("[::2]:0")));
+        assert_eq!(pick_source(&sa("[::9]:1"), &both[1..]), Some(sa("[::ffff:10.0.0.1]:7")));
+        assert_eq!(pick_source(&sa("10.0.0.9:1"), &both[..1]), Some(sa("[::2]:0")));
+        assert_eq!(pick_source(&sa("10.0.0.9:1"), &[]), None);
+        let any = TcpAddr { host: TcpHost::Any, port: None, source: None };
+        assert_eq!(source_addrs(&any, true).unwrap(), [sa("[::]:0"), sa("0.0.0.0:0")]);
+        assert_eq!(source_addrs(&any, false).unwrap(), [sa("0.0.0.0:0")]);
     }
 
     #[test]
