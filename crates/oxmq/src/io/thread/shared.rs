@@ -7,6 +7,7 @@ use crate::io::{EnginePipe, SocketLink};
 use crate::pipe::Wake;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::ipc::IpcCleanup;
+use crate::transport::packet::PacketEngine;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -16,11 +17,25 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Requests from other threads.
 pub(in crate::io) enum Cmd {
-    Listen { sock: ListenSock, link: SocketLink, cleanup: Option<IpcCleanup> },
-    Connect { endpoint: Endpoint, link: SocketLink, pipe: Option<EnginePipe> },
-    CloseEndpoint { socket_id: u64, endpoint_id: EndpointId },
-    SocketClosed { socket_id: u64 },
-    Multicast(Box<dyn crate::transport::multicast::McEngine>),
+    Listen {
+        sock: ListenSock,
+        link: SocketLink,
+        cleanup: Option<IpcCleanup>,
+    },
+    Connect {
+        endpoint: Endpoint,
+        link: SocketLink,
+        pipe: Option<EnginePipe>,
+    },
+    CloseEndpoint {
+        socket_id: u64,
+        endpoint_id: EndpointId,
+    },
+    SocketClosed {
+        socket_id: u64,
+    },
+    /// A packet endpoint's engine (udp, DGRAM, pgm/epgm, norm), its descriptors open.
+    Packet(Box<dyn PacketEngine>),
     Stop,
 }
 
