@@ -17,24 +17,10 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Requests from other threads.
 pub(in crate::io) enum Cmd {
-    Listen {
-        sock: ListenSock,
-        link: SocketLink,
-        cleanup: Option<IpcCleanup>,
-    },
-    Connect {
-        endpoint: Endpoint,
-        link: SocketLink,
-        pipe: Option<EnginePipe>,
-    },
-    CloseEndpoint {
-        socket_id: u64,
-        endpoint_id: EndpointId,
-    },
-    SocketClosed {
-        socket_id: u64,
-    },
-    /// A packet endpoint's engine (udp, DGRAM, pgm/epgm, norm), its descriptors open.
+    Listen { sock: ListenSock, link: SocketLink, cleanup: Option<IpcCleanup> },
+    Connect { endpoint: Endpoint, link: SocketLink, pipe: Option<EnginePipe> },
+    CloseEndpoint { socket_id: u64, endpoint_id: EndpointId },
+    SocketClosed { socket_id: u64 },
     Packet(Box<dyn PacketEngine>),
     Stop,
 }
