@@ -18,3 +18,14 @@ radio-dish-test: capi-progs $(OPTIONS_OUT)/optdump
 	@CAPI_BIN=$(CAPI_BIN) CAPI_LIB=$(CAPI_OUT)/libzmq.so.5 OPTDUMP=$(OPTIONS_OUT)/optdump tests/radio_dish/run.sh
 
 TEST_STEPS += radio-dish-test
+
+# libzmq 4.3.5's own udp tests (test_radio_dish, test_dgram), built with the
+# draft API from the suite's cache and run on oxmq (libzmq-suite builds
+# libzmq without drafts, so they are not in it).
+.PHONY: libzmq-udp-drafts
+
+libzmq-udp-drafts: capi libzmq-suite-build
+	@echo "==> tests/libzmq_suite/udp_drafts.sh $(LIBZMQ_SUITE_CACHE) $(CAPI_OUT)"
+	@tests/libzmq_suite/udp_drafts.sh $(LIBZMQ_SUITE_CACHE) $(CAPI_OUT)
+
+TEST_STEPS += libzmq-udp-drafts

@@ -22,8 +22,7 @@ fn dish_on(ctx: &Context, host: &str) -> (Socket, u16) {
     (dish, port)
 }
 
-/// Datagrams sent before the DISH's thread is reading may be lost: send
-/// probes until one arrives, then drain.
+/// UDP may lose datagrams: send probes until one arrives, then drain.
 fn sync(radio: &Socket, dish: &Socket, group: &[u8]) -> bool {
     let ok = eventually(Duration::from_secs(3), || {
         radio.send(grouped(group, b"probe"), 0).unwrap();
@@ -353,4 +352,88 @@ fn dish_binds_a_resolvable_name() {
     radio.connect(&format!("udp://127.0.0.1:{port}")).unwrap();
     assert!(sync(&radio, &dish, b"g"), "a datagram sent to 127.0.0.1 reaches the DISH bound to localhost");
     assert_errno(sock(&ctx, SocketType::Dish).bind("udp://nosuchhost.invalid:5606"), errno::ENODEV);
+}
+
+const ALONE_ENV: &str = "OXMQ_UDP_TEST_ALONE";
+
+/// Runs `test` again in a child process of this binary, alone, and asserts
+/// that it passed there: threads can be counted only where no other test
+/// starts or ends any.
+fn run_alone(test: &str) {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(ALONE_ENV, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && stdout.contains("1 passed"), "{test} failed when run alone");
+}
+
+fn thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// udp endpoints (a DISH's and a DGRAM's binds, a RADIO's connects) are
+/// served by the context's I/O thread, next to its tcp connections, as
+/// libzmq's udp engines are: they start no thread of their own, so
+/// ZMQ_IO_THREADS and the I/O thread's affinity and scheduling options
+/// cover them too.
+#[test]
+fn udp_endpoints_start_no_thread_of_their_own() {
+    let _g = guard();
+    if std::env::var_os(ALONE_ENV).is_none() {
+        return run_alone("udp_endpoints_start_no_thread_of_their_own");
+    }
+    let ctx = Context::new();
+    // The I/O thread, started by a tcp bind.
+    let anchor = sock(&ctx, SocketType::Pair);
+    anchor.bind("tcp://127.0.0.1:*").unwrap();
+    let before = thread_count();
+    let mut pairs = Vec::new();
+    for _ in 0..4 {
+        let (dish, port) = dish_on(&ctx, "127.0.0.1");
+        dish.join(b"g").unwrap();
+        let radio = sock(&ctx, SocketType::Radio);
+        radio.connect(&format!("udp://127.0.0.1:{port}")).unwrap();
+        pairs.push((radio, dish));
+    }
+    let dgram = sock(&ctx, SocketType::Dgram);
+    let port = free_port();
+    dgram.bind(&format!("udp://127.0.0.1:{port}")).unwrap();
+    assert_eq!(thread_count(), before, "udp endpoints started threads");
+    // And they work: each DISH hears its RADIO, the DGRAM itself.
+    for (radio, dish) in &pairs {
+        assert!(sync(radio, dish, b"g"), "no datagram reached a DISH");
+        radio.send(grouped(b"g", b"hello"), 0).unwrap();
+        assert_eq!(recv_grouped(dish), (b"g".to_vec(), b"hello".to_vec()));
+    }
+    let to = format!("127.0.0.1:{port}");
+    send_parts(&dgram, &[to.as_bytes(), b"self"]);
+    assert_eq!(recv_parts(&dgram), vec![format!("{to}\0").into_bytes(), b"self".to_vec()]);
+    assert_eq!(thread_count(), before);
+}
+
+/// What a RADIO queued before it closed still goes out, in order, as it did
+/// when each endpoint had its own thread.
+#[test]
+fn a_closing_radio_sends_what_it_queued() {
+    let _g = guard();
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let port = peer.local_addr().unwrap().port();
+    let ctx = Context::new();
+    let radio = ctx.socket(SocketType::Radio).unwrap();
+    radio.connect(&format!("udp://127.0.0.1:{port}")).unwrap();
+    for i in 0..50u8 {
+        radio.send(grouped(b"g", &[i]), 0).unwrap();
+    }
+    drop(radio);
+    let mut buf = [0u8; 64];
+    for i in 0..50u8 {
+        let n = peer.recv(&mut buf).unwrap_or_else(|e| panic!("datagram {i}: {e}"));
+        assert_eq!(&buf[..n], [1, b'g', i], "datagram {i}");
+    }
 }

@@ -1,5 +1,6 @@
 //! I/O threads: one `mio` poll loop per thread, owning listeners, connect-side
-//! sessions and one stream engine per tcp/ipc connection.
+//! sessions, one stream engine per tcp/ipc/ws connection, and the packet
+//! engines of udp, DGRAM, pgm/epgm and norm endpoints.
 //!
 //! Other threads talk to an I/O thread in two ways, both cheap:
 //! - commands (bind, connect, close...) are queued under a mutex and the
@@ -25,6 +26,7 @@ use crate::error::Error;
 use crate::monitor::{monitor_event, Monitor};
 use crate::options::Options;
 use crate::transport::endpoint::Endpoint;
+use crate::transport::packet::PacketEngine;
 use crate::transport::{ipc, tcp, ws};
 use oxmq_proto::SocketType;
 use std::io;
@@ -35,7 +37,7 @@ use std::thread::JoinHandle;
 use thread::{Cmd, ListenSock, Shared};
 pub(crate) use tuning::{ThreadTuning, DFLT as THREAD_DFLT};
 pub(crate) use zap::ZapRoute;
-// What the I/O thread takes from a socket; udp and dgram name it here.
+// What the I/O thread takes from a socket.
 pub(crate) use crate::channel::pipes::EnginePipe;
 
 /// What an I/O thread needs to know about the socket a listener or connecter serves.
@@ -134,9 +136,10 @@ impl IoThread {
         Ok(())
     }
 
-    /// A pgm/epgm/norm endpoint's engine (its library socket already open).
-    pub(crate) fn add_multicast(&self, engine: Box<dyn crate::transport::multicast::McEngine>) {
-        self.shared.command(Cmd::Multicast(engine));
+    /// A udp, DGRAM, pgm/epgm or norm endpoint's engine, its descriptors
+    /// already open (so their errors were the caller's).
+    pub(crate) fn add_packet_engine(&self, engine: Box<dyn PacketEngine>) {
+        self.shared.command(Cmd::Packet(engine));
     }
 
     /// unbind/disconnect: close that listener or session and its connections.

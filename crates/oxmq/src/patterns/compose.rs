@@ -2,9 +2,9 @@
 //! single pipe, none), an inbound one (fair-queue, single pipe, discard) and
 //! the few rules of the type (single-frame messages, one peer, PROBE_ROUTER).
 //!
-//! PUSH, PULL, PAIR, DEALER, CLIENT, SCATTER, GATHER and CHANNEL are
-//! [`Composed`] types; the types with state machines of their own (REQ, REP,
-//! ROUTER, XPUB, XSUB, STREAM, SERVER, RADIO, DISH, DGRAM) implement
+//! PUSH, PULL, PAIR, DEALER, CLIENT, SCATTER, GATHER, CHANNEL and DGRAM
+//! are [`Composed`] types; the types with state machines of their own (REQ,
+//! REP, ROUTER, XPUB, XSUB, STREAM, SERVER, RADIO, DISH) implement
 //! [`Pattern`] by hand and use the strategies' parts directly.
 //!
 //! Everything is generic, so each composed type is monomorphized: a PUSH's

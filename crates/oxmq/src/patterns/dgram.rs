@@ -3,7 +3,7 @@
 //! Every message sent is exactly two frames, `[address "ip:port"][body]`:
 //! over udp it goes to the address in its first frame, and received ones
 //! carry their sender's. The socket has one pipe at most (later pipes are
-//! closed, as libzmq's `xattach_pipe` does): to the udp thread of the
+//! closed, as libzmq's `xattach_pipe` does): to the udp engine of the
 //! address it bound, or, as in libzmq, to one tcp/ipc/ws connection or
 //! inproc peer. Over tcp/ipc the raw engine writes both frames' bytes
 //! unframed and hands each read over as one frame, with empty
@@ -11,39 +11,33 @@
 //! (ZMTP, with a DGRAM peer only) the frames travel as they are. This
 //! pattern is the same for every transport.
 
-use super::{notice_departure, read_single, Pattern};
+use super::compose::{Composed, OnePeer, Outbound, SingleIn};
 use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
 
+/// DGRAM: one pipe, read directly; each message sent is `[address][body]`.
+pub(crate) type Dgram = Composed<AddressedOut, SingleIn, OnePeer<false>>;
+
+/// The one pipe, taking two-frame messages only (libzmq's `dgram_t::xsend`).
 #[derive(Default)]
-pub(crate) struct Dgram {
+pub(crate) struct AddressedOut {
     pipe: Option<PipeId>,
     /// The address frame went out; the next frame is the body.
     more_out: bool,
 }
 
-impl Pattern for Dgram {
-    fn attach(&mut self, id: PipeId, pipes: &mut Pipes) {
-        if self.pipe.is_none() {
-            self.pipe = Some(id);
-        } else {
-            pipes.mark_dead(id);
-        }
+impl Outbound for AddressedOut {
+    fn attach(&mut self, id: PipeId, _pipes: &mut Pipes) {
+        self.pipe = Some(id);
     }
 
-    fn detach(&mut self, id: PipeId, _pipes: &mut Pipes) {
-        if self.pipe == Some(id) {
-            self.pipe = None;
-            self.more_out = false;
-        }
+    fn detach(&mut self, _id: PipeId) {
+        self.pipe = None;
+        self.more_out = false;
     }
 
-    fn read_activated(&mut self, id: PipeId, pipes: &mut Pipes) {
-        notice_departure(id, pipes);
-    }
-
-    fn write_activated(&mut self, _id: PipeId, _pipes: &mut Pipes) {}
+    fn write_activated(&mut self, _id: PipeId) {}
 
     fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)> {
         // Without a bound address there is nowhere to send from (libzmq's
@@ -68,14 +62,6 @@ impl Pattern for Dgram {
         }
         self.more_out = more;
         Ok(())
-    }
-
-    fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {
-        read_single(self.pipe, pipes)
-    }
-
-    fn has_in(&mut self, pipes: &mut Pipes) -> bool {
-        self.pipe.is_some_and(|id| pipes.get_mut(id).check_read())
     }
 
     fn has_out(&mut self, pipes: &mut Pipes) -> bool {

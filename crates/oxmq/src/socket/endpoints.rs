@@ -165,9 +165,9 @@ impl Core {
 
     /// Draft RADIO/DISH: a `udp://` endpoint. As in libzmq, only a DISH binds
     /// and only a RADIO connects (ENOCOMPATPROTO otherwise); the pipe is
-    /// served by its own thread (see `transport::udp`).
+    /// served by a packet engine in the I/O thread (see `transport::udp`).
     pub(super) fn udp_endpoint(&mut self, endpoint: &str, addr: &str, bind: bool) -> Result<()> {
-        use crate::transport::udp;
+        use crate::transport::{dgram, udp};
         let expected = if bind { SocketType::Dish } else { SocketType::Radio };
         // Draft DGRAM binds udp:// (and, as in libzmq, cannot connect it).
         let dgram = self.kind == SocketType::Dgram && bind;
@@ -179,21 +179,17 @@ impl Core {
         let (mut socket_side, engine_side) = self.pipe_pair(id);
         socket_side.all_groups = true;
         // The name the endpoint is filed under for unbind/disconnect.
-        let filed_as = if bind {
+        let (engine, filed_as) = if bind {
             let sock = udp::open_receiver(&parsed)?;
-            if dgram {
-                crate::transport::dgram::spawn(sock, engine_side)?;
-            } else {
-                udp::spawn_receiver(sock, engine_side)?;
-            }
+            let engine = if dgram { dgram::engine(sock, engine_side) } else { udp::dish(sock, engine_side) };
             // libzmq 4.3.5 files a udp bind under an empty name, so no
             // zmq_unbind finds it (ENOENT; "" itself is EINVAL): measured.
-            String::new()
+            (engine, String::new())
         } else {
             let sock = udp::open_sender(&parsed, &self.options)?;
-            udp::spawn_sender(sock, parsed.target, engine_side)?;
-            endpoint.to_string()
+            (udp::radio(sock, parsed.target, engine_side), endpoint.to_string())
         };
+        self.ctx.io()?.add_packet_engine(engine);
         self.attach(socket_side);
         // libzmq's LAST_ENDPOINT for udp (bind and connect) is the address
         // as given, without `udp://` and with a `*` port unresolved.
@@ -232,7 +228,7 @@ impl Core {
         let (mut socket_side, engine_side) = self.pipe_pair(id);
         socket_side.all_groups = true;
         let engine = multicast::engine(proto, addr, sender, &self.options, engine_side)?;
-        self.ctx.io()?.add_multicast(engine);
+        self.ctx.io()?.add_packet_engine(engine);
         self.attach(socket_side);
         // libzmq files the endpoint under the URI as given.
         self.last_endpoint = endpoint.to_string();

@@ -1,5 +1,6 @@
 //! The I/O thread's poll loop and the objects it owns: listeners, accepted
-//! connections and connect-side sessions.
+//! connections, connect-side sessions and packet engines (udp, DGRAM,
+//! pgm/epgm, norm).
 //!
 //! Every object lives in a slab; its index is its `mio::Token`. An object is
 //! "run" whenever its socket is ready, a pipe wakes it, its timer expires or
@@ -29,7 +30,7 @@ use crate::io::stream::Stream;
 use crate::monitor::monitor_event as ev;
 use crate::pipe::Wake;
 use crate::transport::endpoint::Endpoint;
-use crate::transport::multicast::McEngine;
+use crate::transport::packet::{PacketEngine, Step};
 use crate::transport::ws::WsConnect;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
@@ -54,16 +55,33 @@ enum Obj {
     Listener(Listener),
     Conn(Box<Conn>),
     Session(Box<Session>),
-    Multicast(Box<Multicast>),
+    Packet(Box<Packet>),
 }
 
-/// A pgm/epgm/norm endpoint (`transport::multicast`): its engine, the fds
-/// registered for it, and when it asked to run again.
-struct Multicast {
-    engine: Box<dyn McEngine>,
-    fds: Vec<RawFd>,
+/// A udp, DGRAM, pgm/epgm or norm endpoint (`transport::packet`): its
+/// engine, the fds registered for it, and when it asked to run again.
+struct Packet {
+    engine: Box<dyn PacketEngine>,
+    /// Each with whether it is always watched for writing.
+    fds: Vec<(RawFd, bool)>,
+    /// The others are watched for writing too (`Step::WaitWritable`).
+    writable_armed: bool,
     waker: Arc<TokenWaker>,
     deadline: Option<Instant>,
+}
+
+impl Packet {
+    fn arm_writable(&mut self, registry: &Registry, token: Token, on: bool) {
+        for &(fd, always) in &self.fds {
+            if !always {
+                let interest = if on { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+                // Modifying a registration reports a readiness that is
+                // already there, so no edge is lost in between.
+                let _ = registry.reregister(&mut SourceFd(&fd), token, interest);
+            }
+        }
+        self.writable_armed = on;
+    }
 }
 
 struct Entry {
@@ -186,7 +204,7 @@ impl Poller {
                     match &e.obj {
                         Obj::Conn(c) => c.waker.queued.store(false, Ordering::Release),
                         Obj::Session(s) => s.waker.queued.store(false, Ordering::Release),
-                        Obj::Multicast(m) => m.waker.queued.store(false, Ordering::Release),
+                        Obj::Packet(p) => p.waker.queued.store(false, Ordering::Release),
                         Obj::Listener(_) => {}
                     }
                     self.run_obj(t, now, false, false);
@@ -325,21 +343,22 @@ impl Poller {
                 self.insert(idx, Obj::Session(Box::new(session)));
                 self.run_obj(idx, now, false, false);
             }
-            Cmd::Multicast(mut engine) => {
+            Cmd::Packet(mut engine) => {
                 let idx = self.vacant();
                 let waker = self.new_waker(idx);
                 engine.set_waker(waker.clone());
-                let mut fds: Vec<RawFd> = Vec::new();
+                let mut fds: Vec<(RawFd, bool)> = Vec::new();
                 for (fd, write) in engine.fds() {
-                    if fd < 0 || fds.contains(&fd) {
+                    if fd < 0 || fds.iter().any(|&(f, _)| f == fd) {
                         continue;
                     }
                     let interest = if write { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
                     if self.poll.registry().register(&mut SourceFd(&fd), Token(idx), interest).is_ok() {
-                        fds.push(fd);
+                        fds.push((fd, write));
                     }
                 }
-                self.insert(idx, Obj::Multicast(Box::new(Multicast { engine, fds, waker, deadline: None })));
+                let packet = Packet { engine, fds, writable_armed: false, waker, deadline: None };
+                self.insert(idx, Obj::Packet(Box::new(packet)));
                 self.run_obj(idx, now, true, true);
             }
             Cmd::CloseEndpoint { socket_id, endpoint_id } => {
@@ -351,7 +370,7 @@ impl Poller {
                         Some(Obj::Conn(c)) => c.link.socket_id == socket_id && c.link.endpoint_id == endpoint_id,
                         Some(Obj::Session(s)) => s.link.socket_id == socket_id && s.link.endpoint_id == endpoint_id,
                         // Ends when the socket lets go of its pipe.
-                        Some(Obj::Multicast(_)) => false,
+                        Some(Obj::Packet(_)) => false,
                         None => false,
                     };
                     if matches {
@@ -362,7 +381,7 @@ impl Poller {
                             let mb = match &e.obj {
                                 Obj::Listener(l) => l.link.mailbox.clone(),
                                 Obj::Session(s) => s.link.mailbox.clone(),
-                                Obj::Conn(_) | Obj::Multicast(_) => None,
+                                Obj::Conn(_) | Obj::Packet(_) => None,
                             };
                             if mb.is_some() {
                                 mailbox = mb;
@@ -444,23 +463,25 @@ impl Poller {
                 run_conn(c, now)
             }
             Obj::Session(s) => run_session(s, idx, registry, now, readable, writable, jitter),
-            Obj::Multicast(m) => match m.engine.step() {
-                None => Outcome::Remove,
-                Some(d) if d.is_zero() => {
-                    m.deadline = None;
-                    Outcome::Again
+            Obj::Packet(p) => {
+                let (outcome, deadline, arm) = match p.engine.step() {
+                    Step::Done => (Outcome::Remove, None, None),
+                    Step::Again => (Outcome::Again, None, None),
+                    Step::Wait(d) => (Outcome::Keep, d.and_then(|d| now.checked_add(d)), Some(false)),
+                    Step::WaitWritable => (Outcome::Keep, None, Some(true)),
+                };
+                p.deadline = deadline;
+                if let Some(on) = arm.filter(|&on| on != p.writable_armed) {
+                    p.arm_writable(registry, Token(idx), on);
                 }
-                Some(d) => {
-                    m.deadline = Some(now + d);
-                    Outcome::Keep
-                }
-            },
+                outcome
+            }
         };
         let deadline = match &entry.obj {
             Obj::Listener(l) => l.retry_at,
             Obj::Conn(c) => c.engine.deadline(),
             Obj::Session(s) => s.deadline(),
-            Obj::Multicast(m) => m.deadline,
+            Obj::Packet(p) => p.deadline,
         };
         let mut new_conns = Vec::new();
         if !accepted.is_empty() {
@@ -524,8 +545,8 @@ fn deregister_obj(registry: &Registry, obj: Obj) {
             SState::Waiting(_) | SState::Resolving(_) => {}
         },
         // Deregistered before the engine (and the library's fds) go.
-        Obj::Multicast(m) => {
-            for fd in &m.fds {
+        Obj::Packet(p) => {
+            for (fd, _) in &p.fds {
                 let _ = registry.deregister(&mut SourceFd(fd));
             }
         }

@@ -7,6 +7,7 @@ use crate::io::{EnginePipe, SocketLink};
 use crate::pipe::Wake;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::ipc::IpcCleanup;
+use crate::transport::packet::PacketEngine;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -20,7 +21,7 @@ pub(in crate::io) enum Cmd {
     Connect { endpoint: Endpoint, link: SocketLink, pipe: Option<EnginePipe> },
     CloseEndpoint { socket_id: u64, endpoint_id: EndpointId },
     SocketClosed { socket_id: u64 },
-    Multicast(Box<dyn crate::transport::multicast::McEngine>),
+    Packet(Box<dyn PacketEngine>),
     Stop,
 }
 

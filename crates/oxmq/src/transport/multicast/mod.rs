@@ -8,11 +8,11 @@
 //! mean the same, and a publisher's pipe takes every message (there is no
 //! upstream for subscriptions; a SUB filters what arrives).
 //!
-//! Each endpoint is an engine in one of the context's I/O threads, which
-//! polls the library's descriptors (OpenPGM's PGM_SEND/RECV/REPAIR/
-//! PENDING_SOCK, NORM's NormGetDescriptor) next to tcp and ipc
-//! connections, and runs it on their edges, on its pipe's wake-ups and on
-//! the library's timers.
+//! Each endpoint is an engine (`transport::packet`) in one of the
+//! context's I/O threads, which polls the library's descriptors (OpenPGM's
+//! PGM_SEND/RECV/REPAIR/PENDING_SOCK, NORM's NormGetDescriptor) next to tcp
+//! and ipc connections, and runs it on their edges, on its pipe's wake-ups
+//! and on the library's timers.
 //! Differences from libzmq: a message that finds the receiving socket at
 //! its RCVHWM is dropped whole (libzmq stops reading the source, which
 //! the library then may drop from its window anyway), and an endpoint the
@@ -28,10 +28,7 @@ use crate::channel::pipes::EnginePipe;
 use crate::error::Error;
 use crate::msg::Msg;
 use crate::options::Options;
-use crate::pipe::Wake;
-use std::os::fd::RawFd;
-use std::sync::Arc;
-use std::time::Duration;
+use crate::transport::packet::PacketEngine;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Proto {
@@ -79,29 +76,13 @@ pub(crate) fn check(proto: Proto, addr: &str) -> Result<(), Error> {
     }
 }
 
-/// An endpoint's engine, run by an I/O thread: a sender for PUB/XPUB, a
-/// receiver for SUB/XSUB. The library's socket is open (errors are the
-/// caller's, at bind/connect); dropping the engine closes it.
-pub(crate) trait McEngine: Send {
-    /// The library's descriptors to watch for reading, each with whether to
-    /// watch it for writing too. Edge-triggered: `step` drains them.
-    fn fds(&self) -> Vec<(RawFd, bool)>;
-    /// The waker the pipe fires when the socket writes, reads or lets go.
-    fn set_waker(&mut self, w: Arc<dyn Wake>);
-    /// Does everything that can be done without blocking. `None`: finished
-    /// (the socket let go of the pipe and, when sending, all was handed to
-    /// the library); otherwise how soon at the latest to run again (the
-    /// library's timers, and a bound so a vanished socket is noticed).
-    fn step(&mut self) -> Option<Duration>;
-}
-
 pub(crate) fn engine(
     proto: Proto,
     addr: &str,
     sender: bool,
     o: &Options,
     pipe: EnginePipe,
-) -> Result<Box<dyn McEngine>, Error> {
+) -> Result<Box<dyn PacketEngine>, Error> {
     load(proto)?;
     match proto {
         Proto::Pgm => pgm::engine(false, addr, sender, o, pipe),

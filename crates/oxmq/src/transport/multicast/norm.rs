@@ -6,11 +6,11 @@
 
 use super::codec::{put_v2_frame, Decoder};
 use super::sys::*;
-use super::McEngine;
 use crate::channel::pipes::EnginePipe;
 use crate::error::Error;
 use crate::options::Options;
 use crate::pipe::Wake;
+use crate::transport::packet::{PacketEngine, Step};
 use libc::{c_char, c_uint};
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -139,7 +139,12 @@ fn open(network: &str, sender: bool) -> Result<Norm, Error> {
 
 /// Opens the NORM session in the caller's thread (so errors reach
 /// connect/bind); an I/O thread then runs the engine on NORM's descriptor.
-pub(crate) fn engine(network: &str, sender: bool, o: &Options, pipe: EnginePipe) -> Result<Box<dyn McEngine>, Error> {
+pub(crate) fn engine(
+    network: &str,
+    sender: bool,
+    o: &Options,
+    pipe: EnginePipe,
+) -> Result<Box<dyn PacketEngine>, Error> {
     let norm = open(network, sender)?;
     if sender {
         Ok(Box::new(Sender { pipe, tx_ready: true, frame: Vec::new(), written: 0, in_message: false, norm }))
@@ -170,7 +175,7 @@ struct Sender {
     norm: Norm,
 }
 
-impl McEngine for Sender {
+impl PacketEngine for Sender {
     fn fds(&self) -> Vec<(RawFd, bool)> {
         descriptor(&self.norm)
     }
@@ -179,7 +184,7 @@ impl McEngine for Sender {
         self.pipe.out.reader_wake().set(w);
     }
 
-    fn step(&mut self) -> Option<Duration> {
+    fn step(&mut self) -> Step {
         while let Some(ev) = next_event(&self.norm) {
             match ev.kind {
                 NORM_TX_QUEUE_VACANCY | NORM_TX_QUEUE_EMPTY => self.tx_ready = true,
@@ -215,9 +220,9 @@ impl McEngine for Sender {
             unsafe { NormStreamFlush(self.norm.stream, true, NORM_FLUSH_ACTIVE) };
         }
         if self.written == self.frame.len() && self.pipe.out.is_terminated() {
-            return None;
+            return Step::Done;
         }
-        Some(IDLE)
+        Step::Wait(Some(IDLE))
     }
 }
 
@@ -234,7 +239,7 @@ struct Receiver {
     norm: Norm,
 }
 
-impl McEngine for Receiver {
+impl PacketEngine for Receiver {
     fn fds(&self) -> Vec<(RawFd, bool)> {
         descriptor(&self.norm)
     }
@@ -244,10 +249,10 @@ impl McEngine for Receiver {
         self.pipe.inn.writer_wake().set(w);
     }
 
-    fn step(&mut self) -> Option<Duration> {
+    fn step(&mut self) -> Step {
         while self.pipe.out.read().is_some() {}
         if self.pipe.inn.is_reader_gone() || self.pipe.out.is_terminated() {
-            return None;
+            return Step::Done;
         }
         while let Some(ev) = next_event(&self.norm) {
             match ev.kind {
@@ -264,7 +269,7 @@ impl McEngine for Receiver {
                 _ => {}
             }
         }
-        Some(IDLE)
+        Step::Wait(Some(IDLE))
     }
 }
 

@@ -7,11 +7,11 @@
 
 use super::codec::{Decoder, Framing, PgmEncoder};
 use super::sys::*;
-use super::McEngine;
 use crate::channel::pipes::EnginePipe;
 use crate::error::Error;
 use crate::options::Options;
 use crate::pipe::Wake;
+use crate::transport::packet::{PacketEngine, Step};
 use libc::{c_int, c_void, socklen_t};
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -310,7 +310,7 @@ pub(crate) fn engine(
     sender: bool,
     o: &Options,
     pipe: EnginePipe,
-) -> Result<Box<dyn McEngine>, Error> {
+) -> Result<Box<dyn PacketEngine>, Error> {
     let sock = open(udp_encap, network, !sender, o)?;
     let fd = |opt| sock.get_int(opt).unwrap_or(-1);
     if sender {
@@ -340,7 +340,7 @@ struct Sender {
     sock: PgmSock,
 }
 
-impl McEngine for Sender {
+impl PacketEngine for Sender {
     fn fds(&self) -> Vec<(RawFd, bool)> {
         self.fds.clone()
     }
@@ -349,7 +349,7 @@ impl McEngine for Sender {
         self.pipe.out.reader_wake().set(w);
     }
 
-    fn step(&mut self) -> Option<Duration> {
+    fn step(&mut self) -> Step {
         let sock = &self.sock;
         let mut timer: Option<Duration> = None;
         // Upstream: NAKs and SPMRs (nothing is ever delivered on a send-only socket).
@@ -404,9 +404,9 @@ impl McEngine for Sender {
             }
         }
         if self.apdu.is_none() && self.enc.queued() == 0 && self.pipe.out.is_terminated() {
-            return None;
+            return Step::Done;
         }
-        Some(timer.unwrap_or(IDLE).min(IDLE))
+        Step::Wait(Some(timer.unwrap_or(IDLE).min(IDLE)))
     }
 }
 
@@ -426,7 +426,7 @@ struct Receiver {
     sock: PgmSock,
 }
 
-impl McEngine for Receiver {
+impl PacketEngine for Receiver {
     fn fds(&self) -> Vec<(RawFd, bool)> {
         self.fds.clone()
     }
@@ -436,10 +436,10 @@ impl McEngine for Receiver {
         self.pipe.inn.writer_wake().set(w);
     }
 
-    fn step(&mut self) -> Option<Duration> {
+    fn step(&mut self) -> Step {
         while self.pipe.out.read().is_some() {}
         if self.pipe.inn.is_reader_gone() || self.pipe.out.is_terminated() {
-            return None;
+            return Step::Done;
         }
         // Bounded, so one busy source cannot hold the I/O thread.
         for _ in 0..256 {
@@ -471,13 +471,13 @@ impl McEngine for Receiver {
                         *d = None;
                     }
                 }
-                PGM_IO_STATUS_TIMER_PENDING => return Some(self.sock.remaining(PGM_TIME_REMAIN).min(IDLE)),
-                PGM_IO_STATUS_RATE_LIMITED => return Some(self.sock.remaining(PGM_RATE_REMAIN).min(IDLE)),
-                _ => return Some(IDLE),
+                PGM_IO_STATUS_TIMER_PENDING => return Step::Wait(Some(self.sock.remaining(PGM_TIME_REMAIN).min(IDLE))),
+                PGM_IO_STATUS_RATE_LIMITED => return Step::Wait(Some(self.sock.remaining(PGM_RATE_REMAIN).min(IDLE))),
+                _ => return Step::Wait(Some(IDLE)),
             }
         }
         // More may be waiting: run again at once.
-        Some(Duration::ZERO)
+        Step::Again
     }
 }
 

@@ -1,31 +1,8 @@
-//! Draft DGRAM over `udp://` (libzmq 4.3.5's udp engine in raw mode).
-//!
-//! A DGRAM binds one UDP socket that both receives and sends, so a peer's
-//! reply to the address it saw reaches the same socket. Datagrams carry no
-//! framing: a received one becomes `[sender "a.b.c.d:port\0"][payload]` (the
-//! address frame ends in a NUL byte, as libzmq's does), and a message sent
-//! as `[address][body]` becomes one datagram of `body` sent to `address`.
-//!
-//! libzmq resolves that address frame with `inet_addr` and `atoi` (IPv4
-//! only, no names); a message whose address does not resolve is dropped,
-//! as libzmq drops it. Datagrams larger than libzmq's 8192-byte buffer are
-//! dropped whole both ways: libzmq truncates received ones to 8192 bytes,
-//! which would hand the application a corrupted payload.
-//!
-//! Two threads serve the socket, as the RADIO and DISH threads do: one
-//! waits on the pipe and sends, one receives with a short timeout so that
-//! it notices when the DGRAM socket lets go of the pipe.
+//! DGRAM's address frames, read and written as libzmq 4.3.5 does: a
+//! received datagram's sender as `a.b.c.d:port` and a NUL, a destination
+//! through `inet_addr` and `atoi` (IPv4 only, no names).
 
-use super::udp::MAX_UDP_MSG;
-use crate::io::EnginePipe;
-use crate::msg::Msg;
-use crate::pipe::Wake;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
-
-/// How often the receiving thread looks whether its socket is still there.
-const RECV_POLL: Duration = Duration::from_millis(50);
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
 /// The address frame for a datagram from `from`: `ip:port` and a NUL, as
 /// libzmq writes it. libzmq handles IPv4 senders only; `None` for others.
@@ -111,84 +88,6 @@ fn inet_addr(s: &[u8]) -> Option<Ipv4Addr> {
     }
     let addr = head.iter().enumerate().fold(*last, |a, (i, &v)| a | (v << (24 - 8 * i)));
     (addr != u32::MAX).then(|| Ipv4Addr::from(addr))
-}
-
-/// Wakes the sending thread when the socket queues a message.
-#[derive(Default)]
-struct Waiter {
-    woken: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl Wake for Waiter {
-    fn wake(&self) {
-        *self.woken.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.cv.notify_one();
-    }
-}
-
-impl Waiter {
-    fn wait(&self, timeout: Duration) {
-        let g = self.woken.lock().unwrap_or_else(|e| e.into_inner());
-        let (mut g, _) = self.cv.wait_timeout_while(g, timeout, |w| !*w).unwrap_or_else(|e| e.into_inner());
-        *g = false;
-    }
-}
-
-/// Serve a bound DGRAM socket: send what the socket queues, deliver what
-/// arrives. Both threads end when the socket drops its side of the pipe.
-pub(crate) fn spawn(sock: UdpSocket, pipe: EnginePipe) -> std::io::Result<()> {
-    sock.set_read_timeout(Some(RECV_POLL))?;
-    let sock = Arc::new(sock);
-    let EnginePipe { mut out, mut inn, .. } = pipe;
-    let waiter = Arc::new(Waiter::default());
-    out.reader_wake().set(waiter.clone());
-    let tx = sock.clone();
-    std::thread::Builder::new().name("oxmq-udp-dgram-tx".into()).spawn(move || loop {
-        while let Some(addr) = out.read() {
-            if addr.is_internal() || !addr.more() {
-                continue;
-            }
-            let Some(body) = out.read() else { break };
-            match destination(addr.as_slice()) {
-                // UDP is lossy: a refused datagram (buffer full, ICMP
-                // error from an earlier one) is dropped as libzmq's would be.
-                Some(to) if body.len() <= MAX_UDP_MSG => {
-                    let _ = tx.send_to(body.as_slice(), SocketAddr::V4(to));
-                }
-                _ => {}
-            }
-        }
-        if out.is_terminated() {
-            return;
-        }
-        waiter.wait(RECV_POLL);
-    })?;
-    let spawned = std::thread::Builder::new().name("oxmq-udp-dgram-rx".into()).spawn(move || {
-        // Room for any UDP payload, so an oversized datagram is seen whole
-        // (and dropped) rather than truncated.
-        let mut buf = vec![0u8; 65536];
-        loop {
-            if inn.is_reader_gone() {
-                return;
-            }
-            let (n, from) = match sock.recv_from(&mut buf) {
-                Ok(r) => r,
-                Err(_) => continue,
-            };
-            if n > MAX_UDP_MSG {
-                continue;
-            }
-            let Some(addr) = address_frame(from) else { continue };
-            // A datagram that finds the pipe at its HWM is dropped whole.
-            if inn.check_write() {
-                inn.write(Msg::from_slice(&addr).with_more(true));
-                inn.write(Msg::from_slice(&buf[..n]));
-                inn.flush();
-            }
-        }
-    });
-    spawned.map(|_| ())
 }
 
 #[cfg(test)]

@@ -1,37 +1,16 @@
-//! Draft RADIO/DISH: the `udp://` transport, as libzmq 4.3.5 does it
-//! (`udp_address.cpp`, `udp_engine.cpp`).
+//! `udp://` endpoints as libzmq 4.3.5 resolves them (`udp_address.cpp`):
+//! `[iface;]host:port`, where `iface` is an address, `*` or an interface
+//! name. A RADIO connects to a unicast or multicast `host:port`; a DISH (or
+//! a DGRAM) binds `*:port`, `ip:port` or a multicast `group:port` (joining
+//! the group on `iface`, or on the kernel's default interface when none is
+//! given). An `iface;` part is only valid before a multicast address.
 //!
-//! Endpoints: `udp://[iface;]host:port` (`iface`: an address, `*` or an
-//! interface name). A RADIO connects to a unicast or
-//! multicast `host:port`; a DISH binds `*:port`, `ip:port` or a multicast
-//! `group:port` (joining the group on `iface`, or on the kernel's default
-//! interface when none is given). An `iface;` part is only valid before a
-//! multicast address.
-//!
-//! Each message is one datagram: `[group length: u8][group][body]`. There is
-//! no handshake: a RADIO's udp pipe takes every group (it cannot hear
-//! joins), and the DISH filters by its own joins.
-//!
-//! Each udp endpoint is served by its own thread rather than by an I/O
-//! thread: a RADIO's waits on its pipe, a DISH's in `recv` with a short
-//! timeout so that it notices when the socket lets go of the pipe.
+//! As in libzmq, a host name is resolved here, in the thread that calls
+//! bind or connect (libzmq's `socket_base_t` resolves udp there too, unlike
+//! tcp), so a name that does not resolve fails that call.
 
 use crate::error::Error;
-use crate::io::EnginePipe;
-use crate::msg::Msg;
-use crate::options::Options;
-use crate::pipe::Wake;
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
-
-/// libzmq's `MAX_UDP_MSG`: the largest datagram it reads (and the size of
-/// its send buffer). Larger datagrams are dropped here, on both sides.
-pub(crate) const MAX_UDP_MSG: usize = 8192;
-
-/// How often a DISH's thread looks whether its socket is still there.
-const RECV_POLL: Duration = Duration::from_millis(50);
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
 /// A resolved `udp://` address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +22,7 @@ pub(crate) struct UdpAddr {
 }
 
 impl UdpAddr {
-    fn is_multicast(&self) -> bool {
+    pub(crate) fn is_multicast(&self) -> bool {
         self.target.ip().is_multicast()
     }
 }
@@ -195,202 +174,9 @@ fn resolve_name(host: &str, port: u16, ipv6: bool) -> Option<IpAddr> {
     (host, port).to_socket_addrs().ok()?.map(|a| a.ip()).find(|ip| ipv6 || ip.is_ipv4())
 }
 
-fn domain(ip: IpAddr) -> Domain {
-    if ip.is_ipv4() {
-        Domain::IPV4
-    } else {
-        Domain::IPV6
-    }
-}
-
-/// The RADIO side: a socket that sends to `addr.target`. It is left
-/// unconnected and each datagram goes out with sendto, as libzmq's do, so a
-/// target without a route yet fails no zmq_connect.
-pub(crate) fn open_sender(addr: &UdpAddr, options: &Options) -> Result<UdpSocket, Error> {
-    let s = Socket::new(domain(addr.target.ip()), Type::DGRAM, Some(Protocol::UDP))?;
-    if addr.is_multicast() {
-        let hops = options.multicast_hops;
-        match addr.target.ip() {
-            IpAddr::V4(_) => {
-                s.set_multicast_loop_v4(options.multicast_loop)?;
-                if hops > 0 {
-                    s.set_multicast_ttl_v4(hops as u32)?;
-                }
-                if let Some(IpAddr::V4(i)) = addr.iface.filter(|i| !i.is_unspecified()) {
-                    s.set_multicast_if_v4(&i)?;
-                }
-            }
-            IpAddr::V6(_) => {
-                s.set_multicast_loop_v6(options.multicast_loop)?;
-                if hops > 0 {
-                    s.set_multicast_hops_v6(hops as u32)?;
-                }
-            }
-        }
-    }
-    Ok(s.into())
-}
-
-/// The DISH side: bound, and a member of the group when `addr` is multicast.
-pub(crate) fn open_receiver(addr: &UdpAddr) -> Result<UdpSocket, Error> {
-    let ip = addr.target.ip();
-    let s = Socket::new(domain(ip), Type::DGRAM, Some(Protocol::UDP))?;
-    s.set_reuse_address(true)?;
-    let bind_ip = if addr.is_multicast() {
-        // Every socket of the group on this port receives each datagram.
-        s.set_reuse_port(true)?;
-        if ip.is_ipv4() {
-            IpAddr::V4(Ipv4Addr::UNSPECIFIED)
-        } else {
-            IpAddr::V6(Ipv6Addr::UNSPECIFIED)
-        }
-    } else {
-        ip
-    };
-    s.bind(&SockAddr::from(SocketAddr::new(bind_ip, addr.target.port())))?;
-    match ip {
-        IpAddr::V4(group) if group.is_multicast() => {
-            let iface = match addr.iface {
-                Some(IpAddr::V4(i)) => i,
-                _ => Ipv4Addr::UNSPECIFIED,
-            };
-            s.join_multicast_v4(&group, &iface)?;
-        }
-        IpAddr::V6(group) if group.is_multicast() => s.join_multicast_v6(&group, 0)?,
-        _ => {}
-    }
-    Ok(s.into())
-}
-
-/// One datagram in libzmq's layout, or `None` when it would be too large.
-pub(crate) fn encode(group: &[u8], body: &[u8]) -> Option<Vec<u8>> {
-    let len = 1 + group.len() + body.len();
-    if group.len() > usize::from(u8::MAX) || len > MAX_UDP_MSG {
-        return None;
-    }
-    let mut d = Vec::with_capacity(len);
-    d.push(group.len() as u8);
-    d.extend_from_slice(group);
-    d.extend_from_slice(body);
-    Some(d)
-}
-
-/// Group and body of a datagram; `None` for a malformed one.
-pub(crate) fn decode(d: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (&glen, rest) = d.split_first()?;
-    let glen = usize::from(glen);
-    (rest.len() >= glen).then(|| rest.split_at(glen))
-}
-
-/// Wakes a udp thread blocked on its pipe.
-#[derive(Default)]
-struct Waiter {
-    woken: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl Wake for Waiter {
-    fn wake(&self) {
-        *self.woken.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.cv.notify_one();
-    }
-}
-
-impl Waiter {
-    fn wait(&self, timeout: Duration) {
-        let g = self.woken.lock().unwrap_or_else(|e| e.into_inner());
-        let (mut g, _) = self.cv.wait_timeout_while(g, timeout, |w| !*w).unwrap_or_else(|e| e.into_inner());
-        *g = false;
-    }
-}
-
-/// RADIO: send what the socket queues, one datagram per message, until the
-/// socket lets go of the pipe.
-pub(crate) fn spawn_sender(sock: UdpSocket, target: SocketAddr, mut pipe: EnginePipe) -> std::io::Result<()> {
-    let waiter = Arc::new(Waiter::default());
-    pipe.out.reader_wake().set(waiter.clone());
-    std::thread::Builder::new().name("oxmq-udp-radio".into()).spawn(move || loop {
-        // Hold the whole pipe (not just `out`, as the closure would capture):
-        // dropping `inn` would tell the socket this peer is gone.
-        let pipe = &mut pipe;
-        while let Some(group) = pipe.out.read() {
-            if group.is_internal() || !group.more() {
-                continue;
-            }
-            let Some(body) = pipe.out.read() else { break };
-            if let Some(d) = encode(group.as_slice(), body.as_slice()) {
-                // UDP is lossy: a refused datagram (no listener, buffer
-                // full) is dropped as libzmq's would be.
-                let _ = sock.send_to(&d, target);
-            }
-        }
-        if pipe.out.is_terminated() {
-            return;
-        }
-        waiter.wait(RECV_POLL);
-    })?;
-    Ok(())
-}
-
-/// DISH: each well-formed datagram becomes a group frame and a body frame in
-/// the pipe; malformed or oversized ones, and any that find the pipe at its
-/// HWM, are dropped. Joins and leaves from the socket are dropped (libzmq's
-/// `restart_output` for a receive-only udp engine).
-pub(crate) fn spawn_receiver(sock: UdpSocket, mut pipe: EnginePipe) -> std::io::Result<()> {
-    sock.set_read_timeout(Some(RECV_POLL))?;
-    std::thread::Builder::new().name("oxmq-udp-dish".into()).spawn(move || {
-        // Room for any UDP payload, so an oversized datagram is seen whole
-        // (and dropped) rather than truncated.
-        let mut buf = vec![0u8; 65536];
-        loop {
-            while pipe.out.read().is_some() {}
-            if pipe.inn.is_reader_gone() || pipe.out.is_terminated() {
-                return;
-            }
-            let n = match sock.recv(&mut buf) {
-                Ok(n) => n,
-                Err(_) => continue,
-            };
-            if n > MAX_UDP_MSG {
-                continue;
-            }
-            let Some((group, body)) = decode(&buf[..n]) else { continue };
-            if pipe.inn.check_write() {
-                pipe.inn.write(Msg::from_slice(group).with_more(true));
-                pipe.inn.write(Msg::from_slice(body));
-                pipe.inn.flush();
-            }
-        }
-    })?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn datagram_layout_is_libzmqs() {
-        assert_eq!(encode(b"TV", b"Friends").unwrap(), b"\x02TVFriends");
-        assert_eq!(decode(b"\x02TVFriends"), Some((&b"TV"[..], &b"Friends"[..])));
-        assert_eq!(decode(b"\x00"), Some((&b""[..], &b""[..])));
-        assert_eq!(decode(b""), None);
-        assert_eq!(decode(b"\x05abc"), None, "group longer than the datagram");
-        assert!(encode(b"g", &vec![0; MAX_UDP_MSG]).is_none());
-        assert!(encode(b"g", &vec![0; MAX_UDP_MSG - 2]).is_some());
-    }
-
-    #[test]
-    fn multicast_options_reach_the_sending_socket() {
-        let mut o = Options { multicast_loop: false, multicast_hops: 7, ..Default::default() };
-        let a = parse("127.0.0.1;239.193.7.9:5555", false, false).unwrap();
-        let s = open_sender(&a, &o).unwrap();
-        assert!(!s.multicast_loop_v4().unwrap());
-        assert_eq!(s.multicast_ttl_v4().unwrap(), 7);
-        o.multicast_loop = true;
-        let s = open_sender(&a, &o).unwrap();
-        assert!(s.multicast_loop_v4().unwrap());
-    }
 
     #[test]
     fn endpoints_parse_as_libzmq_resolves_them() {
