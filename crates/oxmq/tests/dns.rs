@@ -2,7 +2,7 @@
 //! controls: `make dns-test` runs these in a private mount and network
 //! namespace where /etc/resolv.conf points at a dnsmasq on loopback that
 //! serves a hosts file (`OXMQ_DNS_HOSTS`, re-read on SIGHUP to
-//! `OXMQ_DNS_PID`) and forwards `slow.oxmq.test` to tests/dns/held_dns.py,
+//! `OXMQ_DNS_PID`) and forwards `slow.oxmq.test` to tests/interop/dns/held_dns.py,
 //! which holds its answers until `OXMQ_DNS_RELEASE` exists.
 //!
 //! Outside that set-up the names do not resolve, so the tests are ignored by
