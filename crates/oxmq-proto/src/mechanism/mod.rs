@@ -66,7 +66,9 @@ pub(crate) trait Mechanism: Send {
 /// What boxes traffic frames after a handshake: CURVE's boxes or GSSAPI's
 /// wrap tokens. Both put each frame in one flag-less `MESSAGE` frame.
 pub enum TrafficCodec {
+    /// CURVE: each frame sealed in a crypto_box under the session's short-term keys.
     Curve(CurveCodec),
+    /// GSSAPI: each frame wrapped by `gss_wrap` (unless `GSSAPI_PLAINTEXT`).
     Gssapi(gssapi::GssapiCodec),
 }
 
