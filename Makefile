@@ -41,10 +41,15 @@ export CARGO_TERM_COLOR ?= never
 .PHONY: test setup deb-deps rust-tools venv fmt fmt-check lint cargo-test \
         interop-peer interop bench clean
 
-# Components add their own steps in mk/<component>.mk: Debian packages to
-# DEB_PKGS, test targets to TEST_STEPS (run after the core's, in order).
+# Components add their own steps in mk/<component>.mk (capi, python, ruby,
+# bench, options, conformance, reliability...), and tests of one kind have a
+# folder each, as under tests/: mk/interop, mk/compat (other projects' suites
+# and programs on oxmq), mk/packaging. Each file adds Debian packages to
+# DEB_PKGS and test targets to TEST_STEPS (run after the core's, in the order
+# read). mk/*.mk are read first: the kind folders use what they define
+# (CAPI_OUT, OPTIONS_OUT, the wheel's venv).
 TEST_STEPS :=
--include $(sort $(wildcard mk/*.mk))
+-include $(sort $(wildcard mk/*.mk)) $(sort $(wildcard mk/*/*.mk))
 
 test: skips-reset setup fmt-check lint cargo-test interop $(TEST_STEPS)
 	@$(MAKE) --no-print-directory skips-summary
@@ -111,11 +116,11 @@ interop-peer:
 	@echo "==> cargo build --release --example interop_peer -p oxmq"
 	@$(CARGO) build --release --example interop_peer -p oxmq
 
-# The matrix table is printed by tests/interop/conftest.py at the end of the run
+# The matrix table is printed by tests/interop/matrix/conftest.py at the end of the run
 # (and saved to target/interop-matrix.txt).
 interop: venv interop-peer
-	@echo "==> $(VENV_PY) -m pytest tests/interop -v $(PYTEST_ARGS)"
-	@$(VENV_PY) -m pytest tests/interop -v $(PYTEST_ARGS)
+	@echo "==> $(VENV_PY) -m pytest tests/interop/matrix -v $(PYTEST_ARGS)"
+	@$(VENV_PY) -m pytest tests/interop/matrix -v $(PYTEST_ARGS)
 
 # The main job: every benchmark study side by side (mk/bench.mk); QUICK=1 for tiny counts.
 bench: bench-suite
@@ -123,5 +128,5 @@ bench: bench-suite
 clean:
 	@echo "==> cargo clean"
 	@$(CARGO) clean
-	@echo "==> rm -rf $(VENV) tests/interop/__pycache__"
-	@rm -rf $(VENV) tests/interop/__pycache__
+	@echo "==> rm -rf $(VENV) tests/interop/matrix/__pycache__"
+	@rm -rf $(VENV) tests/interop/matrix/__pycache__

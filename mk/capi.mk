@@ -1,5 +1,5 @@
 # The C ABI (crates/oxmq-capi): liboxmq.so / drop-in libzmq.so.5, zmq.h, and
-# the C programs under tests/capi that prove it (incl. interop with Debian's
+# the C programs under tests/interop/capi that prove it (incl. interop with Debian's
 # real libzmq). Nothing is installed system-wide: everything lands in
 # target/release/capi.
 #
@@ -10,7 +10,7 @@ DEB_PKGS += libzmq3-dev pkg-config gcc
 
 CAPI_OUT := target/release/capi
 CAPI_INC := crates/oxmq-capi/include
-CAPI_SRC := tests/capi
+CAPI_SRC := tests/interop/capi
 CAPI_BIN := target/capi-tests
 CAPI_ABS := $(abspath $(CAPI_OUT))
 
@@ -22,7 +22,7 @@ CAPI_OX_FLAGS = -I$(CAPI_INC) -L$(CAPI_OUT) -Wl,-rpath,$(CAPI_ABS) -lzmq
 CAPI_REAL_FLAGS = $(shell pkg-config --cflags --libs libzmq)
 
 # (Built after `capi`, which provides the library.)
-# Each program in tests/capi/*.c is built twice: oxmq (NAME) and real libzmq (NAME.libzmq).
+# Each program in tests/interop/capi/*.c is built twice: oxmq (NAME) and real libzmq (NAME.libzmq).
 CAPI_PROGS := $(basename $(notdir $(wildcard $(CAPI_SRC)/*.c)))
 
 .PHONY: capi capi-test capi-progs
@@ -63,7 +63,7 @@ capi-progs: capi
 	@$(MAKE) -s --no-print-directory $(foreach p,$(CAPI_PROGS),$(CAPI_BIN)/$(p) $(CAPI_BIN)/$(p).libzmq)
 
 capi-test: capi-progs
-	@echo "==> tests/capi/run.sh"
-	@CAPI_BIN=$(CAPI_BIN) CAPI_LIB=$(CAPI_ABS)/libzmq.so.5 tests/capi/run.sh
+	@echo "==> tests/interop/capi/run.sh"
+	@CAPI_BIN=$(CAPI_BIN) CAPI_LIB=$(CAPI_ABS)/libzmq.so.5 tests/interop/capi/run.sh
 
 TEST_STEPS += capi-test

@@ -71,7 +71,7 @@ $(WHEEL_STAMP): $(PY_PKG_SRCS) $(PY_PKG_CAPI) $(WHEEL_PYTHONS_FILE) | venv
 	@touch $@
 
 wheel: venv python-capi $(WHEEL_STAMP)
-	@$(VENV_PY) tests/wheel/describe.py $(WHEEL_DIR)
+	@$(VENV_PY) tests/packaging/wheel/describe.py $(WHEEL_DIR)
 
 python-install: wheel
 	@if [ $(PY_PKG_STAMP) -nt $(WHEEL_STAMP) ]; then echo "==> oxmq wheel in $(VENV) up to date"; else \
@@ -97,7 +97,7 @@ python-test: wheel-venv
 	@cd python/tests && $(WHEEL_ENV) ../../$(WHEEL_VENV_PY) -m pytest . -v $(PYTEST_ARGS)
 
 wheel-test: wheel
-	@echo "==> tests/wheel/run.sh (the wheel in fresh Python 3.9, 3.10 and 3.13 venvs, PATH without cargo)"
-	@PATH="$(NOCARGO_PATH)" WHEEL_PYTHONS="$(WHEEL_PYTHONS)" tests/wheel/run.sh $(WHEEL_DIR)
+	@echo "==> tests/packaging/wheel/run.sh (the wheel in fresh Python 3.9, 3.10 and 3.13 venvs, PATH without cargo)"
+	@PATH="$(NOCARGO_PATH)" WHEEL_PYTHONS="$(WHEEL_PYTHONS)" tests/packaging/wheel/run.sh $(WHEEL_DIR)
 
 TEST_STEPS += python-test wheel-test

@@ -50,7 +50,7 @@ fuzz-replay:
 	@echo "==> cargo test --release --manifest-path fuzz/afl/Cargo.toml (corpus replay)"
 	@$(CARGO) test --release --manifest-path fuzz/afl/Cargo.toml --target-dir fuzz/afl/target/replay -- --nocapture 2>&1 | grep -v '^replay ' 
 
-$(FAULTS_C_BIN): tests/faults/ctx_term.c $(CAPI_INC)/zmq.h | capi
+$(FAULTS_C_BIN): tests/reliability/faults/ctx_term.c $(CAPI_INC)/zmq.h | capi
 	@mkdir -p $(dir $@)
 	$(CAPI_CC) -O1 -g -Wall -Wextra -pthread -o $@ $< -I$(CAPI_OUT)/include -L$(CAPI_OUT) \
 	  -Wl,-rpath,$(abspath $(CAPI_OUT)) -lzmq
@@ -60,8 +60,8 @@ faults-c: capi $(FAULTS_C_BIN)
 	@timeout 60 $(FAULTS_C_BIN)
 
 faults-python: python-install
-	@echo "==> $(VENV_PY) -m pytest tests/faults -v $(PYTEST_ARGS)"
-	@$(VENV_PY) -m pytest tests/faults -v $(PYTEST_ARGS)
+	@echo "==> $(VENV_PY) -m pytest tests/reliability/faults -v $(PYTEST_ARGS)"
+	@$(VENV_PY) -m pytest tests/reliability/faults -v $(PYTEST_ARGS)
 
 # Preemption bound 2: every interleaving with up to two forced switches (the
 # unbounded search of the HWM model runs for many minutes); see RELIABILITY.md.

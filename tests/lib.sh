@@ -1,4 +1,4 @@
-# Shared by the interop runners (tests/dgram/run.sh, tests/radio_dish/run.sh),
+# Shared by the interop runners (tests/interop/dgram/run.sh, tests/interop/radio_dish/run.sh),
 # sourced from the repository root: where the C test programs and npm's
 # zeromq live, a scratch directory, PASS/FAIL bookkeeping and the peers both
 # look for. A peer that cannot be installed (node, npm's zeromq) is a FAIL:

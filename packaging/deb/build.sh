@@ -52,7 +52,7 @@ LIBZMQ_VERSION="$(hv MAJOR).$(hv MINOR).$(hv PATCH)"
 LIB_FILE="libzmq.so.5.2.$(hv PATCH)"
 # The libzmq5 a program built against liboxmq-dev's stable API asks for:
 # zmq.h without ZMQ_BUILD_DRAFT_API declares libzmq 4.3's API, and Debian 12's
-# 4.3.4 is the libzmq the tests build the same programs against (tests/capi),
+# 4.3.4 is the libzmq the tests build the same programs against (tests/interop/capi),
 # so a consumer gets `libzmq5 (>= 4.3.4)`, which either library satisfies.
 ABI_MINVER=4.3.4
 

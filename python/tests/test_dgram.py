@@ -104,7 +104,7 @@ def test_round_trip_with_libzmq_dgram(make):
 def test_tcp_is_a_raw_stream(make):
     """DGRAM over tcp as libzmq 4.3.5: an empty notice on connect and on
     disconnect, [a][b] written unframed, each read one frame (the same Rust
-    code as udp; tests/dgram/stream_transports.py covers the rest)."""
+    code as udp; tests/interop/dgram/stream_transports.py covers the rest)."""
     d = make(zmq.DGRAM)
     d.rcvtimeo = 5000
     d.bind("tcp://127.0.0.1:*")

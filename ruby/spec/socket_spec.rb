@@ -247,6 +247,13 @@ RSpec.describe ZMQ::Socket do
       expect { s.ipv6 = 1 }.to raise_error(TypeError)
       expect { s.identity = 5 }.to raise_error(TypeError)
       expect { s.setsockopt(9999, 1) }.to raise_error(Errno::EINVAL)
+      # The core's option table says what each number takes, whatever the value's class.
+      linger, routing_id = ZMQ::SOCKET_OPTIONS.values_at(:linger, :routing_id).map(&:first)
+      expect { s.setsockopt(linger, "\x00\x00\x00\x00") }.to raise_error(TypeError)
+      expect { s.setsockopt(routing_id, 5) }.to raise_error(TypeError)
+      expect { s.setsockopt(routing_id, true) }.to raise_error(TypeError)
+      s.setsockopt(routing_id, 'id')
+      expect(s.getsockopt(routing_id)).to eq('id')
       expect { s.getsockopt(9999) }.to raise_error(Errno::EINVAL)
       expect { s.recv_timeout = :x }.to raise_error(TypeError)
     end

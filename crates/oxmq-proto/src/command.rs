@@ -11,23 +11,38 @@ pub const MAX_PING_CONTEXT: usize = 16;
 /// A parsed command. Data fields share the frame's buffer where possible.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
+    /// READY: the NULL and PLAIN handshakes' last step, carrying the sender's
+    /// metadata (`Socket-Type`, `Identity`, application properties).
     Ready(Metadata),
+    /// ERROR: the peer refuses the handshake; the connection ends.
     Error {
+        /// Why, as text (at most 255 octets).
         reason: Vec<u8>,
     },
+    /// SUBSCRIBE (ZMTP 3.1): the peer subscribes to a topic prefix.
     Subscribe(Bytes),
+    /// CANCEL (ZMTP 3.1): the peer drops one subscription to a topic prefix.
     Cancel(Bytes),
+    /// PING (ZMTP 3.1 heartbeats): asks for a PONG, and tells the receiver
+    /// how long it may go without traffic from the sender.
     Ping {
+        /// How long the receiver may wait for traffic from the sender before
+        /// it closes the connection, in tenths of a second (0: no limit).
         ttl_deciseconds: u16,
+        /// Up to 16 octets the PONG must echo.
         context: Bytes,
     },
+    /// PONG: the answer to a PING.
     Pong {
+        /// The PING's context, echoed.
         context: Bytes,
     },
     /// Any other name. libzmq ignores unknown commands after the
     /// handshake, so this is not an error.
     Unknown {
+        /// The command's name.
         name: Vec<u8>,
+        /// Its data, after the name.
         data: Bytes,
     },
 }
@@ -143,6 +158,7 @@ pub struct Metadata {
 const MAX_VALUE_LEN: usize = i32::MAX as usize;
 
 impl Metadata {
+    /// No properties yet.
     pub fn new() -> Self {
         Metadata::default()
     }
@@ -183,22 +199,27 @@ impl Metadata {
         self.props.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
     }
 
+    /// Every property in wire order, duplicates included.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
         self.props.iter().map(|(n, v)| (n.as_str(), v.as_slice()))
     }
 
+    /// How many properties, duplicates included.
     pub fn len(&self) -> usize {
         self.props.len()
     }
 
+    /// Whether there are no properties at all.
     pub fn is_empty(&self) -> bool {
         self.props.is_empty()
     }
 
+    /// Octets [`encode`](Self::encode) appends.
     pub fn encoded_len(&self) -> usize {
         self.props.iter().map(|(n, v)| 1 + n.len() + 4 + v.len()).sum()
     }
 
+    /// Appends the properties in wire format (name-len, name, value-len, value).
     pub fn encode(&self, out: &mut Vec<u8>) {
         for (name, value) in &self.props {
             // Lengths were checked on insertion.

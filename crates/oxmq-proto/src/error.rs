@@ -15,25 +15,45 @@ use crate::socket_type::SocketType;
 /// libzmq's `ZMQ_PROTOCOL_ERROR_*` codes (from `zmq.h`), as reported in
 /// `ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL` monitor events.
 pub mod zmq_codes {
+    /// A ZMTP protocol violation of no more specific kind.
     pub const ZMTP_UNSPECIFIED: u32 = 0x1000_0000;
+    /// A command the handshake's state does not expect (e.g. WELCOME from a client).
     pub const ZMTP_UNEXPECTED_COMMAND: u32 = 0x1000_0001;
+    /// A CURVE nonce that does not increase, or commands out of order.
     pub const ZMTP_INVALID_SEQUENCE: u32 = 0x1000_0002;
+    /// CURVE's key exchange failed (a cookie or a box that does not open).
     pub const ZMTP_KEY_EXCHANGE: u32 = 0x1000_0003;
+    /// A malformed command of no more specific kind.
     pub const ZMTP_MALFORMED_COMMAND_UNSPECIFIED: u32 = 0x1000_0011;
+    /// A malformed CURVE MESSAGE command.
     pub const ZMTP_MALFORMED_COMMAND_MESSAGE: u32 = 0x1000_0012;
+    /// A malformed HELLO command.
     pub const ZMTP_MALFORMED_COMMAND_HELLO: u32 = 0x1000_0013;
+    /// A malformed INITIATE command.
     pub const ZMTP_MALFORMED_COMMAND_INITIATE: u32 = 0x1000_0014;
+    /// A malformed ERROR command.
     pub const ZMTP_MALFORMED_COMMAND_ERROR: u32 = 0x1000_0015;
+    /// A malformed READY command.
     pub const ZMTP_MALFORMED_COMMAND_READY: u32 = 0x1000_0016;
+    /// A malformed WELCOME command.
     pub const ZMTP_MALFORMED_COMMAND_WELCOME: u32 = 0x1000_0017;
+    /// Metadata properties that do not parse, or a Socket-Type the socket cannot talk to.
     pub const ZMTP_INVALID_METADATA: u32 = 0x1000_0018;
+    /// A cryptographic check failed (a box that does not open, a bad vouch).
     pub const ZMTP_CRYPTOGRAPHIC: u32 = 0x1100_0001;
+    /// The peer's greeting names another security mechanism.
     pub const ZMTP_MECHANISM_MISMATCH: u32 = 0x1100_0002;
+    /// A ZAP failure of no more specific kind.
     pub const ZAP_UNSPECIFIED: u32 = 0x2000_0000;
+    /// The ZAP handler's reply does not have ZAP's frames.
     pub const ZAP_MALFORMED_REPLY: u32 = 0x2000_0001;
+    /// The ZAP reply answers another request id.
     pub const ZAP_BAD_REQUEST_ID: u32 = 0x2000_0002;
+    /// The ZAP reply's version is not `1.0`.
     pub const ZAP_BAD_VERSION: u32 = 0x2000_0003;
+    /// The ZAP reply's status code is not 200, 300, 400 or 500.
     pub const ZAP_INVALID_STATUS_CODE: u32 = 0x2000_0004;
+    /// The ZAP reply's metadata frame does not parse.
     pub const ZAP_INVALID_METADATA: u32 = 0x2000_0005;
 }
 
@@ -45,31 +65,57 @@ pub enum ProtocolError {
     BadSignature,
     /// The greeting announces a version below 3. `major` is the ZMTP major
     /// version as libzmq classifies the peer: 1 or 2.
-    UnsupportedVersion { major: u8 },
+    UnsupportedVersion {
+        /// The ZMTP major version the peer speaks (1 or 2).
+        major: u8,
+    },
     /// Flag bits 3..7 of a frame header are set; they are reserved.
-    ReservedFlagBits { flags: u8 },
+    ReservedFlagBits {
+        /// The whole flags octet as received.
+        flags: u8,
+    },
     /// A command frame had MORE set; commands are always single frames.
     CommandWithMore,
     /// A long-form size with the top bit set (or too big for this platform's
     /// address space).
-    FrameTooLong { size: u64 },
+    FrameTooLong {
+        /// The size the header announced.
+        size: u64,
+    },
     /// A frame body is larger than the configured `ZMQ_MAXMSGSIZE`.
-    MessageTooLarge { size: u64, max: u64 },
+    MessageTooLarge {
+        /// The frame body's size, in octets.
+        size: u64,
+        /// The `ZMQ_MAXMSGSIZE` it exceeds.
+        max: u64,
+    },
     /// A command frame whose body cannot be parsed. `name` is the command
     /// name if it could be read, else empty.
-    MalformedCommand { name: Vec<u8> },
+    MalformedCommand {
+        /// The command's name (empty when even that did not parse).
+        name: Vec<u8>,
+    },
     /// Metadata (READY / INITIATE properties) does not parse. `offset` is
     /// where, relative to the start of the property list, parsing failed.
-    MalformedMetadata { offset: usize },
+    MalformedMetadata {
+        /// Where parsing failed, from the start of the property list.
+        offset: usize,
+    },
     /// A command that is not valid at this point of the handshake.
-    UnexpectedCommand { name: Vec<u8> },
+    UnexpectedCommand {
+        /// The command's name.
+        name: Vec<u8>,
+    },
     /// A message (non-command) frame arrived before the handshake finished.
     UnexpectedMessage,
     /// The peer's READY lacks the `Socket-Type` property.
     MissingSocketType,
     /// A CURVE box did not open: wrong keys, or bytes altered on the way.
     /// `what` names the box (`"HELLO"`, `"MESSAGE"`...), never its contents.
-    Cryptographic { what: &'static str },
+    Cryptographic {
+        /// Which box (`"HELLO"`, `"MESSAGE"`...), never its contents.
+        what: &'static str,
+    },
     /// A CURVE vouch or cookie does not match the keys of this connection.
     KeyExchange,
     /// A CURVE short nonce did not increase (a replayed or reordered box).
@@ -149,30 +195,62 @@ pub enum HandshakeError {
     /// The peer speaks ZMTP/1.0 (no 3.x signature, or revision 0), which
     /// libzmq would downgrade to and oxmq does not; or ZMTP/2.0 while a
     /// security mechanism or ZAP domain is set (libzmq refuses those too).
-    UnsupportedVersion { major: u8 },
+    UnsupportedVersion {
+        /// The ZMTP major version the peer speaks (1 or 2).
+        major: u8,
+    },
     /// The peer's greeting names another mechanism (or the same name with
     /// different padding; libzmq compares all 20 octets). Names are shown
     /// with trailing NULs stripped.
-    MechanismMismatch { ours: Vec<u8>, theirs: Vec<u8> },
+    MechanismMismatch {
+        /// Our mechanism's name.
+        ours: Vec<u8>,
+        /// The name in the peer's greeting.
+        theirs: Vec<u8>,
+    },
     /// The peer's socket type cannot talk to ours (RFC 37 table).
-    IncompatibleSocketType { ours: SocketType, theirs: SocketType },
+    IncompatibleSocketType {
+        /// Our socket's type.
+        ours: SocketType,
+        /// The type the peer announced.
+        theirs: SocketType,
+    },
     /// The peer's Socket-Type is not one we know (e.g. a draft type such as
     /// `CLIENT`); libzmq treats this as incompatible too.
-    UnknownSocketType { ours: SocketType, theirs: Vec<u8> },
+    UnknownSocketType {
+        /// Our socket's type.
+        ours: SocketType,
+        /// The `Socket-Type` value the peer sent.
+        theirs: Vec<u8>,
+    },
     /// The peer sent ERROR. Fatal: do not retry with the same credentials.
-    PeerError { reason: Vec<u8> },
+    PeerError {
+        /// The ERROR command's reason text.
+        reason: Vec<u8>,
+    },
     /// The handshake needs a ZAP handler (PLAIN server, or
     /// `ZAP_ENFORCE_DOMAIN`) and none is bound at `inproc://zeromq.zap.01`.
     /// libzmq reports it as `HANDSHAKE_FAILED_NO_DETAIL` with `EFAULT`.
     ZapUnavailable,
     /// The ZAP handler's reply is malformed; `code` is the
     /// `ZMQ_PROTOCOL_ERROR_ZAP_*` value libzmq reports.
-    BadZapReply { code: u32 },
+    BadZapReply {
+        /// The `ZMQ_PROTOCOL_ERROR_ZAP_*` code libzmq reports for the fault.
+        code: u32,
+    },
     /// The ZAP handler refused the peer with this status (300, 400 or 500).
-    AuthFailed { status: u16 },
+    AuthFailed {
+        /// The ZAP reply's status code.
+        status: u16,
+    },
     /// A GSS-API call failed (no credentials, unknown principal, a token
     /// the library refused): its major and minor status words.
-    Gssapi { major: u32, minor: u32 },
+    Gssapi {
+        /// GSS-API's major status word.
+        major: u32,
+        /// The mechanism's (Kerberos') minor status word.
+        minor: u32,
+    },
 }
 
 impl HandshakeError {
@@ -262,11 +340,20 @@ impl std::error::Error for HandshakeError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UsageError {
     /// Metadata property names are 1..=255 octets.
-    BadPropertyNameLength { len: usize },
+    BadPropertyNameLength {
+        /// The name's length, in octets.
+        len: usize,
+    },
     /// Metadata property values are at most 2^31-1 octets.
-    PropertyValueTooLong { len: usize },
+    PropertyValueTooLong {
+        /// The value's length, in octets.
+        len: usize,
+    },
     /// Mechanism names are 1..=20 octets.
-    BadMechanismNameLength { len: usize },
+    BadMechanismNameLength {
+        /// The name's length, in octets.
+        len: usize,
+    },
 }
 
 impl fmt::Display for UsageError {
@@ -295,7 +382,10 @@ pub enum SessionError {
     /// The peer's bytes are malformed or break ZMTP.
     Protocol(ProtocolError),
     /// The peer sent ERROR.
-    PeerError { reason: Vec<u8> },
+    PeerError {
+        /// The ERROR command's reason text.
+        reason: Vec<u8>,
+    },
     /// Heartbeats: nothing arrived within `ZMQ_HEARTBEAT_TIMEOUT` of our
     /// PING, or within the TTL of the peer's.
     PeerSilent,

@@ -6,8 +6,11 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use crate::error::ProtocolError;
 
+/// Flags bit: more frames of the same message follow.
 pub const FLAG_MORE: u8 = 0x01;
+/// Flags bit: the size is 8 octets (big-endian) instead of 1.
 pub const FLAG_LONG: u8 = 0x02;
+/// Flags bit: the frame is a command (READY, PING, SUBSCRIBE...), not message data.
 pub const FLAG_COMMAND: u8 = 0x04;
 const RESERVED_FLAGS: u8 = !(FLAG_MORE | FLAG_LONG | FLAG_COMMAND);
 
@@ -17,8 +20,11 @@ const MAX_WIRE_SIZE: u64 = i64::MAX as u64;
 /// One decoded frame. `body` shares the receive buffer's allocation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
+    /// More frames of the same message follow.
     pub more: bool,
+    /// A command frame, not message data.
     pub command: bool,
+    /// The frame's body, without its header.
     pub body: Bytes,
 }
 
@@ -40,9 +46,13 @@ pub struct FrameDecoder {
 /// A complete, valid frame header at the front of a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameHeader {
+    /// Octets of the header (flags and size; 2 or 9, or 1.0's 2 or 10).
     pub header_len: usize,
+    /// Octets of the body that follow the header.
     pub body_len: usize,
+    /// More frames of the same message follow.
     pub more: bool,
+    /// A command frame, not message data.
     pub command: bool,
 }
 
@@ -73,10 +83,12 @@ impl FrameDecoder {
         FrameDecoder { max_msg_size, zmtp10: true }
     }
 
+    /// Whether this decoder reads ZMTP/1.0 framing (a libzmq 2.x peer).
     pub fn is_zmtp10(&self) -> bool {
         self.zmtp10
     }
 
+    /// The `ZMQ_MAXMSGSIZE` limit frames are checked against, if any.
     pub fn max_msg_size(&self) -> Option<u64> {
         self.max_msg_size
     }

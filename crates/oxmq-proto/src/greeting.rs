@@ -2,6 +2,7 @@
 
 use crate::error::{ProtocolError, UsageError};
 
+/// Octets of a full ZMTP 3.x greeting (signature, version, mechanism, as-server, filler).
 pub const GREETING_LEN: usize = 64;
 
 /// Octets that arrive before the version octet: signature + padding.
@@ -13,10 +14,13 @@ const AS_SERVER_OFFSET: usize = 32;
 /// A parsed or to-be-sent greeting.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Greeting {
+    /// The ZMTP major version (3; lower for older peers, which get other framing).
     pub major: u8,
+    /// The ZMTP minor version (0 or 1).
     pub minor: u8,
     /// ASCII name, NUL-padded to 20 octets.
     pub mechanism: [u8; 20],
+    /// The as-server octet: whether this side is the mechanism's server (always false for NULL).
     pub as_server: bool,
 }
 
@@ -32,6 +36,7 @@ impl Greeting {
         Ok(Greeting { major: 3, minor: 1, mechanism: field, as_server })
     }
 
+    /// The 64 octets to send.
     pub fn encode(&self) -> [u8; GREETING_LEN] {
         let mut g = [0u8; GREETING_LEN];
         g[0] = 0xFF;

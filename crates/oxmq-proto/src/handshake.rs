@@ -16,12 +16,14 @@ use crate::zap::{ZapReply, ZapRequest};
 /// What the local socket brings to the handshake.
 #[derive(Clone, Debug)]
 pub struct HandshakeConfig {
+    /// The local socket's type, sent as `Socket-Type` and checked against the peer's.
     pub socket_type: SocketType,
     /// `ZMQ_ROUTING_ID`; sent only by REQ, DEALER and ROUTER (as libzmq).
     pub identity: Vec<u8>,
     /// `ZMQ_PLAIN_SERVER` / `ZMQ_CURVE_SERVER`. Ignored by NULL, whose
     /// greeting always says 0.
     pub as_server: bool,
+    /// The security mechanism and its settings; both ends must name the same.
     pub mechanism: MechanismConfig,
     /// `ZMQ_ZAP_DOMAIN`. NULL asks ZAP only when it is set (libzmq).
     pub zap_domain: Vec<u8>,
@@ -55,16 +57,22 @@ impl HandshakeConfig {
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MechanismConfig {
+    /// No security (RFC 23's NULL): READY both ways, ZAP only with a domain.
     Null,
+    /// User name and password in clear (RFC 24); the server checks them through ZAP.
     Plain(PlainConfig),
+    /// CurveZMQ (RFC 26): authenticated keys and encrypted traffic.
     Curve(CurveConfig),
+    /// Kerberos through GSS-API (RFC 38).
     Gssapi(GssapiConfig),
 }
 
 /// PLAIN credentials (a client's; a server has none of its own).
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct PlainConfig {
+    /// The user name a client sends in HELLO.
     pub username: Vec<u8>,
+    /// The password a client sends in HELLO (zeroed on drop).
     pub password: Zeroizing<Vec<u8>>,
 }
 
@@ -80,8 +88,11 @@ impl fmt::Debug for PlainConfig {
 /// CURVE keys: our long-term pair and, for a client, the server's public key.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct CurveConfig {
+    /// Our long-term public key.
     pub public_key: [u8; 32],
+    /// Our long-term secret key (zeroed on drop, never printed).
     pub secret_key: Zeroizing<[u8; 32]>,
+    /// The server's long-term public key, which a client must know beforehand (unused on a server).
     pub server_key: [u8; 32],
 }
 
@@ -99,6 +110,7 @@ pub struct PeerInfo {
     /// commands; subscriptions as messages, as with 3.0). `(1, 0)`: a
     /// ZMTP/1.0 peer, the same but its traffic is in 1.0 framing.
     pub version: (u8, u8),
+    /// The peer's socket type, from its `Socket-Type` property.
     pub socket_type: SocketType,
     /// The `Identity` property, if present and non-empty.
     pub identity: Option<Bytes>,
@@ -196,6 +208,7 @@ fn take_entropy(config: &mut HandshakeConfig) -> [u8; 32] {
 }
 
 impl Handshake {
+    /// A handshake about to send our greeting; feed it the peer's bytes and send what it produces.
     pub fn new(config: HandshakeConfig) -> Handshake {
         let mut out = Self::our_greeting(&config).encode()[..SIGNATURE_END].to_vec();
         // As libzmq: the padding is `identity length + 1`, so that the

@@ -16,6 +16,7 @@ use crate::command::Command;
 /// What the caller must do after [`Heartbeat::handle_timeout`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HeartbeatAction {
+    /// Nothing is due yet.
     None,
     /// Send this PING command frame.
     SendPing(Command),
@@ -83,10 +84,12 @@ impl Heartbeat {
         }
     }
 
+    /// When [`handle_timeout`](Self::handle_timeout) must next be called: the earliest PING, PING timeout or TTL due.
     pub fn next_deadline(&self) -> Option<Instant> {
         [self.next_ping, self.timeout_at, self.ttl_at].into_iter().flatten().min()
     }
 
+    /// Called at or after [`next_deadline`](Self::next_deadline): whether to send a PING now or drop the connection as dead.
     pub fn handle_timeout(&mut self, now: Instant) -> HeartbeatAction {
         let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
         if due(self.timeout_at) || due(self.ttl_at) {

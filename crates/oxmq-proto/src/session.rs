@@ -34,6 +34,7 @@ use crate::socket_type::SocketType;
 /// Socket-side settings of a session (the options libzmq reads for it).
 #[derive(Clone, Debug)]
 pub struct SessionConfig {
+    /// The local socket's type, which decides what the session does with subscriptions and JOIN/LEAVE.
     pub socket_type: SocketType,
     /// `ZMQ_MAXMSGSIZE`, checked per frame as libzmq does.
     pub max_msg_size: Option<u64>,
@@ -108,10 +109,12 @@ impl Zmtp3 {
         self.codec.is_some()
     }
 
+    /// The heartbeat timers, when HEARTBEAT_IVL or a peer's PING armed them.
     pub fn heartbeat(&self) -> Option<&Heartbeat> {
         self.heartbeat.as_ref()
     }
 
+    /// Whether subscriptions travel as SUBSCRIBE/CANCEL commands (ZMTP 3.1) rather than as messages (3.0 and older).
     pub fn subscription_commands(&self) -> bool {
         self.subscription_commands
     }
@@ -146,12 +149,24 @@ impl Role {
 #[non_exhaustive]
 pub enum Inbound {
     /// One data frame of a message (`more`: frames follow).
-    Frame { more: bool, body: Bytes },
+    Frame {
+        /// More frames of the same message follow.
+        more: bool,
+        /// The frame's data.
+        body: Bytes,
+    },
     /// A subscription (`subscribe`) or its cancellation, from SUBSCRIBE/
     /// CANCEL, JOIN/LEAVE or a ZMTP 3.0 subscription message. `in_band`:
     /// it came as a message, and so takes its turn under the receive HWM as
     /// one; commands do not.
-    Subscription { subscribe: bool, topic: Bytes, in_band: bool },
+    Subscription {
+        /// A subscription (true) or its cancellation (false).
+        subscribe: bool,
+        /// The topic prefix (from JOIN/LEAVE: the group).
+        topic: Bytes,
+        /// It came as a message (ZMTP 3.0 and older), so it takes its turn under the receive HWM as one; commands do not.
+        in_band: bool,
+    },
 }
 
 /// The traffic phase of one connection.
@@ -246,6 +261,7 @@ impl Session {
         }
     }
 
+    /// How this session frames traffic (ZMTP 3.x with its codec, ZMTP/1.0, or raw STREAM bytes).
     pub fn framing(&self) -> &Framing {
         &self.framing
     }

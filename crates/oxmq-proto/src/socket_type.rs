@@ -6,33 +6,55 @@
 /// peer. The draft types sit in [`SocketType::DRAFT`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SocketType {
+    /// One peer, both ways: for two threads or processes that talk only to each other.
     Pair = 0,
+    /// Publisher: sends every message to each subscriber whose subscriptions match; never receives.
     Pub = 1,
+    /// Subscriber: receives the publishers' messages that match its subscriptions; never sends.
     Sub = 2,
+    /// Client of request/reply: a request, then its reply, in strict turn, load-balanced over peers.
     Req = 3,
+    /// Server of request/reply: receives a request, then sends its reply to whoever asked.
     Rep = 4,
+    /// Asynchronous request/reply: load-balances sends and fair-queues receives, no turn-taking.
     Dealer = 5,
+    /// Routes by peer: each received message starts with the sender's routing id, each sent one with the recipient's.
     Router = 6,
+    /// Pipeline sink: fair-queues messages from its pushers; never sends.
     Pull = 7,
+    /// Pipeline source: load-balances messages over its pullers; never receives.
     Push = 8,
+    /// A PUB that also receives its subscribers' subscriptions as messages (for proxies).
     XPub = 9,
+    /// A SUB that sends its subscriptions as messages (for proxies).
     XSub = 10,
+    /// Raw TCP: no ZMTP; each message is a routing id frame and the bytes.
     Stream = 11,
     // Draft thread-safe types (CLIENT/SERVER, SCATTER/GATHER, PEER/CHANNEL).
+    /// Draft, thread-safe: single-frame replies addressed by the routing id on each received message.
     Server = 12,
+    /// Draft, thread-safe: single-frame messages, load-balanced out and fair-queued in.
     Client = 13,
+    /// Draft, thread-safe PULL: single-frame messages fair-queued from scatterers.
     Gather = 16,
+    /// Draft, thread-safe PUSH: single-frame messages load-balanced over gatherers.
     Scatter = 17,
+    /// Draft, thread-safe: connects to many peers and addresses each by routing id (`zmq_connect_peer`).
     Peer = 19,
+    /// Draft, thread-safe PAIR: one peer, single-frame messages.
     Channel = 20,
     // Draft RADIO/DISH (groups; also over udp://).
+    /// Draft, thread-safe publisher of messages tagged with a group (over tcp, ipc, inproc or udp).
     Radio = 14,
+    /// Draft, thread-safe subscriber that joins groups and receives RADIO messages of those groups.
     Dish = 15,
     // Draft DGRAM (raw datagrams over udp://; not thread-safe).
+    /// Draft: raw udp datagrams, each message an `ip:port` address frame and the body.
     Dgram = 18,
 }
 
 impl SocketType {
+    /// The stable socket types, PAIR (0) to STREAM (11), each at the index of its libzmq number (the draft types are not here).
     pub const ALL: [SocketType; 12] = [
         SocketType::Pair,
         SocketType::Pub,
@@ -87,6 +109,7 @@ impl SocketType {
         matches!(self, SocketType::Radio | SocketType::Dish)
     }
 
+    /// libzmq's number for the type (`ZMQ_PAIR` 0 ... `ZMQ_DGRAM` 18).
     pub fn as_raw(self) -> i32 {
         self as i32
     }

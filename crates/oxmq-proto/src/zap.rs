@@ -27,10 +27,13 @@ const REQUEST_ID: &[u8] = b"1";
 /// shows them.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ZapRequest {
+    /// The socket's `ZMQ_ZAP_DOMAIN`, which lets one handler serve several policies.
     pub domain: Vec<u8>,
     /// The local socket's routing id (libzmq sends its own, not the peer's).
     pub routing_id: Vec<u8>,
+    /// The mechanism's wire name (`NULL`, `PLAIN`, `CURVE`, `GSSAPI`).
     pub mechanism: &'static str,
+    /// What the peer proved: none for NULL, user name and password for PLAIN, the client's public key for CURVE, the principal for GSSAPI.
     pub credentials: Vec<Vec<u8>>,
 }
 
@@ -66,8 +69,11 @@ impl ZapRequest {
 pub struct ZapReply {
     /// 200, 300, 400 or 500.
     pub status: u16,
+    /// The handler's explanation, sent to a refused peer in ERROR.
     pub status_text: Bytes,
+    /// The identity the handler gives the peer, read back as the `User-Id` property of its messages.
     pub user_id: Bytes,
+    /// Properties the handler attaches to the connection, read back like the peer's own.
     pub metadata: Metadata,
 }
 

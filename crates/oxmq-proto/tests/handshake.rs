@@ -319,7 +319,7 @@ fn zmtp_20_peer_byte_by_byte() {
 
 #[test]
 fn zmtp_20_identity_frame_carries_the_routing_id_of_any_socket_type() {
-    // libzmq 4.3.5 (checked with tests/compat/zmtp20_peer.py): a PULL with
+    // libzmq 4.3.5 (checked with tests/compat/behaviour/zmtp20_peer.py): a PULL with
     // ZMQ_ROUTING_ID sends it to a 2.0 peer, though 3.x READY would not.
     let mut hs = Handshake::new(config(SocketType::Pull, b"pull-id"));
     let _ = feed(&mut hs, &zmtp20_greeting(8 /* PUSH */, b""));

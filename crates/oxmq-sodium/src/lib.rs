@@ -24,6 +24,8 @@
 //! This crate is the only place in oxmq that calls libsodium; every `unsafe`
 //! block here is one FFI call on buffers whose lengths Rust checked.
 
+#![warn(missing_docs)]
+
 use crypto_secretbox::aead::generic_array::GenericArray;
 use crypto_secretbox::aead::{AeadInPlace, KeyInit};
 use crypto_secretbox::XSalsa20Poly1305;
@@ -32,8 +34,11 @@ use std::fmt;
 use std::sync::Once;
 use zeroize::Zeroizing;
 
+/// Octets of an X25519 public or secret key, and of a precomputed box key.
 pub const KEY_LEN: usize = 32;
+/// Octets of an XSalsa20 nonce (CURVE builds it from a 16-octet prefix and an 8-octet counter).
 pub const NONCE_LEN: usize = 24;
+/// Octets of the Poly1305 tag that authenticates a box; a box is this much longer than its plaintext.
 pub const TAG_LEN: usize = 16;
 /// Boxes shorter than this go through RustCrypto, the rest through libsodium.
 pub const SMALL_BOX: usize = 1024;

@@ -1,5 +1,5 @@
 //! Interop peer: drives oxmq sockets from a line protocol on stdin/stdout, so
-//! that the Python interop suite (tests/interop) can run oxmq against real
+//! that the Python interop suite (tests/interop/matrix) can run oxmq against real
 //! libzmq step by step.
 //!
 //! One command per line, fields separated by single spaces (a field may be
@@ -24,7 +24,7 @@
 //! quit                           close everything, terminate the context, exit
 //! ```
 //!
-//! The protocol is documented for both peers in tests/interop/peerproto.py.
+//! The protocol is documented for both peers in tests/interop/matrix/peerproto.py.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};

@@ -23,21 +23,32 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 
 /// libzmq context option numbers (`zmq_ctx_set`).
-#[allow(missing_docs)]
 pub mod ctxopt {
+    /// How many I/O threads the context starts (default 1); set before the first socket.
     pub const IO_THREADS: i32 = 1;
+    /// How many sockets the context may hold at once (default 1023); more fail with EMFILE.
     pub const MAX_SOCKETS: i32 = 2;
+    /// Read-only: the largest value [`MAX_SOCKETS`] takes.
     pub const SOCKET_LIMIT: i32 = 3;
+    /// The scheduling priority of the I/O threads, applied when they start (-1: unchanged).
     pub const THREAD_PRIORITY: i32 = 3;
+    /// The scheduling policy (`SCHED_*`) of the I/O threads, applied when they start (-1: unchanged).
     pub const THREAD_SCHED_POLICY: i32 = 4;
+    /// The largest message the context's sockets handle (default `i32::MAX`).
     pub const MAX_MSGSZ: i32 = 5;
+    /// Read-only: the size of a C `zmq_msg_t`, for bindings that allocate one.
     pub const MSG_T_SIZE: i32 = 6;
+    /// Adds a CPU to the set the I/O threads may run on.
     pub const THREAD_AFFINITY_CPU_ADD: i32 = 7;
+    /// Removes a CPU from the set the I/O threads may run on.
     pub const THREAD_AFFINITY_CPU_REMOVE: i32 = 8;
+    /// A prefix for the I/O threads' names (`<prefix>/ZMQbg/IO/0`), to tell contexts apart.
     pub const THREAD_NAME_PREFIX: i32 = 9;
     /// A draft-API option libzmq's release builds answer (default 1).
     pub const ZERO_COPY_RECV: i32 = 10;
+    /// The default of the IPV6 socket option for the context's new sockets.
     pub const IPV6: i32 = 42;
+    /// Whether terminating the context waits for each socket's LINGER (1, the default) or closes at once, as if LINGER were 0.
     pub const BLOCKY: i32 = 70;
 }
 

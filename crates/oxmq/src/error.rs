@@ -10,31 +10,55 @@ use std::io;
 /// libzmq's errno values (Linux numbers for the POSIX ones, libzmq's own base
 /// `ZMQ_HAUSNUMERO` = 156384712 for the rest).
 pub mod errno {
-    #![allow(missing_docs)]
+    /// The call would block: a non-blocking call, or SNDTIMEO/RCVTIMEO ran out.
     pub const EAGAIN: i32 = libc::EAGAIN;
+    /// An invalid argument: an unknown option or a bad value, a malformed endpoint.
     pub const EINVAL: i32 = libc::EINVAL;
+    /// A blocking call was interrupted by a signal (or a fork child terminated its parent's context).
     pub const EINTR: i32 = libc::EINTR;
+    /// An invalid context or message handed to the C ABI.
     pub const EFAULT: i32 = libc::EFAULT;
+    /// Memory ran out.
     pub const ENOMEM: i32 = libc::ENOMEM;
+    /// The network interface an endpoint names does not exist.
     pub const ENODEV: i32 = libc::ENODEV;
+    /// A message too large for the transport (a udp datagram, a group name over 255 bytes).
     pub const EMSGSIZE: i32 = libc::EMSGSIZE;
+    /// The operation is not supported by this socket type (e.g. `zmq_join` on a non-DISH).
     pub const ENOTSUP: i32 = libc::ENOTSUP;
+    /// The endpoint's transport is not supported here (tipc://, or pgm:// without libpgm).
     pub const EPROTONOSUPPORT: i32 = libc::EPROTONOSUPPORT;
+    /// No buffer space: the kernel or a fixed-size table is full.
     pub const ENOBUFS: i32 = libc::ENOBUFS;
+    /// The network is down.
     pub const ENETDOWN: i32 = libc::ENETDOWN;
+    /// The address a bind asks for is already taken.
     pub const EADDRINUSE: i32 = libc::EADDRINUSE;
+    /// The address a bind asks for is not local to this host.
     pub const EADDRNOTAVAIL: i32 = libc::EADDRNOTAVAIL;
+    /// The peer refused the connection.
     pub const ECONNREFUSED: i32 = libc::ECONNREFUSED;
+    /// A non-blocking connect has not completed yet.
     pub const EINPROGRESS: i32 = libc::EINPROGRESS;
+    /// The handle handed to the C ABI is not a live socket.
     pub const ENOTSOCK: i32 = libc::ENOTSOCK;
+    /// The address family of an endpoint is not supported.
     pub const EAFNOSUPPORT: i32 = libc::EAFNOSUPPORT;
+    /// No route to the peer: a ROUTER_MANDATORY send to an unknown routing id, or a SERVER reply to one.
     pub const EHOSTUNREACH: i32 = libc::EHOSTUNREACH;
+    /// Nothing to undo: `unbind` or `disconnect` of an endpoint the socket does not have.
     pub const ENOENT: i32 = libc::ENOENT;
+    /// Too many open sockets (the context's MAX_SOCKETS) or file descriptors.
     pub const EMFILE: i32 = libc::EMFILE;
+    /// The base of libzmq's own errno values, far above the system's.
     pub const ZMQ_HAUSNUMERO: i32 = 156_384_712;
+    /// The socket's state machine forbids the call now: a second REQ send before the reply, a REP recv before its send.
     pub const EFSM: i32 = ZMQ_HAUSNUMERO + 51;
+    /// The transport does not fit the socket type (e.g. pgm:// with a REQ socket).
     pub const ENOCOMPATPROTO: i32 = ZMQ_HAUSNUMERO + 52;
+    /// The socket's context was terminated: every call on the socket fails with it until the socket is closed.
     pub const ETERM: i32 = ZMQ_HAUSNUMERO + 53;
+    /// No I/O thread is available for the operation (IO_THREADS 0 with a transport that needs one).
     pub const EMTHREAD: i32 = ZMQ_HAUSNUMERO + 54;
 }
 

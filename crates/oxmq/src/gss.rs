@@ -19,10 +19,12 @@ use oxmq_proto::{GssContext, GssFailure, GssStep, GssapiConfig};
 use zeroize::Zeroizing;
 
 /// `ZMQ_GSSAPI_NT_*`: how a principal option is read.
-#[allow(missing_docs)]
 pub mod name_type {
+    /// `service@host`, as GSS-API's host-based service names (the default).
     pub const HOSTBASED: i32 = 0;
+    /// A local user name.
     pub const USER_NAME: i32 = 1;
+    /// A Kerberos principal name, `name/instance@REALM`.
     pub const KRB5_PRINCIPAL: i32 = 2;
 }
 

@@ -10,124 +10,223 @@ use oxmq_proto::{CurveConfig, MechanismConfig, PlainConfig};
 use zeroize::Zeroizing;
 
 /// libzmq option numbers (`zmq.h`), used by the generic get/set API, the C ABI and Python.
-#[allow(missing_docs)]
 pub mod opt {
+    /// Which I/O threads (a bit mask) serve the socket's later connections; 0, the default, lets the context choose.
     pub const AFFINITY: i32 = 4;
+    /// The identity this socket announces to its peers in the handshake, which a ROUTER peer then routes by (1-255 bytes; empty by default: the ROUTER makes one up).
     pub const ROUTING_ID: i32 = 5;
+    /// Adds a topic prefix to a SUB's (or an XPUB_MANUAL publisher's) filter; the empty prefix matches every message.
     pub const SUBSCRIBE: i32 = 6;
+    /// Removes one earlier [`SUBSCRIBE`] of the same prefix (subscriptions are counted).
     pub const UNSUBSCRIBE: i32 = 7;
+    /// The multicast (pgm/epgm/norm) data rate in kbit/s (default 100).
     pub const RATE: i32 = 8;
+    /// How long, in ms, a multicast sender keeps data for receivers that missed it (default 10000).
     pub const RECOVERY_IVL: i32 = 9;
+    /// The kernel's send buffer size for the socket's connections, in bytes (-1, the default: the OS default).
     pub const SNDBUF: i32 = 11;
+    /// The kernel's receive buffer size for the socket's connections, in bytes (-1, the default: the OS default).
     pub const RCVBUF: i32 = 12;
+    /// Read-only: 1 when the last frame received has more frames of the same message after it.
     pub const RCVMORE: i32 = 13;
+    /// Read-only: a file descriptor that becomes readable when [`EVENTS`] may have changed, for event loops (edge-like: read [`EVENTS`] after each wake-up).
     pub const FD: i32 = 14;
+    /// Read-only: whether a message can be received ([`POLLIN`](crate::POLLIN)) and sent ([`POLLOUT`](crate::POLLOUT)) without blocking now.
     pub const EVENTS: i32 = 15;
+    /// Read-only: the socket type's libzmq number.
     pub const TYPE: i32 = 16;
+    /// How long, in ms, closing the socket (or terminating its context) waits to deliver queued messages: -1 forever (the default), 0 not at all.
     pub const LINGER: i32 = 17;
+    /// How long, in ms, a connecting socket waits before retrying a lost or refused connection (default 100; -1: never reconnect).
     pub const RECONNECT_IVL: i32 = 18;
+    /// The kernel's queue of connections not yet accepted, for tcp and ipc listeners (default 100).
     pub const BACKLOG: i32 = 19;
+    /// The ceiling, in ms, that reconnect intervals double up to after repeated failures (0, the default: no backoff).
     pub const RECONNECT_IVL_MAX: i32 = 21;
+    /// The largest message, in bytes, a peer may send; a bigger one drops that connection (-1, the default: no limit).
     pub const MAXMSGSIZE: i32 = 22;
+    /// How many outgoing messages a peer's pipe holds before the socket blocks or drops, per its type (default 1000; 0: no limit).
     pub const SNDHWM: i32 = 23;
+    /// How many incoming messages a peer's pipe holds before the connection stops reading from that peer (default 1000; 0: no limit).
     pub const RCVHWM: i32 = 24;
+    /// The time-to-live of multicast packets (default 1: the local network only).
     pub const MULTICAST_HOPS: i32 = 25;
+    /// How long, in ms, a blocking receive waits before failing with EAGAIN (-1, the default: forever).
     pub const RCVTIMEO: i32 = 27;
+    /// How long, in ms, a blocking send waits before failing with EAGAIN (-1, the default: forever).
     pub const SNDTIMEO: i32 = 28;
+    /// Read-only: the endpoint the socket last bound or connected, with wildcards resolved (the port `tcp://*:*` was given).
     pub const LAST_ENDPOINT: i32 = 32;
+    /// Makes a ROUTER fail a send to an unknown routing id with EHOSTUNREACH (and block or EAGAIN at a full pipe) instead of dropping the message silently.
     pub const ROUTER_MANDATORY: i32 = 33;
+    /// Turns TCP keep-alive probes on (1) or off (0) for the socket's connections (-1, the default: the OS default).
     pub const TCP_KEEPALIVE: i32 = 34;
+    /// How many unanswered TCP keep-alive probes drop a connection (-1: the OS default).
     pub const TCP_KEEPALIVE_CNT: i32 = 35;
+    /// How long, in s, a connection is idle before TCP sends keep-alive probes (-1: the OS default).
     pub const TCP_KEEPALIVE_IDLE: i32 = 36;
+    /// The interval, in s, between TCP keep-alive probes (-1: the OS default).
     pub const TCP_KEEPALIVE_INTVL: i32 = 37;
+    /// Queues messages only for completed connections, so that sends block (or fail) rather than wait for a peer that is not there yet.
     pub const IMMEDIATE: i32 = 39;
+    /// Makes an XPUB pass every subscription up to its user, duplicates included, not just the first one of each topic.
     pub const XPUB_VERBOSE: i32 = 40;
+    /// Turns a ROUTER into a raw TCP socket: no ZMTP, each connection's routing id is a frame before its data (STREAM's predecessor).
     pub const ROUTER_RAW: i32 = 41;
+    /// Lets tcp endpoints use IPv6 as well as IPv4 (0, the default: IPv4 only).
     pub const IPV6: i32 = 42;
+    /// Read-only: the security mechanism the socket is configured for (see [`mechanism`](super::mechanism)).
     pub const MECHANISM: i32 = 43;
+    /// Makes the socket the PLAIN server: it accepts a user name and password, checked by the ZAP handler.
     pub const PLAIN_SERVER: i32 = 44;
+    /// The user name a PLAIN client sends (setting it makes the socket a PLAIN client).
     pub const PLAIN_USERNAME: i32 = 45;
+    /// The password a PLAIN client sends (kept zeroed on drop, never printed).
     pub const PLAIN_PASSWORD: i32 = 46;
+    /// Makes the socket a CURVE server: it needs [`CURVE_SECRETKEY`] and authenticates clients through the ZAP handler.
     pub const CURVE_SERVER: i32 = 47;
+    /// The socket's long-term CURVE public key (32 bytes, or 40 characters of Z85).
     pub const CURVE_PUBLICKEY: i32 = 48;
+    /// The socket's long-term CURVE secret key (32 bytes, or 40 characters of Z85; zeroed on drop, never printed).
     pub const CURVE_SECRETKEY: i32 = 49;
+    /// The public key of the server a CURVE client connects to (setting it makes the socket a CURVE client).
     pub const CURVE_SERVERKEY: i32 = 50;
+    /// Makes a connecting REQ, DEALER or ROUTER send an empty message at once, so the ROUTER it reaches learns its routing id before any data.
     pub const PROBE_ROUTER: i32 = 51;
+    /// Makes REQ tag each request with an id and drop replies that do not carry it (for use with [`REQ_RELAXED`]).
     pub const REQ_CORRELATE: i32 = 52;
+    /// Lets REQ send a new request without waiting for the previous reply; a late reply to an abandoned request is discarded.
     pub const REQ_RELAXED: i32 = 53;
+    /// Keeps only the newest message in the socket's queue (for last-value feeds; single-frame messages only).
     pub const CONFLATE: i32 = 54;
+    /// The authentication domain this socket's handshakes send to the ZAP handler (a non-empty one also asks ZAP under NULL).
     pub const ZAP_DOMAIN: i32 = 55;
+    /// Lets a new connection with a routing id already in use take it over from the old one, instead of being refused.
     pub const ROUTER_HANDOVER: i32 = 56;
+    /// The IP type-of-service (DSCP) byte of the socket's tcp connections.
     pub const TOS: i32 = 57;
+    /// The routing id the next `connect` gives its peer on this ROUTER or STREAM socket, instead of a generated one.
     pub const CONNECT_ROUTING_ID: i32 = 61;
+    /// Makes the socket the GSSAPI server side of the handshake (Kerberos acceptor).
     pub const GSSAPI_SERVER: i32 = 62;
+    /// The GSS-API principal whose credentials this socket uses.
     pub const GSSAPI_PRINCIPAL: i32 = 63;
+    /// The principal of the service a GSSAPI client connects to (setting it makes the socket a GSSAPI client).
     pub const GSSAPI_SERVICE_PRINCIPAL: i32 = 64;
+    /// Runs GSSAPI for authentication only: traffic after the handshake is not wrapped (encrypted).
     pub const GSSAPI_PLAINTEXT: i32 = 65;
+    /// How [`GSSAPI_PRINCIPAL`] is read (see [`crate::gss::name_type`]).
     pub const GSSAPI_PRINCIPAL_NAMETYPE: i32 = 90;
+    /// How [`GSSAPI_SERVICE_PRINCIPAL`] is read (see [`crate::gss::name_type`]).
     pub const GSSAPI_SERVICE_PRINCIPAL_NAMETYPE: i32 = 91;
+    /// How long, in ms, a new connection may take to finish the ZMTP handshake before it is dropped (default 30000; 0: no limit).
     pub const HANDSHAKE_IVL: i32 = 66;
+    /// The SOCKS5 proxy (`host:port`) that the socket's tcp connects go through.
     pub const SOCKS_PROXY: i32 = 68;
+    /// Makes an XPUB (or PUB) block or fail with EAGAIN at a full subscriber pipe instead of dropping the message.
     pub const XPUB_NODROP: i32 = 69;
+    /// libzmq's number of the context option [`crate::ctxopt::BLOCKY`], kept here because bindings list it with the socket options; a socket answers EINVAL.
     pub const BLOCKY: i32 = 70;
+    /// Makes an XPUB apply subscriptions only when its user sets [`SUBSCRIBE`]/[`UNSUBSCRIBE`] on it after reading them, so it can filter or rewrite them.
     pub const XPUB_MANUAL: i32 = 71;
+    /// A message an XPUB sends to each new subscriber when it connects.
     pub const XPUB_WELCOME_MSG: i32 = 72;
+    /// Makes a STREAM socket deliver an empty message on each connect and disconnect (1, the default).
     pub const STREAM_NOTIFY: i32 = 73;
+    /// Inverts PUB/SUB filtering: a SUB receives the messages that match none of its subscriptions.
     pub const INVERT_MATCHING: i32 = 74;
+    /// How often, in ms, the socket sends a ZMTP PING on an otherwise quiet connection (0, the default: never).
     pub const HEARTBEAT_IVL: i32 = 75;
+    /// How long, in ms, the peer should wait for traffic from us before it drops the connection (sent in our PINGs, in 100 ms units).
     pub const HEARTBEAT_TTL: i32 = 76;
+    /// How long, in ms, a connection may stay silent after a PING before it is dropped (default: [`HEARTBEAT_IVL`]).
     pub const HEARTBEAT_TIMEOUT: i32 = 77;
+    /// Like [`XPUB_VERBOSE`], for unsubscriptions too.
     pub const XPUB_VERBOSER: i32 = 78;
+    /// How long, in ms, a tcp connect may take before it counts as failed and is retried (0, the default: the OS's timeout).
     pub const CONNECT_TIMEOUT: i32 = 79;
+    /// How long, in ms, unacknowledged TCP data may wait before the kernel drops the connection (`TCP_USER_TIMEOUT`; 0: the OS default).
     pub const TCP_MAXRT: i32 = 80;
+    /// Read-only: 1 for the thread-safe draft types (CLIENT, SERVER, RADIO, DISH, SCATTER, GATHER, PEER, CHANNEL), which have no [`FD`].
     pub const THREAD_SAFE: i32 = 81;
+    /// The largest multicast transport data unit, in bytes (default 1500).
     pub const MULTICAST_MAXTPDU: i32 = 84;
+    /// Binds the socket's tcp and udp connections to one network interface (`SO_BINDTODEVICE`; needs privileges).
     pub const BINDTODEVICE: i32 = 92;
     // Deprecated names libzmq 4.3.5 still answers.
+    /// The inverse of [`IPV6`] (1: IPv4 only), kept because libzmq still answers it.
     pub const IPV4ONLY: i32 = 31;
+    /// Lets only processes with this pid connect to the socket's ipc listeners (each set adds one; checked with `SO_PEERCRED`).
     pub const IPC_FILTER_PID: i32 = 58;
+    /// Lets only processes of this user id connect to the socket's ipc listeners (each set adds one).
     pub const IPC_FILTER_UID: i32 = 59;
+    /// Lets only processes of this group id connect to the socket's ipc listeners (each set adds one).
     pub const IPC_FILTER_GID: i32 = 60;
+    /// A descriptor, already bound and listening, for the next `bind` to accept on instead of opening its own (for socket activation).
     pub const USE_FD: i32 = 89;
     // Options of libzmq's draft API that its release builds answer all the same.
+    /// Windows' loopback fast path in libzmq; accepted and ignored here, as on Linux libzmq.
     pub const LOOPBACK_FASTPATH: i32 = 94;
+    /// Whether a udp multicast RADIO's own messages come back to DISH sockets on the same host (1, the default).
     pub const MULTICAST_LOOP: i32 = 96;
+    /// Like [`XPUB_MANUAL`], and a new subscriber's subscription is applied to it alone, so the user's reply (the last value) reaches only it.
     pub const XPUB_MANUAL_LAST_VALUE: i32 = 98;
+    /// The user name for the [`SOCKS_PROXY`]'s user/password authentication (RFC 1929).
     pub const SOCKS_USERNAME: i32 = 99;
+    /// The password for the [`SOCKS_PROXY`]'s user/password authentication (RFC 1929).
     pub const SOCKS_PASSWORD: i32 = 100;
+    /// Treats only the first frame of a multi-frame message to an XPUB or XSUB as a subscription; later frames pass as data.
     pub const ONLY_FIRST_SUBSCRIBE: i32 = 108;
+    /// Bits that make a connecting socket stop reconnecting for good: on a refused connection, on a failed handshake, after a disconnect (libzmq's `ZMQ_RECONNECT_STOP_*`).
     pub const RECONNECT_STOP: i32 = 109;
+    /// Read-only: how many subscriptions an XPUB or XSUB holds.
     pub const TOPICS_COUNT: i32 = 116;
+    /// Refuses a handshake that needs ZAP when the context has no ZAP handler, instead of admitting the peer (default 0, libzmq's backward-compatible choice).
     pub const ZAP_ENFORCE_DOMAIN: i32 = 93;
     // Accept filters (s3-options).
+    /// Lets only peers from these addresses connect to the socket's tcp listeners (each set adds one; empty clears them).
     pub const TCP_ACCEPT_FILTER: i32 = 38;
     // ws:// and wss:// (libzmq draft options, set-only).
+    /// The PEM private key a `wss://` listener presents.
     pub const WSS_KEY_PEM: i32 = 103;
+    /// The PEM certificate (chain) a `wss://` listener presents.
     pub const WSS_CERT_PEM: i32 = 104;
+    /// The PEM certificate a `wss://` client trusts as its root for the server's certificate.
     pub const WSS_TRUST_PEM: i32 = 105;
+    /// The host name a `wss://` client checks the server's certificate against (default: the endpoint's host).
     pub const WSS_HOSTNAME: i32 = 106;
+    /// Makes a `wss://` client trust the system's root certificates.
     pub const WSS_TRUST_SYSTEM: i32 = 107;
     // libzmq's draft API options (s3-draftopts).
+    /// An `X-name:value` property this socket adds to its handshake metadata, which peers read back as the connection's properties ([`crate::Socket::peer_property`], C's `zmq_msg_gets`).
     pub const METADATA: i32 = 95;
+    /// Makes a ROUTER deliver an empty message from a peer when it connects and/or disconnects (bits of [`notify`](super::notify)).
     pub const ROUTER_NOTIFY: i32 = 97;
+    /// A message the socket sends to each new peer as soon as the connection is up.
     pub const HELLO_MSG: i32 = 110;
+    /// A message the socket receives, as from the peer, when a peer's connection is lost.
     pub const DISCONNECT_MSG: i32 = 111;
+    /// A message the socket receives when its connection to a peer is lost and will be retried (a connecting socket).
     pub const HICCUP_MSG: i32 = 114;
 }
 
-/// `ZMQ_ROUTER_NOTIFY` bits.
-#[allow(missing_docs)]
+/// `ZMQ_ROUTER_NOTIFY` bits: which peer events a ROUTER reports as messages.
 pub mod notify {
+    /// Deliver an empty message from each peer that connects.
     pub const CONNECT: i32 = 1;
+    /// Deliver an empty message from each peer that disconnects.
     pub const DISCONNECT: i32 = 2;
 }
 
-/// `ZMQ_MECHANISM` values.
-#[allow(missing_docs)]
+/// `ZMQ_MECHANISM` values: the security mechanism a socket's handshakes use.
 pub mod mechanism {
+    /// No security: no authentication, no encryption (ZAP only with a ZAP domain).
     pub const NULL: i32 = 0;
+    /// User name and password in clear text, checked by the ZAP handler.
     pub const PLAIN: i32 = 1;
+    /// CurveZMQ: the peers authenticate by long-term keys and every message is encrypted.
     pub const CURVE: i32 = 2;
+    /// Kerberos through GSS-API: authentication, and encryption unless `GSSAPI_PLAINTEXT`.
     pub const GSSAPI: i32 = 3;
 }
 

@@ -2,7 +2,7 @@
 //! ways, checked between two DGRAMs (libzmq's test_dgram round trip) and
 //! against plain UDP sockets, with libzmq 4.3.5's errors. Then DGRAM over
 //! tcp/ipc (libzmq's raw byte streams) and inproc, as
-//! tests/dgram/stream_transports.py measured libzmq 4.3.5.
+//! tests/interop/dgram/stream_transports.py measured libzmq 4.3.5.
 
 mod common;
 

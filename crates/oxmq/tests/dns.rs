@@ -3,7 +3,7 @@
 //! namespace where /etc/resolv.conf points at a dnsmasq on loopback that
 //! serves a hosts file (`OXMQ_DNS_HOSTS`, re-read on SIGHUP to
 //! `OXMQ_DNS_PID`) and forwards `slow.oxmq.test` and the names under it to
-//! tests/dns/held_dns.py, which answers as its zone file (`OXMQ_DNS_ZONE`)
+//! tests/interop/dns/held_dns.py, which answers as its zone file (`OXMQ_DNS_ZONE`)
 //! says, at once or once `OXMQ_DNS_RELEASE` exists.
 //!
 //! Outside that set-up the names do not resolve, so the tests are ignored by

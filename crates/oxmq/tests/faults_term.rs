@@ -4,7 +4,7 @@
 //! unread inproc messages, a monitor, and threads blocked in recv, in send at
 //! the HWM, and in poll. Blocked calls must fail with ETERM, and term must
 //! return within the linger time. (The C ABI's zmq_ctx_term and the Python
-//! package's Context.term() are driven the same way by tests/faults/.)
+//! package's Context.term() are driven the same way by tests/reliability/faults/.)
 
 mod common;
 

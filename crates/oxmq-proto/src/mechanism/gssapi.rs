@@ -50,7 +50,9 @@ const FLAG_COMMAND: u8 = 0x02;
 /// A GSS-API failure: the major and minor status words, never a token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GssFailure {
+    /// GSS-API's major status (the routine error and supplementary bits).
     pub major: u32,
+    /// The mechanism's (Kerberos') minor status.
     pub minor: u32,
 }
 
@@ -85,6 +87,7 @@ pub type GssContextFactory = dyn Fn(bool) -> Result<Box<dyn GssContext>, GssFail
 pub struct GssapiConfig {
     /// `ZMQ_GSSAPI_PLAINTEXT`: no wrapping of READY and traffic.
     pub plaintext: bool,
+    /// Makes a connection's security context; the principals and name types are bound into it.
     pub new_context: Arc<GssContextFactory>,
 }
 

@@ -8,8 +8,8 @@
 //! [`Mechanism::zap_unavailable`]. CURVE and GSSAPI (unless in plaintext)
 //! additionally hand over a [`TrafficCodec`] that boxes every traffic frame.
 
-pub mod curve;
-pub mod gssapi;
+pub(crate) mod curve;
+pub(crate) mod gssapi;
 pub(crate) mod null;
 pub(crate) mod plain;
 
@@ -23,7 +23,7 @@ use crate::socket_type::SocketType;
 use crate::zap::{ZapReply, ZapRequest};
 
 pub use curve::CurveCodec;
-pub use gssapi::GssapiConfig;
+pub(crate) use gssapi::GssapiConfig;
 
 /// What every mechanism does; see the module docs for the calling order.
 pub(crate) trait Mechanism: Send {
@@ -66,7 +66,9 @@ pub(crate) trait Mechanism: Send {
 /// What boxes traffic frames after a handshake: CURVE's boxes or GSSAPI's
 /// wrap tokens. Both put each frame in one flag-less `MESSAGE` frame.
 pub enum TrafficCodec {
+    /// CURVE: each frame sealed in a crypto_box under the session's short-term keys.
     Curve(CurveCodec),
+    /// GSSAPI: each frame wrapped by `gss_wrap` (unless `GSSAPI_PLAINTEXT`).
     Gssapi(gssapi::GssapiCodec),
 }
 

@@ -80,7 +80,9 @@ pub fn encode_response(accept: &str, protocol: &str, out: &mut Vec<u8>) {
 /// A parsed, accepted upgrade request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// The request's path, which the listener compares with its endpoint's.
     pub path: String,
+    /// `Sec-WebSocket-Key`, which the answer's `Sec-WebSocket-Accept` must hash.
     pub key: String,
     /// The protocol chosen for our mechanism.
     pub protocol: String,
@@ -89,6 +91,7 @@ pub struct Request {
 /// A parsed, accepted `101` answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Response {
+    /// The `ZWS2.0/...` protocol the server chose for our mechanism.
     pub protocol: String,
 }
 

@@ -4,11 +4,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub fn corpus_dir(target: &str) -> PathBuf {
+pub(crate) fn corpus_dir(target: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target)
 }
 
-pub fn files(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+pub(crate) fn files(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out: Vec<_> = fs::read_dir(corpus_dir(target))
         .unwrap_or_else(|e| panic!("corpus for {target}: {e}"))
         .map(|e| e.unwrap().path())

@@ -8,7 +8,7 @@ use oxmq_proto::{GssContext, GssFailure, GssStep, GssapiConfig};
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
-pub struct FakeGss {
+pub(crate) struct FakeGss {
     acceptor: bool,
     steps: u8,
     fail_step: bool,
@@ -16,9 +16,9 @@ pub struct FakeGss {
     wraps_left: Option<usize>,
 }
 
-pub const FAKE_FAILURE: GssFailure = GssFailure { major: 0xD_0000, minor: 7 };
+pub(crate) const FAKE_FAILURE: GssFailure = GssFailure { major: 0xD_0000, minor: 7 };
 /// GSS_S_CONTEXT_EXPIRED.
-pub const EXPIRED: GssFailure = GssFailure { major: 0xC_0000, minor: 0 };
+pub(crate) const EXPIRED: GssFailure = GssFailure { major: 0xC_0000, minor: 0 };
 
 impl GssContext for FakeGss {
     fn step(&mut self, token: Option<&[u8]>) -> Result<GssStep, GssFailure> {
@@ -58,7 +58,7 @@ impl GssContext for FakeGss {
 /// GSSAPI options whose contexts are [`FakeGss`]: `fail_step` fails every
 /// step; `wraps` limits how many wraps (handshake READY included) a
 /// context makes before it expires.
-pub fn fake_gssapi(plaintext: bool, fail_step: bool, wraps: Option<usize>) -> GssapiConfig {
+pub(crate) fn fake_gssapi(plaintext: bool, fail_step: bool, wraps: Option<usize>) -> GssapiConfig {
     GssapiConfig {
         plaintext,
         new_context: Arc::new(move |acceptor| {

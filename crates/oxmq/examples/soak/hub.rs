@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 #[derive(Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     /// Per peer id: messages received (PULL, ROUTER: the next expected sequence
     /// number; REP: distinct requests, retries folded).
     pub received: Mutex<HashMap<u64, u64>>,
@@ -27,7 +27,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn error(&self, e: String) {
+    pub(crate) fn error(&self, e: String) {
         eprintln!("soak: ERROR {e}");
         let mut errs = self.errors.lock().unwrap();
         if errs.len() < 100 {
@@ -35,7 +35,7 @@ impl Ledger {
         }
     }
 
-    pub fn received_from(&self, peer: u64) -> u64 {
+    pub(crate) fn received_from(&self, peer: u64) -> u64 {
         self.received.lock().unwrap().get(&peer).copied().unwrap_or(0)
     }
 
@@ -73,13 +73,13 @@ impl Ledger {
     }
 }
 
-pub struct Endpoints {
+pub(crate) struct Endpoints {
     pub tcp: String,
     pub ipc: String,
     pub inproc: String,
 }
 
-pub struct Hub {
+pub(crate) struct Hub {
     pub ctx: Context,
     pub pull: Endpoints,
     pub rep: Endpoints,
@@ -109,7 +109,7 @@ fn hub_socket(ctx: &Context, kind: SocketType) -> Socket {
 }
 
 impl Hub {
-    pub fn start() -> Hub {
+    pub(crate) fn start() -> Hub {
         let ctx = Context::new();
         let ledger = Arc::new(Ledger::default());
         let stop = Arc::new(AtomicBool::new(false));
@@ -139,7 +139,7 @@ impl Hub {
     }
 
     /// Stop the serving threads (their sockets close as they return).
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         for t in self.threads.drain(..) {
             if t.join().is_err() {

@@ -23,7 +23,7 @@ const REQ_RETRIES: u32 = 10;
 const DEALER_WINDOW: u64 = 32;
 
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Report {
+pub(crate) struct Report {
     /// Messages this peer sent (requests count once however often retried).
     pub sent: u64,
     /// Replies (REQ, DEALER) or publications (SUB) received.
@@ -35,11 +35,11 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn to_line(self) -> String {
+    pub(crate) fn to_line(self) -> String {
         format!("report {} {} {} {}", self.sent, self.received, self.lost, self.retries)
     }
 
-    pub fn parse(line: &str) -> Option<Report> {
+    pub(crate) fn parse(line: &str) -> Option<Report> {
         let mut it = line.strip_prefix("report ")?.split(' ').map(|v| v.parse::<u64>());
         let mut next = || it.next()?.ok();
         Some(Report { sent: next()?, received: next()?, lost: next()?, retries: next()? })
@@ -49,7 +49,7 @@ impl Report {
 /// Aborts between frames: `true` means stop now (inproc fate). Child
 /// processes never abort themselves but sometimes stall mid-message so that
 /// the parent's SIGKILL lands there.
-pub type Between<'a> = &'a mut dyn FnMut() -> bool;
+pub(crate) type Between<'a> = &'a mut dyn FnMut() -> bool;
 
 fn open(ctx: &Context, kind: SocketType, endpoint: &str) -> oxmq::Result<Socket> {
     let s = ctx.socket(kind)?;
@@ -59,7 +59,14 @@ fn open(ctx: &Context, kind: SocketType, endpoint: &str) -> oxmq::Result<Socket>
     Ok(s)
 }
 
-pub fn push(ctx: &Context, endpoint: &str, id: u64, n: u64, seed: u64, between: Between) -> oxmq::Result<Report> {
+pub(crate) fn push(
+    ctx: &Context,
+    endpoint: &str,
+    id: u64,
+    n: u64,
+    seed: u64,
+    between: Between,
+) -> oxmq::Result<Report> {
     let s = open(ctx, SocketType::Push, endpoint)?;
     let mut rng = Rng::new(seed);
     let mut rep = Report::default();
@@ -74,7 +81,7 @@ pub fn push(ctx: &Context, endpoint: &str, id: u64, n: u64, seed: u64, between: 
     Ok(rep)
 }
 
-pub fn req(ctx: &Context, endpoint: &str, id: u64, n: u64, seed: u64, between: Between) -> oxmq::Result<Report> {
+pub(crate) fn req(ctx: &Context, endpoint: &str, id: u64, n: u64, seed: u64, between: Between) -> oxmq::Result<Report> {
     let mut rng = Rng::new(seed);
     let mut rep = Report::default();
     let mut s = open(ctx, SocketType::Req, endpoint)?;
@@ -115,7 +122,14 @@ pub fn req(ctx: &Context, endpoint: &str, id: u64, n: u64, seed: u64, between: B
     Ok(rep)
 }
 
-pub fn dealer(ctx: &Context, endpoint: &str, id: u64, n: u64, seed: u64, between: Between) -> oxmq::Result<Report> {
+pub(crate) fn dealer(
+    ctx: &Context,
+    endpoint: &str,
+    id: u64,
+    n: u64,
+    seed: u64,
+    between: Between,
+) -> oxmq::Result<Report> {
     let s = open(ctx, SocketType::Dealer, endpoint)?;
     s.set_option_int(opt::RCVTIMEO, 10_000)?;
     let mut rng = Rng::new(seed);
@@ -157,7 +171,7 @@ pub fn dealer(ctx: &Context, endpoint: &str, id: u64, n: u64, seed: u64, between
     Ok(rep)
 }
 
-pub fn sub(ctx: &Context, endpoint: &str, millis: u64, between: Between) -> oxmq::Result<Report> {
+pub(crate) fn sub(ctx: &Context, endpoint: &str, millis: u64, between: Between) -> oxmq::Result<Report> {
     let s = open(ctx, SocketType::Sub, endpoint)?;
     s.set_option_bytes(opt::SUBSCRIBE, b"")?;
     s.set_option_int(opt::RCVTIMEO, 100)?;
@@ -189,7 +203,7 @@ pub fn sub(ctx: &Context, endpoint: &str, millis: u64, between: Between) -> oxmq
 }
 
 /// Entry point of a child process: `soak peer <role> <endpoint> <id> <n> <seed>`.
-pub fn child_main(args: &[String]) -> i32 {
+pub(crate) fn child_main(args: &[String]) -> i32 {
     let [role, endpoint, id, n, seed] = args else {
         eprintln!("usage: soak peer <push|req|dealer|sub> <endpoint> <id> <n> <seed>");
         return 2;

@@ -9,14 +9,14 @@
 use oxmq::{Msg, Socket, SNDMORE};
 
 /// Small, fast PRNG (xorshift64*); the soak needs variety, not quality.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -26,23 +26,23 @@ impl Rng {
     }
 
     /// Uniform in `lo..hi` (hi exclusive, hi > lo).
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+    pub(crate) fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next() % (hi - lo)
     }
 
-    pub fn chance(&mut self, one_in: u64) -> bool {
+    pub(crate) fn chance(&mut self, one_in: u64) -> bool {
         self.next().is_multiple_of(one_in)
     }
 }
 
-pub fn header(peer: u64, seq: u64) -> [u8; 16] {
+pub(crate) fn header(peer: u64, seq: u64) -> [u8; 16] {
     let mut h = [0u8; 16];
     h[..8].copy_from_slice(&peer.to_le_bytes());
     h[8..].copy_from_slice(&seq.to_le_bytes());
     h
 }
 
-pub fn parse_header(b: &[u8]) -> Option<(u64, u64)> {
+pub(crate) fn parse_header(b: &[u8]) -> Option<(u64, u64)> {
     if b.len() != 16 {
         return None;
     }
@@ -57,7 +57,7 @@ fn fill_byte(peer: u64, seq: u64, i: usize) -> u8 {
 
 /// Mostly small messages, some medium, and a few large enough (up to 1 MiB)
 /// that a SIGKILL often lands while one is half-way onto the wire.
-pub fn payload_len(rng: &mut Rng) -> usize {
+pub(crate) fn payload_len(rng: &mut Rng) -> usize {
     match rng.range(0, 1000) {
         0..=799 => rng.range(0, 120) as usize,
         800..=989 => rng.range(120, 16 * 1024) as usize,
@@ -65,13 +65,13 @@ pub fn payload_len(rng: &mut Rng) -> usize {
     }
 }
 
-pub fn payload(peer: u64, seq: u64, len: usize) -> Vec<u8> {
+pub(crate) fn payload(peer: u64, seq: u64, len: usize) -> Vec<u8> {
     (0..len).map(|i| fill_byte(peer, seq, i)).collect()
 }
 
 /// Send one three-frame message. `between` runs between frames: a peer can
 /// abort there (inproc) or stall so a kill lands mid-message (processes).
-pub fn send_message(
+pub(crate) fn send_message(
     s: &Socket,
     peer: u64,
     seq: u64,
@@ -92,7 +92,7 @@ pub fn send_message(
 }
 
 /// Check a received three-frame message; returns (peer, seq) or what is wrong.
-pub fn check_message(parts: &[Msg]) -> Result<(u64, u64), String> {
+pub(crate) fn check_message(parts: &[Msg]) -> Result<(u64, u64), String> {
     if parts.len() != 3 {
         return Err(format!("torn message: {} frames", parts.len()));
     }
@@ -110,7 +110,7 @@ pub fn check_message(parts: &[Msg]) -> Result<(u64, u64), String> {
 /// Resident set size of this process, after handing freed heap back to the
 /// kernel: what is left is memory still in use, not the allocator's cache
 /// of the last burst of 1 MiB messages.
-pub fn rss_kib() -> u64 {
+pub(crate) fn rss_kib() -> u64 {
     // SAFETY: malloc_trim only walks glibc's own free lists; no pointer of
     // ours is involved.
     unsafe {
@@ -125,12 +125,12 @@ pub fn rss_kib() -> u64 {
 }
 
 /// Open descriptors of this process.
-pub fn fd_count() -> u64 {
+pub(crate) fn fd_count() -> u64 {
     std::fs::read_dir("/proc/self/fd").map(|d| d.count() as u64).unwrap_or(0)
 }
 
 /// What each open descriptor is (for a leak report).
-pub fn fd_list() -> Vec<String> {
+pub(crate) fn fd_list() -> Vec<String> {
     let mut out = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
         for e in dir.flatten() {

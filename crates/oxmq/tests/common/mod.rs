@@ -12,11 +12,11 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Per-operation timeout used for RCVTIMEO/SNDTIMEO on test sockets.
-pub const TIMEOUT_MS: i64 = 5000;
+pub(crate) const TIMEOUT_MS: i64 = 5000;
 /// Upper bound for "eventually" conditions.
-pub const BOUND: Duration = Duration::from_secs(10);
+pub(crate) const BOUND: Duration = Duration::from_secs(10);
 /// Per-test watchdog limit: the whole process aborts if a test runs longer.
-pub const WATCHDOG: Duration = Duration::from_secs(60);
+pub(crate) const WATCHDOG: Duration = Duration::from_secs(60);
 
 // ---------------------------------------------------------------------------
 // Watchdog
@@ -48,7 +48,7 @@ fn watch() -> &'static Watch {
 }
 
 /// Keeps a test under the watchdog while alive.
-pub struct Guard(u64);
+pub(crate) struct Guard(u64);
 
 impl Drop for Guard {
     fn drop(&mut self) {
@@ -57,7 +57,7 @@ impl Drop for Guard {
 }
 
 /// Put the calling test under the watchdog: `let _g = common::guard();`.
-pub fn guard() -> Guard {
+pub(crate) fn guard() -> Guard {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
     let name = std::thread::current().name().unwrap_or("<unnamed>").to_string();
@@ -69,7 +69,7 @@ pub fn guard() -> Guard {
 // Sockets
 
 /// A socket with LINGER 0 and 5 s send/receive timeouts, so bugs fail rather than hang.
-pub fn sock(ctx: &Context, kind: SocketType) -> Socket {
+pub(crate) fn sock(ctx: &Context, kind: SocketType) -> Socket {
     let s = ctx.socket(kind).expect("create socket");
     s.set_option_int(opt::LINGER, 0).expect("LINGER");
     s.set_option_int(opt::RCVTIMEO, TIMEOUT_MS).expect("RCVTIMEO");
@@ -77,7 +77,7 @@ pub fn sock(ctx: &Context, kind: SocketType) -> Socket {
     s
 }
 
-pub fn errno_of<T: std::fmt::Debug>(r: Result<T, Error>) -> i32 {
+pub(crate) fn errno_of<T: std::fmt::Debug>(r: Result<T, Error>) -> i32 {
     match r {
         Ok(v) => panic!("expected an error, got Ok({v:?})"),
         Err(e) => e.errno(),
@@ -85,7 +85,7 @@ pub fn errno_of<T: std::fmt::Debug>(r: Result<T, Error>) -> i32 {
 }
 
 #[track_caller]
-pub fn assert_errno<T: std::fmt::Debug>(r: Result<T, Error>, want: i32) {
+pub(crate) fn assert_errno<T: std::fmt::Debug>(r: Result<T, Error>, want: i32) {
     match r {
         Ok(v) => panic!("expected errno {want} ({}), got Ok({v:?})", Error::strerror(want)),
         Err(e) => assert_eq!(e.errno(), want, "expected errno {want} ({}), got {e:?} ({e})", Error::strerror(want)),
@@ -94,7 +94,7 @@ pub fn assert_errno<T: std::fmt::Debug>(r: Result<T, Error>, want: i32) {
 
 /// Receive one frame (bounded by RCVTIMEO) as bytes.
 #[track_caller]
-pub fn recv(s: &Socket) -> Vec<u8> {
+pub(crate) fn recv(s: &Socket) -> Vec<u8> {
     match s.recv(0) {
         Ok(m) => m.to_vec(),
         Err(e) => panic!("recv failed: {e:?} ({e})"),
@@ -103,7 +103,7 @@ pub fn recv(s: &Socket) -> Vec<u8> {
 
 /// Receive a whole message as byte vectors.
 #[track_caller]
-pub fn recv_parts(s: &Socket) -> Vec<Vec<u8>> {
+pub(crate) fn recv_parts(s: &Socket) -> Vec<Vec<u8>> {
     match s.recv_multipart(0) {
         Ok(parts) => parts.iter().map(|m| m.to_vec()).collect(),
         Err(e) => panic!("recv_multipart failed: {e:?} ({e})"),
@@ -111,14 +111,14 @@ pub fn recv_parts(s: &Socket) -> Vec<Vec<u8>> {
 }
 
 #[track_caller]
-pub fn send(s: &Socket, data: &[u8]) {
+pub(crate) fn send(s: &Socket, data: &[u8]) {
     if let Err(e) = s.send(Msg::from(data), 0) {
         panic!("send failed: {e:?} ({e})");
     }
 }
 
 #[track_caller]
-pub fn send_parts(s: &Socket, parts: &[&[u8]]) {
+pub(crate) fn send_parts(s: &Socket, parts: &[&[u8]]) {
     if let Err(e) = s.send_multipart(parts.iter().map(|p| Msg::from(*p)), 0) {
         panic!("send_multipart failed: {e:?} ({e})");
     }
@@ -126,7 +126,7 @@ pub fn send_parts(s: &Socket, parts: &[&[u8]]) {
 
 /// Assert nothing is waiting right now.
 #[track_caller]
-pub fn assert_nothing(s: &Socket) {
+pub(crate) fn assert_nothing(s: &Socket) {
     match s.recv(DONTWAIT) {
         Err(e) if e.errno() == oxmq::errno::EAGAIN => {}
         Err(e) => panic!("expected EAGAIN, got {e:?}"),
@@ -136,7 +136,7 @@ pub fn assert_nothing(s: &Socket) {
 
 /// Assert no message arrives within `ms` (absence check; bounded).
 #[track_caller]
-pub fn assert_nothing_within(s: &Socket, ms: i64) {
+pub(crate) fn assert_nothing_within(s: &Socket, ms: i64) {
     let mut items = [oxmq::PollItem::from_socket(s, oxmq::POLLIN)];
     let n = oxmq::poll(&mut items, ms).expect("poll");
     if n != 0 {
@@ -146,7 +146,7 @@ pub fn assert_nothing_within(s: &Socket, ms: i64) {
 }
 
 /// Poll until `cond` holds or `bound` passes; returns whether it held.
-pub fn eventually(bound: Duration, mut cond: impl FnMut() -> bool) -> bool {
+pub(crate) fn eventually(bound: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + bound;
     loop {
         if cond() {
@@ -164,28 +164,28 @@ pub fn eventually(bound: Duration, mut cond: impl FnMut() -> bool) -> bool {
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-pub fn unique(prefix: &str) -> String {
+pub(crate) fn unique(prefix: &str) -> String {
     format!("{prefix}-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A fresh filesystem ipc endpoint (the path does not exist yet).
-pub fn ipc_path_endpoint() -> String {
+pub(crate) fn ipc_path_endpoint() -> String {
     let dir = std::env::temp_dir();
     let p = dir.join(format!("{}.sock", unique("oxmq-t")));
     let _ = std::fs::remove_file(&p);
     format!("ipc://{}", p.display())
 }
 
-pub fn ipc_abstract_endpoint() -> String {
+pub(crate) fn ipc_abstract_endpoint() -> String {
     format!("ipc://@{}", unique("oxmq-abstract"))
 }
 
-pub fn inproc_endpoint() -> String {
+pub(crate) fn inproc_endpoint() -> String {
     format!("inproc://{}", unique("oxmq-inproc"))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
+pub(crate) enum Transport {
     Tcp,
     IpcPath,
     IpcAbstract,
@@ -196,7 +196,7 @@ pub enum Transport {
 }
 
 impl Transport {
-    pub fn is_inproc(self) -> bool {
+    pub(crate) fn is_inproc(self) -> bool {
         matches!(self, Transport::InprocBindFirst | Transport::InprocConnectFirst)
     }
 }
@@ -204,7 +204,7 @@ impl Transport {
 /// Bind `binder` and connect `connector` over transport `t` (in the order the
 /// transport variant says); returns the endpoint string the connector used.
 #[track_caller]
-pub fn link(t: Transport, binder: &Socket, connector: &Socket) -> String {
+pub(crate) fn link(t: Transport, binder: &Socket, connector: &Socket) -> String {
     match t {
         Transport::Tcp => {
             binder.bind("tcp://127.0.0.1:*").expect("bind tcp");
@@ -233,14 +233,14 @@ pub fn link(t: Transport, binder: &Socket, connector: &Socket) -> String {
 
 /// Connect `connector` to an endpoint that `binder` already bound (multiple connectors).
 #[track_caller]
-pub fn connect_to(binder_ep: &str, connector: &Socket) {
+pub(crate) fn connect_to(binder_ep: &str, connector: &Socket) {
     connector.connect(binder_ep).unwrap_or_else(|e| panic!("connect {binder_ep}: {e:?}"));
 }
 
 /// Bind `s` on a fresh endpoint of transport `t`; returns the resolved endpoint.
 /// For InprocConnectFirst this is the same as bind-first (use `link` for order).
 #[track_caller]
-pub fn bind_fresh(t: Transport, s: &Socket) -> String {
+pub(crate) fn bind_fresh(t: Transport, s: &Socket) -> String {
     let ep = match t {
         Transport::Tcp => "tcp://127.0.0.1:*".to_string(),
         Transport::IpcPath => ipc_path_endpoint(),
@@ -256,19 +256,19 @@ pub fn bind_fresh(t: Transport, s: &Socket) -> String {
 }
 
 /// Port of a resolved `tcp://host:port` endpoint.
-pub fn tcp_port(ep: &str) -> u16 {
+pub(crate) fn tcp_port(ep: &str) -> u16 {
     ep.rsplit(':').next().unwrap().parse().expect("port in endpoint")
 }
 
 /// A tcp port that was free a moment ago (for connect-before-bind over tcp).
-pub fn free_tcp_port() -> u16 {
+pub(crate) fn free_tcp_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
 
 /// Make sure a PUB→SUB path is live: publish `probe` until every SUB receives it,
 /// then drain further probes. SUBs must be subscribed to a prefix of `probe`.
-pub fn sync_pub_sub(publisher: &Socket, subs: &[&Socket], probe: &[u8]) {
+pub(crate) fn sync_pub_sub(publisher: &Socket, subs: &[&Socket], probe: &[u8]) {
     let deadline = Instant::now() + BOUND;
     let mut got = vec![false; subs.len()];
     while got.iter().any(|g| !g) {
@@ -288,7 +288,7 @@ pub fn sync_pub_sub(publisher: &Socket, subs: &[&Socket], probe: &[u8]) {
 
 /// Receive, skipping any frames equal to `skip` (leftover sync probes).
 #[track_caller]
-pub fn recv_skipping(s: &Socket, skip: &[u8]) -> Vec<u8> {
+pub(crate) fn recv_skipping(s: &Socket, skip: &[u8]) -> Vec<u8> {
     loop {
         let m = recv(s);
         if m != skip {
@@ -301,7 +301,7 @@ pub fn recv_skipping(s: &Socket, skip: &[u8]) -> Vec<u8> {
 // Raw ZMTP 3.1 bytes
 
 /// A 64-byte ZMTP 3.1 greeting with the given mechanism name.
-pub fn greeting(mechanism: &str) -> Vec<u8> {
+pub(crate) fn greeting(mechanism: &str) -> Vec<u8> {
     let mut g = vec![0u8; 64];
     g[0] = 0xFF;
     g[8] = 0x01;
@@ -314,14 +314,14 @@ pub fn greeting(mechanism: &str) -> Vec<u8> {
 }
 
 /// A ZMTP 2.0 greeting: FF 00x8 7F, revision 01, socket type, empty identity.
-pub fn greeting_v2(socket_type: u8) -> Vec<u8> {
+pub(crate) fn greeting_v2(socket_type: u8) -> Vec<u8> {
     let mut g = vec![0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0x7F, 0x01, socket_type];
     g.extend_from_slice(&[0x00, 0x00]);
     g
 }
 
 /// Encode one frame: flags (MORE=1, COMMAND=4; LONG chosen automatically).
-pub fn frame(flags: u8, body: &[u8]) -> Vec<u8> {
+pub(crate) fn frame(flags: u8, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + 9);
     if body.len() > 255 {
         out.push(flags | 0x02);
@@ -335,7 +335,7 @@ pub fn frame(flags: u8, body: &[u8]) -> Vec<u8> {
 }
 
 /// A command body: name-length, name, data.
-pub fn command_body(name: &str, data: &[u8]) -> Vec<u8> {
+pub(crate) fn command_body(name: &str, data: &[u8]) -> Vec<u8> {
     let mut b = vec![name.len() as u8];
     b.extend_from_slice(name.as_bytes());
     b.extend_from_slice(data);
@@ -343,7 +343,7 @@ pub fn command_body(name: &str, data: &[u8]) -> Vec<u8> {
 }
 
 /// READY command frame with the given properties.
-pub fn ready(props: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn ready(props: &[(&str, &[u8])]) -> Vec<u8> {
     let mut data = Vec::new();
     for (name, value) in props {
         data.push(name.len() as u8);
@@ -355,37 +355,37 @@ pub fn ready(props: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 /// READY carrying only Socket-Type.
-pub fn ready_for(socket_type: &str) -> Vec<u8> {
+pub(crate) fn ready_for(socket_type: &str) -> Vec<u8> {
     ready(&[("Socket-Type", socket_type.as_bytes())])
 }
 
 /// One decoded frame.
 #[derive(Debug, Clone)]
-pub struct Frame {
+pub(crate) struct Frame {
     pub flags: u8,
     pub body: Vec<u8>,
 }
 
 impl Frame {
-    pub fn is_command(&self) -> bool {
+    pub(crate) fn is_command(&self) -> bool {
         self.flags & 0x04 != 0
     }
-    pub fn more(&self) -> bool {
+    pub(crate) fn more(&self) -> bool {
         self.flags & 0x01 != 0
     }
     /// For a command: its name.
-    pub fn command_name(&self) -> &[u8] {
+    pub(crate) fn command_name(&self) -> &[u8] {
         let n = self.body[0] as usize;
         &self.body[1..1 + n]
     }
-    pub fn command_data(&self) -> &[u8] {
+    pub(crate) fn command_data(&self) -> &[u8] {
         let n = self.body[0] as usize;
         &self.body[1 + n..]
     }
 }
 
 /// Parse READY properties (name -> value).
-pub fn parse_props(mut data: &[u8]) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn parse_props(mut data: &[u8]) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     while !data.is_empty() {
         let nl = data[0] as usize;
@@ -399,13 +399,13 @@ pub fn parse_props(mut data: &[u8]) -> Vec<(String, Vec<u8>)> {
 }
 
 /// A raw TCP peer speaking hand-built ZMTP.
-pub struct RawPeer {
+pub(crate) struct RawPeer {
     pub stream: TcpStream,
 }
 
 impl RawPeer {
     /// Connect to a resolved `tcp://127.0.0.1:port` endpoint.
-    pub fn connect(ep: &str) -> RawPeer {
+    pub(crate) fn connect(ep: &str) -> RawPeer {
         let addr = ep.strip_prefix("tcp://").expect("tcp endpoint");
         let stream = TcpStream::connect(addr).expect("raw connect");
         stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -414,7 +414,7 @@ impl RawPeer {
         RawPeer { stream }
     }
 
-    pub fn from_stream(stream: TcpStream) -> RawPeer {
+    pub(crate) fn from_stream(stream: TcpStream) -> RawPeer {
         stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         stream.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
         stream.set_nodelay(true).unwrap();
@@ -422,22 +422,22 @@ impl RawPeer {
     }
 
     /// Write; errors are ignored (the peer may have closed already).
-    pub fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.stream.write_all(bytes)
     }
 
-    pub fn read_exact(&mut self, n: usize) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn read_exact(&mut self, n: usize) -> std::io::Result<Vec<u8>> {
         let mut buf = vec![0u8; n];
         self.stream.read_exact(&mut buf)?;
         Ok(buf)
     }
 
     /// Read the peer's 64-byte greeting.
-    pub fn read_greeting(&mut self) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn read_greeting(&mut self) -> std::io::Result<Vec<u8>> {
         self.read_exact(64)
     }
 
-    pub fn read_frame(&mut self) -> std::io::Result<Frame> {
+    pub(crate) fn read_frame(&mut self) -> std::io::Result<Frame> {
         let flags = self.read_exact(1)?[0];
         let len = if flags & 0x02 != 0 {
             u64::from_be_bytes(self.read_exact(8)?.try_into().unwrap()) as usize
@@ -450,7 +450,11 @@ impl RawPeer {
 
     /// Full NULL handshake as `socket_type` (with optional Identity): send our
     /// greeting, read theirs, send READY, read their READY. Returns their READY properties.
-    pub fn handshake(&mut self, socket_type: &str, identity: Option<&[u8]>) -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    pub(crate) fn handshake(
+        &mut self,
+        socket_type: &str,
+        identity: Option<&[u8]>,
+    ) -> std::io::Result<Vec<(String, Vec<u8>)>> {
         self.write(&greeting("NULL"))?;
         let g = self.read_greeting()?;
         assert_eq!(g[0], 0xFF, "greeting signature start");
@@ -471,7 +475,7 @@ impl RawPeer {
     /// Wait until the other side closes the connection (read returns 0 or an
     /// error other than a timeout); data that arrives meanwhile is discarded.
     /// Returns whether it closed within `bound`.
-    pub fn wait_closed(&mut self, bound: Duration) -> bool {
+    pub(crate) fn wait_closed(&mut self, bound: Duration) -> bool {
         let deadline = Instant::now() + bound;
         self.stream.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
         let mut buf = [0u8; 4096];
@@ -493,7 +497,7 @@ impl RawPeer {
 /// to the file in `OXMQ_SKIP_LOG` (set by `make test`, which prints every
 /// skip with its reason at the end), so that cargo's "ok" for a test that
 /// returned early is never read as a pass.
-pub fn skip(test: &str, reason: &str) {
+pub(crate) fn skip(test: &str, reason: &str) {
     println!("SKIP {test}: {reason}");
     if let Some(path) = std::env::var_os("OXMQ_SKIP_LOG") {
         let exe = std::env::current_exe().ok();

@@ -15,6 +15,7 @@ use crate::slot::{Guard, Slot};
 use crate::wait::GvlWait;
 use magnus::value::ReprValue;
 use magnus::{Error, IntoValue, RString, Ruby, Value};
+use oxmq::option_table;
 use oxmq::{errno, opt, Msg, OptionValue, DONTWAIT, SNDMORE};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -266,10 +267,20 @@ impl Socket {
         }
     }
 
-    /// `setsockopt(option, value)`: Integer, true/false, or String.
+    /// `setsockopt(option, value)`: a String where the core's option table
+    /// says the option takes bytes, an Integer or true/false elsewhere
+    /// (numbers the table does not know included: the core answers EINVAL).
+    /// The table decides, not the value's class, so a String never reaches
+    /// an integer option as its raw bytes; a value of the wrong kind is a
+    /// TypeError, as pyzmq raises for one.
     pub(crate) fn setsockopt(ruby: &Ruby, rb_self: &Self, option: i32, value: Value) -> Result<(), Error> {
         let sock = rb_self.enter()?;
-        let r = if let Some(s) = RString::from_value(value) {
+        let string = RString::from_value(value);
+        if option_table::takes_bytes(option) != string.is_some() {
+            let want = if string.is_some() { "an Integer or true/false" } else { "a String" };
+            return Err(Error::new(ruby.exception_type_error(), format!("socket option {option} takes {want}")));
+        }
+        let r = if let Some(s) = string {
             // SAFETY: copied by the core before any Ruby call.
             sock.set_option_bytes(option, unsafe { s.as_slice() })
         } else if value.is_kind_of(ruby.class_true_class()) {

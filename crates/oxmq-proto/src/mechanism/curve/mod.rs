@@ -121,8 +121,11 @@ pub struct CurveCodec {
 /// One frame unboxed by [`CurveCodec::decode`].
 #[derive(Debug)]
 pub struct Unboxed {
+    /// More frames of the same message follow (the MORE flag travels inside the box).
     pub more: bool,
+    /// A command (PING, SUBSCRIBE...) inside the box, not message data.
     pub command: bool,
+    /// The frame's plaintext.
     pub body: Bytes,
 }
 

@@ -355,7 +355,7 @@ mod tests {
 
     #[test]
     fn debians_libraries_load() {
-        // mk/multicast.mk installs libpgm-dev and libnorm-dev (so their
+        // mk/interop/multicast.mk installs libpgm-dev and libnorm-dev (so their
         // runtime libraries), as Debian's libzmq5 needs them.
         assert!(pgm_api().is_ok(), "{:?}", pgm_api().err());
         assert!(norm_api().is_ok(), "{:?}", norm_api().err());
