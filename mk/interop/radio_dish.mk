@@ -25,7 +25,7 @@ TEST_STEPS += radio-dish-test
 .PHONY: libzmq-udp-drafts
 
 libzmq-udp-drafts: capi libzmq-suite-build
-	@echo "==> tests/libzmq_suite/udp_drafts.sh $(LIBZMQ_SUITE_CACHE) $(CAPI_OUT)"
-	@tests/libzmq_suite/udp_drafts.sh $(LIBZMQ_SUITE_CACHE) $(CAPI_OUT)
+	@echo "==> tests/compat/libzmq_suite/udp_drafts.sh $(LIBZMQ_SUITE_CACHE) $(CAPI_OUT)"
+	@tests/compat/libzmq_suite/udp_drafts.sh $(LIBZMQ_SUITE_CACHE) $(CAPI_OUT)
 
 TEST_STEPS += libzmq-udp-drafts

@@ -8,7 +8,7 @@
 # Fails on any failing case; an IGNORE (no IPv6, no multicast here) is
 # recorded as a skip with libzmq's reason.
 #
-#   usage: tests/libzmq_suite/udp_drafts.sh CACHE OXMQ_LIB_DIR
+#   usage: tests/compat/libzmq_suite/udp_drafts.sh CACHE OXMQ_LIB_DIR
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
