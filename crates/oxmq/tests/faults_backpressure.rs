@@ -138,7 +138,9 @@ fn peer_reading_nothing_hwm_and_linger() {
     assert!(sent < 100 + 1000, "the HWM did not hold: {sent} messages queued");
     let start = Instant::now();
     drop(push);
-    assert!(start.elapsed() < Duration::from_millis(100), "close blocked");
+    // A close that waited out the linger would take its 300 ms; anything
+    // shorter is the scheduler, not the close.
+    assert!(start.elapsed() < Duration::from_millis(300), "close blocked for the linger");
     ctx.term();
     let took = start.elapsed();
     assert!(took >= Duration::from_millis(250), "term returned before the linger ran out: {took:?}");

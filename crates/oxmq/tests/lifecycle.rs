@@ -269,14 +269,21 @@ fn push_reconnects_to_restarted_pull() {
     let push = sock(&ctx, SocketType::Push);
     push.set_option_int(opt::RECONNECT_IVL, 20).unwrap();
     let pull = sock(&ctx, SocketType::Pull);
+    let mon_ep = inproc_endpoint();
+    push.monitor(Some(&mon_ep), u32::from(oxmq::monitor_event::DISCONNECTED)).unwrap();
+    let mon = sock(&ctx, SocketType::Pair);
+    mon.connect(&mon_ep).unwrap();
     let ep = bind_fresh(Transport::Tcp, &pull);
     push.connect(&ep).unwrap();
     send(&push, b"before");
     assert_eq!(recv(&pull), b"before");
     drop(pull);
-    // Give the PUSH's I/O thread a moment to see the disconnect, so the next
-    // messages are queued in the pipe rather than written into a dead socket.
-    std::thread::sleep(Duration::from_millis(300));
+    // Wait until the PUSH has seen the disconnect, so the next messages are
+    // queued in the pipe rather than written into a dead socket (a fixed
+    // sleep assumed the I/O thread ran within it, which a loaded machine
+    // does not promise).
+    let event = recv_parts(&mon);
+    assert_eq!(u16::from_ne_bytes([event[0][0], event[0][1]]), oxmq::monitor_event::DISCONNECTED);
     send(&push, b"queued-1");
     send(&push, b"queued-2");
     let pull2 = sock(&ctx, SocketType::Pull);

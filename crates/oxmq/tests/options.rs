@@ -737,7 +737,10 @@ fn use_fd_binds_on_a_listening_socket_made_by_the_application() {
 fn accept_filters_admit_only_matching_peers() {
     let _g = guard();
     let ctx = Context::new();
-    let try_filter = |set: &dyn Fn(&oxmq::Socket), ep: &str| -> bool {
+    // An admitted peer's message is waited for as long as any receive (the
+    // connect and handshake can take more than a few hundred ms on a loaded
+    // machine); a refused one is given 300 ms to show up.
+    let delivery_matches = |set: &dyn Fn(&oxmq::Socket), ep: &str, admitted: bool| -> bool {
         let pull = sock(&ctx, SocketType::Pull);
         set(&pull);
         pull.bind(ep).unwrap();
@@ -745,20 +748,21 @@ fn accept_filters_admit_only_matching_peers() {
         push.set_option_int(opt::LINGER, 0).unwrap();
         push.connect(&pull.last_endpoint().unwrap()).unwrap();
         push.send(&b"hello"[..], oxmq::DONTWAIT).unwrap();
-        pull.set_option_int(opt::RCVTIMEO, 300).unwrap();
-        pull.recv_bytes(0).is_ok()
+        pull.set_option_int(opt::RCVTIMEO, if admitted { TIMEOUT_MS } else { 300 }).unwrap();
+        pull.recv_bytes(0).is_ok() == admitted
     };
     let tcp = "tcp://127.0.0.1:*";
     assert_errno(sock(&ctx, SocketType::Pull).set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.0/33"), errno::EINVAL);
     assert_errno(sock(&ctx, SocketType::Pull).get_option_bytes(opt::TCP_ACCEPT_FILTER), errno::EINVAL);
-    assert!(!try_filter(&|s| s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.1").unwrap(), tcp));
-    assert!(try_filter(&|s| s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"127.0.0.0/8").unwrap(), tcp));
-    assert!(try_filter(
+    assert!(delivery_matches(&|s| s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.1").unwrap(), tcp, false));
+    assert!(delivery_matches(&|s| s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"127.0.0.0/8").unwrap(), tcp, true));
+    assert!(delivery_matches(
         &|s| {
             s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"10.0.0.1").unwrap();
             s.set_option_bytes(opt::TCP_ACCEPT_FILTER, b"127.0.0.1").unwrap();
         },
-        tcp
+        tcp,
+        true
     ));
     // SAFETY: plain libc getters.
     let (uid, gid, pid) = unsafe { (libc::getuid() as i64, libc::getgid() as i64, libc::getpid() as i64) };
@@ -766,18 +770,19 @@ fn accept_filters_admit_only_matching_peers() {
         s.set_option_int(opt::IPC_FILTER_UID, uid + 1).unwrap();
         s.set_option_int(opt::IPC_FILTER_PID, pid + 1).unwrap();
     };
-    assert!(!try_filter(&others, &ipc_path_endpoint()), "nobody admitted");
-    assert!(try_filter(
+    assert!(delivery_matches(&others, &ipc_path_endpoint(), false), "nobody admitted");
+    assert!(delivery_matches(
         &|s| {
             others(s);
             s.set_option_int(opt::IPC_FILTER_UID, uid).unwrap();
         },
-        &ipc_path_endpoint()
+        &ipc_path_endpoint(),
+        true
     ));
-    assert!(try_filter(&|s| s.set_option_int(opt::IPC_FILTER_PID, pid).unwrap(), &ipc_path_endpoint()));
-    assert!(try_filter(&|s| s.set_option_int(opt::IPC_FILTER_GID, gid).unwrap(), &ipc_path_endpoint()));
+    assert!(delivery_matches(&|s| s.set_option_int(opt::IPC_FILTER_PID, pid).unwrap(), &ipc_path_endpoint(), true));
+    assert!(delivery_matches(&|s| s.set_option_int(opt::IPC_FILTER_GID, gid).unwrap(), &ipc_path_endpoint(), true));
     // tcp ignores the ipc filters.
-    assert!(try_filter(&others, tcp));
+    assert!(delivery_matches(&others, tcp, true));
 }
 
 /// RECONNECT_STOP with CONN_REFUSED (0x1): a refused connect ends the
@@ -794,16 +799,41 @@ fn reconnect_stop_conn_refused_ends_the_endpoint() {
         push.set_option_int(opt::LINGER, 0).unwrap();
         push.set_option_int(opt::RECONNECT_IVL, 50).unwrap();
         push.set_option_int(opt::RECONNECT_STOP, stop).unwrap();
+        let closed = closed_events(&ctx, &push);
         push.connect(&ep).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        // The first attempt was refused (its socket CLOSED) before the bind:
+        // waited for rather than slept on, a loaded machine may not have run
+        // the I/O thread yet.
+        wait_closed_event(&closed, &ep);
         let pull = sock(&ctx, SocketType::Pull);
         pull.bind(&ep).unwrap();
         if stop == 0 {
             send(&push, b"m");
             assert_eq!(recv(&pull), b"m");
         } else {
-            assert_errno(push.send(&b"m"[..], oxmq::DONTWAIT), errno::EAGAIN);
+            // The endpoint ends just after that event, in the I/O thread: a
+            // send in between still finds the pipe (and its message dies with it).
+            let ended = eventually(
+                BOUND,
+                || matches!(push.send(&b"m"[..], oxmq::DONTWAIT), Err(e) if e.errno() == errno::EAGAIN),
+            );
+            assert!(ended, "the refused endpoint kept its queue");
             assert_nothing_within(&pull, 300);
         }
     }
+}
+
+/// A monitor reader for `s`'s CLOSED events.
+fn closed_events(ctx: &Context, s: &oxmq::Socket) -> oxmq::Socket {
+    let ep = inproc_endpoint();
+    s.monitor(Some(&ep), u32::from(oxmq::monitor_event::CLOSED)).unwrap();
+    let reader = sock(ctx, SocketType::Pair);
+    reader.connect(&ep).unwrap();
+    reader
+}
+
+/// Wait (each receive bounded by RCVTIMEO) for a CLOSED event naming `endpoint`.
+#[track_caller]
+fn wait_closed_event(reader: &oxmq::Socket, endpoint: &str) {
+    while recv_parts(reader)[1] != endpoint.as_bytes() {}
 }

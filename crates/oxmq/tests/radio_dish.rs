@@ -30,9 +30,15 @@ fn sync(radio: &Socket, dish: &Socket, group: &[u8]) {
     while dish.recv(DONTWAIT).is_ok() {}
 }
 
+/// The next message that is not a leftover of `sync`: a probe sent before
+/// the first one came back may arrive after the drain.
 fn recv_grouped(dish: &Socket) -> (Vec<u8>, Vec<u8>) {
-    let m = dish.recv(0).expect("dish recv");
-    (m.group().to_vec(), m.to_vec())
+    loop {
+        let m = dish.recv(0).expect("dish recv");
+        if m.as_slice() != b"probe" {
+            return (m.group().to_vec(), m.to_vec());
+        }
+    }
 }
 
 fn groups_filter_on_the_radio(t: Transport) {

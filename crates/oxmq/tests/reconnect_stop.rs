@@ -107,8 +107,11 @@ fn after_disconnect_stops_refused_ipc_retries() {
             p.connect(&other).unwrap();
             p.disconnect(&other).unwrap();
         }
+        let closed = ipc_closed_events(&ctx, &p);
         p.connect(&ep).unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        // The first attempt has been refused before the file goes and a peer
+        // binds: waited for, where a fixed sleep assumed the I/O thread ran.
+        while recv_parts(&closed)[1] != ep.as_bytes() {}
         std::fs::remove_file(&path).unwrap();
         let q = sock(&ctx, SocketType::Pull);
         q.bind(&ep).unwrap();
@@ -119,4 +122,13 @@ fn after_disconnect_stops_refused_ipc_retries() {
             assert_nothing_within(&q, 1000);
         }
     }
+}
+
+/// A monitor reader for `s`'s CLOSED events (a refused ipc connect makes one).
+fn ipc_closed_events(ctx: &Context, s: &oxmq::Socket) -> oxmq::Socket {
+    let ep = inproc_endpoint();
+    s.monitor(Some(&ep), u32::from(oxmq::monitor_event::CLOSED)).unwrap();
+    let reader = sock(ctx, SocketType::Pair);
+    reader.connect(&ep).unwrap();
+    reader
 }
