@@ -10,7 +10,7 @@
 #
 #   usage: tests/compat/libzmq_suite/udp_drafts.sh CACHE OXMQ_LIB_DIR
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 . tests/lib.sh
 STEP=libzmq-udp-drafts
 CACHE=$(cd "${1:?usage: udp_drafts.sh CACHE OXMQ_LIB_DIR}" && pwd)
