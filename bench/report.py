@@ -24,7 +24,7 @@ ABOUT = {
           "to when all N hellos have arrived, and of the client processes from before their sockets were made to "
           "when all replies have arrived (so the client side includes the DEALER sockets themselves), each ÷ N. "
           "**Round trips** (p50/p99/mean): 1 s after every DEALER is connected, one process pings the ROUTER from "
-          "up to 100 of its DEALERs in turn (2,000 timed round trips after one untimed round); the other "
+          "up to 100 of its DEALERs in turn (10,000 timed round trips after one untimed round); the other "
           "connections stay open and idle. **cpu_us_per_ping**: CPU time (user+system) of the pinging process "
           "during the round trips plus the ROUTER's from its last hello to the end, per round trip: the cost of a "
           "round trip with N connections open, less at the mercy of a loaded machine than p99. **PUB -> SUBs**: one PUB, high-water marks above all a run sends (nothing may be dropped), "
