@@ -193,7 +193,11 @@ pub enum Inbound {
 /// 4. Sleep until [`poll_timeout`](Self::poll_timeout); then call
 ///    [`handle_timeout`](Self::handle_timeout).
 /// 5. After 2 and 4, append [`poll_transmit`](Self::poll_transmit)'s
-///    output (PONGs, PINGs) to what goes to the socket.
+///    output (PONGs, PINGs) to what goes to the socket, but only between
+///    messages: never after a frame with MORE until the message's last
+///    frame (RFC 37: `traffic = *(command / message)`). Holding them for
+///    one message is safe: they are boxed only when taken, so CURVE and
+///    GSSAPI sequence numbers stay in wire order.
 /// 6. Any `Err` ends the connection: close it. The session is not to be
 ///    used again.
 #[derive(Debug)]
@@ -201,8 +205,9 @@ pub struct Session {
     framing: Framing,
     role: Role,
     decoder: FrameDecoder,
-    /// Command frames waiting for [`Session::poll_transmit`].
-    transmit: Vec<u8>,
+    /// Commands waiting for [`Session::poll_transmit`], not yet encoded:
+    /// a codec's nonce must follow the order they reach the wire.
+    transmit: Vec<Command>,
     /// The last inbound data frame had MORE: the next one continues a
     /// message, so it is not a 3.0 subscription. Tracked for publishers
     /// only, which see every frame (see [`Session::small_data_frame`] and
@@ -385,7 +390,7 @@ impl Session {
         let subscription = |subscribe, topic| Ok(Some(Inbound::Subscription { subscribe, topic, in_band: false }));
         match Command::parse(body)? {
             Command::Ping { ttl_deciseconds, context } => {
-                self.queue_command(&Command::pong_for(&context));
+                self.queue_command(Command::pong_for(&context));
                 if let Framing::Zmtp3(Zmtp3 { heartbeat: Some(hb), .. }) = &mut self.framing {
                     hb.on_ping(ttl_deciseconds, now);
                 }
@@ -517,18 +522,40 @@ impl Session {
         match hb.handle_timeout(now) {
             HeartbeatAction::None => Ok(()),
             HeartbeatAction::SendPing(ping) => {
-                self.queue_command(&ping);
+                // One PING held back behind a long message is enough; more
+                // would only pile up while it is written.
+                if !self.transmit.iter().any(|c| matches!(c, Command::Ping { .. })) {
+                    self.queue_command(ping);
+                }
                 Ok(())
             }
             HeartbeatAction::Dead => Err(SessionError::PeerSilent),
         }
     }
 
-    /// Appends the command frames the session wants sent (PONGs, PINGs).
+    /// Appends the command frames the session wants sent (PONGs, PINGs),
+    /// boxed now under CURVE or GSSAPI. Call it only between messages (see
+    /// the type's contract).
     #[inline]
     pub fn poll_transmit(&mut self, out: &mut Vec<u8>) {
         if !self.transmit.is_empty() {
-            out.append(&mut self.transmit);
+            self.encode_commands(out);
+        }
+    }
+
+    #[inline(never)]
+    fn encode_commands(&mut self, out: &mut Vec<u8>) {
+        for cmd in self.transmit.drain(..) {
+            match &mut self.framing {
+                Framing::Zmtp3(Zmtp3 { codec: Some(codec), .. }) => {
+                    let mut body = Vec::with_capacity(cmd.body_len());
+                    cmd.encode_body(&mut body);
+                    codec.encode(false, true, &[&body], out);
+                }
+                Framing::Zmtp3(_) => cmd.encode(out),
+                // queue_command keeps nothing for these.
+                Framing::Zmtp10 | Framing::Raw { .. } => {}
+            }
         }
     }
 
@@ -550,16 +577,10 @@ impl Session {
         }
     }
 
-    fn queue_command(&mut self, cmd: &Command) {
-        match &mut self.framing {
-            Framing::Zmtp3(Zmtp3 { codec: Some(codec), .. }) => {
-                let mut body = Vec::with_capacity(cmd.body_len());
-                cmd.encode_body(&mut body);
-                codec.encode(false, true, &[&body], &mut self.transmit);
-            }
-            Framing::Zmtp3(_) => cmd.encode(&mut self.transmit),
-            // No commands exist there.
-            Framing::Zmtp10 | Framing::Raw { .. } => {}
+    fn queue_command(&mut self, cmd: Command) {
+        // No commands exist on ZMTP/1.0 or raw connections.
+        if let Framing::Zmtp3(_) = self.framing {
+            self.transmit.push(cmd);
         }
     }
 }

@@ -322,6 +322,25 @@ fn pong_echoes_the_ping_context() {
 }
 
 #[test]
+fn commands_wait_for_the_caller_and_pings_do_not_pile_up_meanwhile() {
+    let now = Instant::now();
+    let mut s = session(&hb(SocketType::Dealer, 100, 0, 10_000), (3, 1), SocketType::Router, now);
+    let mut rx = BytesMut::from(&b"\x04\x07\x04PING\x00\x00"[..]);
+    assert_eq!(s.poll_inbound(&mut rx, now), Ok(None));
+    // Five intervals pass while a long message is being written.
+    for i in 1..=5 {
+        s.handle_timeout(now + Duration::from_millis(100 * i)).unwrap();
+    }
+    let mut out = Vec::new();
+    s.poll_transmit(&mut out);
+    assert_eq!(out, b"\x04\x05\x04PONG\x04\x07\x04PING\x00\x00", "the PONG, then one PING");
+    out.clear();
+    s.handle_timeout(now + Duration::from_millis(600)).unwrap();
+    s.poll_transmit(&mut out);
+    assert_eq!(out, b"\x04\x07\x04PING\x00\x00", "the next interval's PING");
+}
+
+#[test]
 fn heartbeat_timeout_closes_a_silent_peer_and_not_before() {
     let mut p = null_pair(hb(SocketType::Dealer, 1000, 0, 3000), cfg(SocketType::Router), (3, 1));
     let start = p.now;
@@ -539,6 +558,25 @@ fn curve_refuses_a_replayed_box() {
     p.a.out.extend_from_slice(&replay);
     p.drive();
     assert_eq!(p.b.error, Some(SessionError::Protocol(ProtocolError::InvalidSequence)));
+}
+
+#[test]
+fn curve_commands_held_past_a_message_are_boxed_in_wire_order() {
+    // The caller holds commands while a message is under way (RFC 37 puts
+    // them only between messages); a PING boxed when it fell due would carry
+    // an older nonce than the frames written before it.
+    let mut p = curve_pair(cfg(SocketType::Router), hb(SocketType::Dealer, 1000, 0, 0));
+    p.now += Duration::from_secs(1);
+    p.b.session.handle_timeout(p.now).unwrap();
+    assert!(p.b.session.has_transmit(), "the PING is due");
+    p.b.send(true, b"head");
+    p.b.send(false, b"tail");
+    p.b.session.poll_transmit(&mut p.b.out);
+    p.drive();
+    assert_eq!(p.a.error, None, "nonces in the order the boxes reach the wire");
+    assert_eq!(p.a.frames(), vec![(true, Bytes::from_static(b"head")), (false, Bytes::from_static(b"tail"))]);
+    assert_eq!(p.b.error, None);
+    assert!(!p.b.session.has_transmit());
 }
 
 // ---- GSSAPI ----

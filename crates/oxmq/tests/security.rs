@@ -405,3 +405,41 @@ fn curve_heartbeats_flow_inside_boxes() {
     send(&client, b"after heartbeats");
     assert_eq!(recv(&server), b"after heartbeats");
 }
+
+#[test]
+fn curve_heartbeats_held_behind_large_messages_keep_nonces_in_order() {
+    // A PING or PONG held until a multipart message's last frame is boxed
+    // then, after the frames written before it: boxed when it fell due, its
+    // nonce would be older than theirs and the receiver would drop the
+    // connection (and the message under way with it).
+    const MESSAGES: usize = 8;
+    const FRAMES: usize = 50;
+    const FRAME: usize = 64 * 1024;
+    let _g = guard();
+    let ctx = Context::new();
+    let (sk, ck) = (keys(), keys());
+    let server = sock(&ctx, SocketType::Pull);
+    let client = sock(&ctx, SocketType::Push);
+    curve_server(&server, &sk);
+    curve_client(&client, &ck, &sk.public);
+    for s in [&server, &client] {
+        s.set_option_int(opt::HEARTBEAT_IVL, 1).unwrap();
+        s.set_option_int(opt::HEARTBEAT_TIMEOUT, 30_000).unwrap();
+    }
+    let mon = monitor(&ctx, &client);
+    let ep = bind_fresh(Transport::Tcp, &server);
+    connect_to(&ep, &client);
+    wait_event(&mon, ev::HANDSHAKE_SUCCEEDED);
+    for m in 0..MESSAGES {
+        let parts: Vec<Vec<u8>> = (0..FRAMES).map(|f| vec![(m * FRAMES + f) as u8; FRAME]).collect();
+        client.send_multipart(parts, 0).unwrap();
+    }
+    for m in 0..MESSAGES {
+        let parts = recv_parts(&server);
+        assert_eq!(parts.len(), FRAMES, "message {m}");
+        for (f, p) in parts.iter().enumerate() {
+            assert!(p.len() == FRAME && p.iter().all(|&b| b == (m * FRAMES + f) as u8), "message {m} frame {f}");
+        }
+    }
+    assert_nothing_within(&mon, 0);
+}

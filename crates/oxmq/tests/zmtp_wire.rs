@@ -200,3 +200,73 @@ fn inproc_messages_have_no_peer_properties() {
     assert_eq!(recv(&pull), b"m");
     assert_eq!(pull.peer_property("Socket-Type"), None);
 }
+
+/// RFC 37: `traffic = *(command / message)`, so a command never comes
+/// between two frames of one message. Multipart messages of 50 frames of
+/// 64 KiB cross many write batches while PINGs (HEARTBEAT_IVL 1 ms) and
+/// PONGs (for the peer's PINGs, sent every few frames) fall due.
+#[test]
+fn heartbeat_commands_never_split_a_multipart_message() {
+    const MESSAGES: usize = 16;
+    const FRAMES: usize = 50;
+    const FRAME: usize = 64 * 1024;
+    let _g = guard();
+    let ctx = Context::new();
+    let push = sock(&ctx, SocketType::Push);
+    push.set_option_int(opt::HEARTBEAT_IVL, 1).unwrap();
+    // The peer answers, but not within the interval it would default to.
+    push.set_option_int(opt::HEARTBEAT_TIMEOUT, 30_000).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    push.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+    let (stream, _) = listener.accept().unwrap();
+    let mut peer = RawPeer::from_stream(stream);
+    peer.handshake("PULL", None).unwrap();
+    for m in 0..MESSAGES {
+        let parts: Vec<Vec<u8>> = (0..FRAMES).map(|f| vec![(m * FRAMES + f) as u8; FRAME]).collect();
+        push.send_multipart(parts, 0).unwrap();
+    }
+    let (mut m, mut f) = (0, 0);
+    let (mut between, mut pongs, mut pings_sent) = (0, 0, 0u32);
+    let mut split = Vec::new();
+    while m < MESSAGES {
+        let fr = peer.read_frame().expect("the connection stays up");
+        if fr.is_command() {
+            if f > 0 {
+                split.push(format!(
+                    "{} inside message {m} after frame {}",
+                    String::from_utf8_lossy(fr.command_name()),
+                    f - 1
+                ));
+            } else if m > 0 {
+                between += 1;
+            }
+            match fr.command_name() {
+                b"PING" => peer.write(&frame(0x04, &command_body("PONG", &fr.command_data()[2..]))).unwrap(),
+                b"PONG" => {
+                    assert!(fr.command_data().starts_with(b"ctx"), "a PONG echoes our context: {fr:?}");
+                    pongs += 1;
+                }
+                other => panic!("unexpected command {}", String::from_utf8_lossy(other)),
+            }
+            continue;
+        }
+        assert_eq!(fr.body.len(), FRAME, "message {m} frame {f}");
+        assert!(fr.body.iter().all(|&b| b == (m * FRAMES + f) as u8), "message {m} frame {f}: wrong bytes");
+        assert_eq!(fr.more(), f + 1 < FRAMES, "MORE on message {m} frame {f}");
+        f += 1;
+        if f % 10 == 5 {
+            // A PING of ours, for a PONG that falls due mid-message.
+            pings_sent += 1;
+            let mut data = 0u16.to_be_bytes().to_vec();
+            data.extend_from_slice(format!("ctx{pings_sent}").as_bytes());
+            peer.write(&frame(0x04, &command_body("PING", &data))).unwrap();
+        }
+        if f == FRAMES {
+            (m, f) = (m + 1, 0);
+        }
+    }
+    assert!(split.is_empty(), "{} commands split a message; first: {}", split.len(), split[0]);
+    // Else nothing fell due during the transfer and this test proved nothing.
+    assert!(between > 0, "no command came between two messages (PONGs seen: {pongs})");
+}

@@ -426,10 +426,14 @@ impl Engine {
         }
     }
 
-    /// Moves the command frames the session wants sent into the write buffer.
+    /// Moves the command frames the session wants sent into the write
+    /// buffer, unless the buffer ends inside a message: then `pull` writes
+    /// them after the message's last frame (RFC 37 has commands only
+    /// between messages).
     fn queue_session_output(&mut self) {
+        let mid_message = self.mid_message();
         let Some(session) = &mut self.session else { return };
-        if session.has_transmit() {
+        if session.has_transmit() && !mid_message {
             let start = self.tx_buf.len();
             session.poll_transmit(&mut self.tx_buf);
             self.note_buf(start);

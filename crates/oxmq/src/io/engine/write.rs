@@ -3,6 +3,7 @@
 
 use super::{Engine, Fault, Phase};
 use bytes::{Buf, Bytes};
+use oxmq_proto::Session;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 
@@ -26,15 +27,39 @@ impl Engine {
         note_seg(&mut self.segs, start, self.tx_buf.len());
     }
 
+    /// Whether the write buffer ends inside a message: a frame with MORE
+    /// was framed for this connection and its message's last frame was not
+    /// (frames being skipped never reach this connection).
+    pub(super) fn mid_message(&self) -> bool {
+        self.out_mid && !self.out_skip
+    }
+
     /// Moves messages from the out pipe into the (empty) write buffer,
     /// framed by the session; large bodies are referenced, not copied.
+    /// Commands the session holds go in at the first message boundary.
     fn pull(&mut self) {
         if self.raw_close {
             return;
         }
-        let (Some(pipe), Some(session)) = (&mut self.pipe, &mut self.session) else { return };
         let mut total = 0;
+        if self.mid_message() && self.session.as_ref().is_some_and(Session::has_transmit) {
+            total = self.pull_frames::<true>(total);
+            // Unless the batch filled up before the message's end.
+            self.queue_session_output();
+        }
+        self.pull_frames::<false>(total);
+    }
+
+    /// The batch loop of [`pull`](Self::pull), from `total` bytes gathered
+    /// to the total it returns. `TO_BOUNDARY`: stop after the current
+    /// message's last frame (a separate instance, so the usual loop pays
+    /// nothing per frame for it).
+    fn pull_frames<const TO_BOUNDARY: bool>(&mut self, mut total: usize) -> usize {
+        let (Some(pipe), Some(session)) = (&mut self.pipe, &mut self.session) else { return total };
         while total < OUT_BATCH && self.segs.len() < MAX_IOV - 2 {
+            if TO_BOUNDARY && !self.out_mid {
+                break;
+            }
             let Some(msg) = pipe.out.read() else { break };
             if self.out_skip {
                 self.out_skip = msg.more();
@@ -68,6 +93,7 @@ impl Engine {
             total += self.tx_buf.len() - start;
             note_seg(&mut self.segs, start, self.tx_buf.len());
         }
+        total
     }
 
     /// Writes buffered output, refilling from the pipe whenever the buffer
