@@ -255,6 +255,34 @@ fn bind_handshake_and_data_both_ways() {
 }
 
 #[test]
+fn a_batch_cut_after_its_first_8_kib_arrives_whole_and_in_order() {
+    // A batch that starts a large body is written as 8 KiB, then the rest on
+    // the engine's next run. Small frames ahead of the body move the cut into
+    // the small frames, the body's header, or the body itself.
+    let mut sock = FakeSocket::new(SocketType::Dealer, Options::default());
+    let ep = sock.bind("tcp://127.0.0.1:*");
+    let mut peer = handshaken_peer(port_of(&ep), "DEALER");
+    let mut p = sock.attached();
+    let big: Vec<u8> = (0..300 * 1024 + 5).map(|i| (i % 251) as u8).collect();
+    // Each small frame is 2 + 8 bytes on the wire; the big one has a 9-byte header.
+    for small in [0usize, 10, 818, 819, 820, 1000] {
+        for i in 0..small {
+            p.out.write(Msg::from_slice(&(i as u64).to_be_bytes()));
+        }
+        p.out.write(Msg::from_slice(&big));
+        p.out.write(Msg::from_slice(b"after"));
+        p.out.flush();
+        for i in 0..small {
+            assert_eq!(read_frame(&mut peer), (0x00, (i as u64).to_be_bytes().to_vec()), "small frame {i} of {small}");
+        }
+        let (flags, body) = read_frame(&mut peer);
+        assert_eq!(flags, 0x02, "after {small} small frames");
+        assert!(body == big, "large body after {small} small frames");
+        assert_eq!(read_frame(&mut peer), (0x00, b"after".to_vec()));
+    }
+}
+
+#[test]
 fn router_gets_routing_id_first() {
     let mut sock = FakeSocket::new(SocketType::Router, Options::default());
     let ep = sock.bind("tcp://127.0.0.1:*");

@@ -15,6 +15,16 @@ const WRITE_BUDGET: usize = 256 * 1024;
 const ZERO_COPY_MIN: usize = 8 * 1024;
 /// Upper bound on iovecs per `sendmsg`.
 const MAX_IOV: usize = 64;
+/// A batch that starts a large body goes out as a first write of at most
+/// this many bytes, then the engine yields and writes the rest on its next
+/// run: libzmq's pattern (an 8 KiB batch, then the body). When one I/O thread
+/// serves both ends of a connection, this lets the reading end take the
+/// frame's header (and allocate the body) before the body is written, and the
+/// body is then read straight into it in one read: with one write of the whole
+/// 1 MiB frame the reader took 64 KiB through its receive buffer first, and
+/// the I/O thread used ~1.5x the CPU per message (issue 21 item 4; figures in
+/// bench/TRAILING.md section 7).
+const HEAD_WRITE: usize = 8 * 1024;
 
 pub(super) enum Seg {
     Buf { start: usize, end: usize },
@@ -127,13 +137,21 @@ impl Engine {
             if budget == 0 {
                 return Ok(true);
             }
+            let head = self.starts_large_body();
+            let mut limit = if head { HEAD_WRITE } else { usize::MAX };
             let mut iov: [IoSlice<'_>; MAX_IOV] = [IoSlice::new(&[]); MAX_IOV];
             let mut n_iov = 0;
             for seg in self.segs.iter().take(MAX_IOV) {
-                iov[n_iov] = match seg {
-                    Seg::Buf { start, end } => IoSlice::new(&self.tx_buf[*start..*end]),
-                    Seg::Big(b) => IoSlice::new(b),
+                if limit == 0 {
+                    break;
+                }
+                let bytes: &[u8] = match seg {
+                    Seg::Buf { start, end } => &self.tx_buf[*start..*end],
+                    Seg::Big(b) => b,
                 };
+                let bytes = &bytes[..bytes.len().min(limit)];
+                limit -= bytes.len();
+                iov[n_iov] = IoSlice::new(bytes);
                 n_iov += 1;
             }
             let offered: usize = iov[..n_iov].iter().map(|b| b.len()).sum();
@@ -141,6 +159,10 @@ impl Engine {
                 Ok(n) => {
                     budget = budget.saturating_sub(n);
                     self.advance(n);
+                    if head && n == offered {
+                        // The rest of the body on the next run.
+                        return Ok(true);
+                    }
                     if n < offered {
                         // The kernel buffer is full: wait for a writable edge.
                         self.writable = false;
@@ -153,6 +175,13 @@ impl Engine {
                 Err(e) => return Err(Fault::Io(e)),
             }
         }
+    }
+
+    /// Whether the next write starts a fresh batch whose first segment (the
+    /// framing of small messages, then a large body's header) is followed by
+    /// a large body: the write that [`HEAD_WRITE`] cuts.
+    fn starts_large_body(&self) -> bool {
+        matches!(self.segs.front(), Some(Seg::Buf { start: 0, .. })) && matches!(self.segs.get(1), Some(Seg::Big(_)))
     }
 
     fn advance(&mut self, mut n: usize) {
