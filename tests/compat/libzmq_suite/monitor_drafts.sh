@@ -38,7 +38,8 @@ sed 's/^/    /' "$log"
 # The library this ran on must be oxmq's, not a libzmq found elsewhere.
 grep -q "^$LIB/libzmq.so.5\$" <(LD_LIBRARY_PATH=$LIB ldd "$BIN" | awk '/libzmq/ {print $3}' | xargs -r readlink -f | sed "s|/[^/]*\$|/libzmq.so.5|") \
     || { echo "FAIL: $BIN does not load $LIB/libzmq.so.5"; exit 1; }
-grep -E ':IGNORE' "$log" | while IFS= read -r line; do
+# No IGNORE at all is fine: grep's exit 1 for it must not fail the step under pipefail.
+{ grep -E ':IGNORE' "$log" || true; } | while IFS= read -r line; do
     case=$(echo "$line" | cut -d: -f3)
     skip "libzmq test_monitor (drafts) $case" "$(echo "$line" | cut -d: -f5- | sed 's/^ *//')"
 done
