@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::{Mutex, OnceLock};
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) {
+pub unsafe extern "C" fn zmq_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) {
     ffi_boundary!((), {
         let (a, b, c) = oxmq::ZMQ_VERSION;
         // SAFETY: each out-pointer is NULL or writable (zmq.h contract).
@@ -23,7 +23,7 @@ pub(crate) unsafe extern "C" fn zmq_version(major: *mut c_int, minor: *mut c_int
 /// libzmq returns the C library's `errno` as it is, so a caller that reset
 /// it to 0 reads 0 (libzmq's own test_base85 does exactly that).
 #[no_mangle]
-pub(crate) extern "C" fn zmq_errno() -> c_int {
+pub extern "C" fn zmq_errno() -> c_int {
     ffi_boundary!(0, {
         // SAFETY: `__errno_location` returns a valid pointer to this thread's errno.
         unsafe { *libc::__errno_location() }
@@ -33,7 +33,7 @@ pub(crate) extern "C" fn zmq_errno() -> c_int {
 /// Messages are built once per error number and kept for the life of the
 /// process, so the returned pointer stays valid as libzmq's does.
 #[no_mangle]
-pub(crate) extern "C" fn zmq_strerror(errnum: c_int) -> *const c_char {
+pub extern "C" fn zmq_strerror(errnum: c_int) -> *const c_char {
     const UNKNOWN: &CStr = c"Unknown error";
     ffi_boundary!(UNKNOWN.as_ptr(), {
         static CACHE: OnceLock<Mutex<HashMap<c_int, &'static CStr>>> = OnceLock::new();
@@ -52,7 +52,7 @@ pub(crate) extern "C" fn zmq_strerror(errnum: c_int) -> *const c_char {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_has(capability: *const c_char) -> c_int {
+pub unsafe extern "C" fn zmq_has(capability: *const c_char) -> c_int {
     ffi_boundary!(0, {
         if capability.is_null() {
             return 0;
@@ -68,12 +68,12 @@ pub(crate) unsafe extern "C" fn zmq_has(capability: *const c_char) -> c_int {
 }
 
 #[no_mangle]
-pub(crate) extern "C" fn zmq_ctx_new() -> *mut c_void {
+pub extern "C" fn zmq_ctx_new() -> *mut c_void {
     ffi_ptr!({ Ok(CtxHandle::into_raw(Context::new())) })
 }
 
 #[no_mangle]
-pub(crate) extern "C" fn zmq_init(io_threads: c_int) -> *mut c_void {
+pub extern "C" fn zmq_init(io_threads: c_int) -> *mut c_void {
     ffi_ptr!({
         if io_threads < 0 {
             return Err(EINVAL);
@@ -87,7 +87,7 @@ pub(crate) extern "C" fn zmq_init(io_threads: c_int) -> *mut c_void {
 /// Shut the context down, wait for its sockets to close (libzmq semantics),
 /// then free the handle.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_ctx_term(context: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_ctx_term(context: *mut c_void) -> c_int {
     ffi_int!({
         // SAFETY: `context` is NULL or a handle from zmq_ctx_new (zmq.h contract).
         let ctx = &unsafe { CtxHandle::from_raw(context) }?.ctx;
@@ -106,19 +106,19 @@ pub(crate) unsafe extern "C" fn zmq_ctx_term(context: *mut c_void) -> c_int {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_term(context: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_term(context: *mut c_void) -> c_int {
     // SAFETY: same contract as zmq_ctx_term.
     unsafe { zmq_ctx_term(context) }
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_ctx_destroy(context: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_ctx_destroy(context: *mut c_void) -> c_int {
     // SAFETY: same contract as zmq_ctx_term.
     unsafe { zmq_ctx_term(context) }
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_ctx_shutdown(context: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_ctx_shutdown(context: *mut c_void) -> c_int {
     ffi_int!({
         // SAFETY: `context` is NULL or a handle from zmq_ctx_new (zmq.h contract).
         let h = unsafe { CtxHandle::from_raw(context) }?;
@@ -128,7 +128,7 @@ pub(crate) unsafe extern "C" fn zmq_ctx_shutdown(context: *mut c_void) -> c_int 
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_ctx_set(context: *mut c_void, option: c_int, optval: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_ctx_set(context: *mut c_void, option: c_int, optval: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `context` is NULL or a handle from zmq_ctx_new (zmq.h contract).
         let h = unsafe { CtxHandle::from_raw(context) }?;
@@ -142,7 +142,7 @@ fn ctx_set(ctx: &Context, option: c_int, optval: c_int) -> CResult<()> {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_ctx_get(context: *mut c_void, option: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_ctx_get(context: *mut c_void, option: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `context` is NULL or a handle from zmq_ctx_new (zmq.h contract).
         let h = unsafe { CtxHandle::from_raw(context) }?;

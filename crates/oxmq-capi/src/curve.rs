@@ -18,7 +18,7 @@ unsafe fn write_key(dest: *mut c_char, key: &[u8; 32]) -> CResult<()> {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_curve_keypair(z85_public_key: *mut c_char, z85_secret_key: *mut c_char) -> c_int {
+pub unsafe extern "C" fn zmq_curve_keypair(z85_public_key: *mut c_char, z85_secret_key: *mut c_char) -> c_int {
     ffi_int!({
         if z85_public_key.is_null() || z85_secret_key.is_null() {
             return Err(EFAULT);
@@ -34,7 +34,7 @@ pub(crate) unsafe extern "C" fn zmq_curve_keypair(z85_public_key: *mut c_char, z
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_curve_public(z85_public_key: *mut c_char, z85_secret_key: *const c_char) -> c_int {
+pub unsafe extern "C" fn zmq_curve_public(z85_public_key: *mut c_char, z85_secret_key: *const c_char) -> c_int {
     ffi_int!({
         if z85_public_key.is_null() || z85_secret_key.is_null() {
             return Err(EFAULT);

@@ -33,6 +33,8 @@
 #![allow(non_camel_case_types)]
 // Every export's safety contract is the C API's; see "Safety" above.
 #![allow(clippy::missing_safety_doc)]
+// The exports are `pub` in private modules: C reaches them by symbol, not Rust by path.
+#![allow(unreachable_pub)]
 
 #[macro_use]
 mod boundary;

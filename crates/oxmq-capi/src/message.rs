@@ -135,7 +135,7 @@ fn replace(slot: &mut Slot, content: Content) {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_init(msg: *mut zmq_msg_t) -> c_int {
+pub unsafe extern "C" fn zmq_msg_init(msg: *mut zmq_msg_t) -> c_int {
     ffi_int!({
         // SAFETY: `msg` is NULL or a writable zmq_msg_t (zmq.h contract).
         unsafe { init(msg, Content::Frame(Msg::new())) }?;
@@ -158,7 +158,7 @@ fn zeroed(size: usize) -> CResult<Vec<u8>> {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_init_size(msg: *mut zmq_msg_t, size: usize) -> c_int {
+pub unsafe extern "C" fn zmq_msg_init_size(msg: *mut zmq_msg_t, size: usize) -> c_int {
     ffi_int!({
         let content = if size <= INLINE_CAPACITY {
             Content::Frame(Msg::from_slice(&[0u8; INLINE_CAPACITY][..size]))
@@ -172,7 +172,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_init_size(msg: *mut zmq_msg_t, size: usi
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_init_data(
+pub unsafe extern "C" fn zmq_msg_init_data(
     msg: *mut zmq_msg_t,
     data: *mut c_void,
     size: usize,
@@ -204,7 +204,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_init_data(
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_close(msg: *mut zmq_msg_t) -> c_int {
+pub unsafe extern "C" fn zmq_msg_close(msg: *mut zmq_msg_t) -> c_int {
     ffi_int!({
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         release(unsafe { live(msg) }?);
@@ -213,7 +213,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_close(msg: *mut zmq_msg_t) -> c_int {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_data(msg: *mut zmq_msg_t) -> *mut c_void {
+pub unsafe extern "C" fn zmq_msg_data(msg: *mut zmq_msg_t) -> *mut c_void {
     ffi_ptr!({
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         let slot = unsafe { live(msg) }?;
@@ -232,7 +232,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_data(msg: *mut zmq_msg_t) -> *mut c_void
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_size(msg: *const zmq_msg_t) -> usize {
+pub unsafe extern "C" fn zmq_msg_size(msg: *const zmq_msg_t) -> usize {
     ffi_boundary!(0, {
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         match unsafe { live(msg) } {
@@ -246,13 +246,13 @@ pub(crate) unsafe extern "C" fn zmq_msg_size(msg: *const zmq_msg_t) -> usize {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_more(msg: *const zmq_msg_t) -> c_int {
+pub unsafe extern "C" fn zmq_msg_more(msg: *const zmq_msg_t) -> c_int {
     // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
     unsafe { zmq_msg_get(msg, ZMQ_MORE) }.max(0)
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_get(msg: *const zmq_msg_t, property: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_msg_get(msg: *const zmq_msg_t, property: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         let slot = unsafe { live(msg) }?;
@@ -269,7 +269,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_get(msg: *const zmq_msg_t, property: c_i
 
 /// libzmq has no settable message property.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_set(msg: *mut zmq_msg_t, property: c_int, optval: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_msg_set(msg: *mut zmq_msg_t, property: c_int, optval: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         unsafe { live(msg) }?;
@@ -283,7 +283,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_set(msg: *mut zmq_msg_t, property: c_int
 /// Unknown names, and messages that did not come from a tcp/ipc peer, give
 /// NULL with EINVAL, as in libzmq.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_gets(msg: *const zmq_msg_t, property: *const c_char) -> *const c_char {
+pub unsafe extern "C" fn zmq_msg_gets(msg: *const zmq_msg_t, property: *const c_char) -> *const c_char {
     let p: *mut c_char = ffi_ptr!({
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         let slot = unsafe { live(msg) }?;
@@ -300,7 +300,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_gets(msg: *const zmq_msg_t, property: *c
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_copy(dest: *mut zmq_msg_t, src: *mut zmq_msg_t) -> c_int {
+pub unsafe extern "C" fn zmq_msg_copy(dest: *mut zmq_msg_t, src: *mut zmq_msg_t) -> c_int {
     ffi_int!({
         if dest == src {
             // SAFETY: `src` is NULL or a zmq_msg_t (zmq.h contract).
@@ -332,7 +332,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_copy(dest: *mut zmq_msg_t, src: *mut zmq
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_move(dest: *mut zmq_msg_t, src: *mut zmq_msg_t) -> c_int {
+pub unsafe extern "C" fn zmq_msg_move(dest: *mut zmq_msg_t, src: *mut zmq_msg_t) -> c_int {
     ffi_int!({
         // SAFETY: `src` is NULL or a zmq_msg_t (zmq.h contract).
         let s = unsafe { live(src) }?;
@@ -358,7 +358,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_move(dest: *mut zmq_msg_t, src: *mut zmq
 
 /// Send the message; on success it becomes empty, on failure it is unchanged.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let socket = unsafe { SocketHandle::from_raw(s) }?;
@@ -387,7 +387,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void
 
 /// Receive a frame into the message (its old content is dropped on success).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_recv(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_msg_recv(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let socket = unsafe { SocketHandle::from_raw(s) }?;
@@ -410,13 +410,13 @@ pub(crate) unsafe extern "C" fn zmq_msg_recv(msg: *mut zmq_msg_t, s: *mut c_void
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_sendmsg(s: *mut c_void, msg: *mut zmq_msg_t, flags: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_sendmsg(s: *mut c_void, msg: *mut zmq_msg_t, flags: c_int) -> c_int {
     // SAFETY: same contract as zmq_msg_send.
     unsafe { zmq_msg_send(msg, s, flags) }
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_recvmsg(s: *mut c_void, msg: *mut zmq_msg_t, flags: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_recvmsg(s: *mut c_void, msg: *mut zmq_msg_t, flags: c_int) -> c_int {
     // SAFETY: same contract as zmq_msg_recv.
     unsafe { zmq_msg_recv(msg, s, flags) }
 }
@@ -425,7 +425,7 @@ pub(crate) unsafe extern "C" fn zmq_recvmsg(s: *mut c_void, msg: *mut zmq_msg_t,
 
 /// Address a SERVER/PEER send (libzmq: 0 is EINVAL).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_set_routing_id(msg: *mut zmq_msg_t, routing_id: u32) -> c_int {
+pub unsafe extern "C" fn zmq_msg_set_routing_id(msg: *mut zmq_msg_t, routing_id: u32) -> c_int {
     ffi_int!({
         if routing_id == 0 {
             return Err(EINVAL);
@@ -443,7 +443,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_set_routing_id(msg: *mut zmq_msg_t, rout
 /// The routing id a SERVER/PEER stamped on a received message; 0 when none
 /// (and for an invalid message, where libzmq has no error return either).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_routing_id(msg: *mut zmq_msg_t) -> u32 {
+pub unsafe extern "C" fn zmq_msg_routing_id(msg: *mut zmq_msg_t) -> u32 {
     ffi_boundary!(0, {
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         match unsafe { live(msg) } {
@@ -458,7 +458,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_routing_id(msg: *mut zmq_msg_t) -> u32 {
 /// Set the group a RADIO sends the message to (at most
 /// `ZMQ_GROUP_MAX_LENGTH` = 255 bytes, else EINVAL, as libzmq).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_set_group(msg: *mut zmq_msg_t, group: *const c_char) -> c_int {
+pub unsafe extern "C" fn zmq_msg_set_group(msg: *mut zmq_msg_t, group: *const c_char) -> c_int {
     ffi_int!({
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         let slot = unsafe { live(msg) }?;
@@ -478,7 +478,7 @@ pub(crate) unsafe extern "C" fn zmq_msg_set_group(msg: *mut zmq_msg_t, group: *c
 
 /// The message's group ("" when it has none), valid while the message is.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_msg_group(msg: *mut zmq_msg_t) -> *const c_char {
+pub unsafe extern "C" fn zmq_msg_group(msg: *mut zmq_msg_t) -> *const c_char {
     let p: *mut c_char = ffi_ptr!({
         // SAFETY: `msg` is NULL or a zmq_msg_t (zmq.h contract).
         let slot = unsafe { live(msg) }?;

@@ -99,12 +99,12 @@ fn epoll_ctl(epfd: RawFd, op: c_int, fd: RawFd) {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_new() -> *mut c_void {
+pub unsafe extern "C" fn zmq_poller_new() -> *mut c_void {
     ffi_ptr!({ Ok(Box::into_raw(Box::new(Poller { tag: POLLER_TAG, items: Mutex::default() })) as *mut c_void) })
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_destroy(poller_p: *mut *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_poller_destroy(poller_p: *mut *mut c_void) -> c_int {
     ffi_int!({
         if poller_p.is_null() {
             return Err(EFAULT);
@@ -124,13 +124,13 @@ pub(crate) unsafe extern "C" fn zmq_poller_destroy(poller_p: *mut *mut c_void) -
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_size(p: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_poller_size(p: *mut c_void) -> c_int {
     // SAFETY: zmq.h contract for `p`.
     ffi_int!({ Ok(unsafe { poller(p) }?.items().list.len() as c_int) })
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_add(
+pub unsafe extern "C" fn zmq_poller_add(
     p: *mut c_void,
     s: *mut c_void,
     user_data: *mut c_void,
@@ -163,7 +163,7 @@ pub(crate) unsafe extern "C" fn zmq_poller_add(
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_modify(p: *mut c_void, s: *mut c_void, events: c_short) -> c_int {
+pub unsafe extern "C" fn zmq_poller_modify(p: *mut c_void, s: *mut c_void, events: c_short) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `p` and `s`.
         let pl = unsafe { poller(p) }?;
@@ -178,7 +178,7 @@ pub(crate) unsafe extern "C" fn zmq_poller_modify(p: *mut c_void, s: *mut c_void
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_remove(p: *mut c_void, s: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_poller_remove(p: *mut c_void, s: *mut c_void) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `p` and `s`.
         let (pl, sock) = unsafe { (poller(p)?, socket(s)?) };
@@ -193,7 +193,7 @@ pub(crate) unsafe extern "C" fn zmq_poller_remove(p: *mut c_void, s: *mut c_void
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_add_fd(
+pub unsafe extern "C" fn zmq_poller_add_fd(
     p: *mut c_void,
     fd: c_int,
     user_data: *mut c_void,
@@ -216,7 +216,7 @@ pub(crate) unsafe extern "C" fn zmq_poller_add_fd(
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_modify_fd(p: *mut c_void, fd: c_int, events: c_short) -> c_int {
+pub unsafe extern "C" fn zmq_poller_modify_fd(p: *mut c_void, fd: c_int, events: c_short) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `p`.
         let pl = unsafe { poller(p) }?;
@@ -232,7 +232,7 @@ pub(crate) unsafe extern "C" fn zmq_poller_modify_fd(p: *mut c_void, fd: c_int, 
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_remove_fd(p: *mut c_void, fd: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_poller_remove_fd(p: *mut c_void, fd: c_int) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `p`.
         let pl = unsafe { poller(p) }?;
@@ -250,7 +250,7 @@ pub(crate) unsafe extern "C" fn zmq_poller_remove_fd(p: *mut c_void, fd: c_int) 
 /// may have become ready; EINVAL without one (as libzmq, whose poller has a
 /// signaler only for thread-safe sockets).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_fd(p: *mut c_void, fd: *mut c_int) -> c_int {
+pub unsafe extern "C" fn zmq_poller_fd(p: *mut c_void, fd: *mut c_int) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `p`.
         let pl = unsafe { poller(p) }?;
@@ -266,7 +266,7 @@ pub(crate) unsafe extern "C" fn zmq_poller_fd(p: *mut c_void, fd: *mut c_int) ->
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_wait_all(
+pub unsafe extern "C" fn zmq_poller_wait_all(
     p: *mut c_void,
     events: *mut zmq_poller_event_t,
     n_events: c_int,
@@ -328,11 +328,7 @@ pub(crate) unsafe extern "C" fn zmq_poller_wait_all(
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poller_wait(
-    p: *mut c_void,
-    event: *mut zmq_poller_event_t,
-    timeout: c_long,
-) -> c_int {
+pub unsafe extern "C" fn zmq_poller_wait(p: *mut c_void, event: *mut zmq_poller_event_t, timeout: c_long) -> c_int {
     // SAFETY: forwarded zmq.h contract.
     let rc = unsafe { zmq_poller_wait_all(p, event, 1, timeout) };
     if rc < 0 && !event.is_null() {

@@ -23,7 +23,7 @@ const _: () = assert!(std::mem::size_of::<zmq_pollitem_t>() == 16);
 /// Wait until an item is ready or `timeout` ms pass (-1: forever, 0: check
 /// only); returns the number of ready items.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_poll(items: *mut zmq_pollitem_t, nitems: c_int, timeout: c_long) -> c_int {
+pub unsafe extern "C" fn zmq_poll(items: *mut zmq_pollitem_t, nitems: c_int, timeout: c_long) -> c_int {
     ffi_int!({
         if nitems < 0 {
             return Err(EINVAL);

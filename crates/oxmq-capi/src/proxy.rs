@@ -40,7 +40,7 @@ unsafe fn proxy(f: *mut c_void, b: *mut c_void, cap: *mut c_void, ctl: *mut c_vo
 /// Forward between `frontend` and `backend` until the context terminates
 /// (then -1 with ETERM, as libzmq).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_proxy(frontend: *mut c_void, backend: *mut c_void, capture: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_proxy(frontend: *mut c_void, backend: *mut c_void, capture: *mut c_void) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for socket handles.
         unsafe { proxy(frontend, backend, capture, std::ptr::null_mut()) }
@@ -50,7 +50,7 @@ pub(crate) unsafe extern "C" fn zmq_proxy(frontend: *mut c_void, backend: *mut c
 /// As `zmq_proxy`, steered by PAUSE / RESUME / TERMINATE / STATISTICS on
 /// `control`; returns 0 after TERMINATE.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_proxy_steerable(
+pub unsafe extern "C" fn zmq_proxy_steerable(
     frontend: *mut c_void,
     backend: *mut c_void,
     capture: *mut c_void,
@@ -65,7 +65,7 @@ pub(crate) unsafe extern "C" fn zmq_proxy_steerable(
 /// Legacy devices (STREAMER, FORWARDER, QUEUE) are all a proxy; like libzmq,
 /// the type is not looked at.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_device(kind: c_int, frontend: *mut c_void, backend: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_device(kind: c_int, frontend: *mut c_void, backend: *mut c_void) -> c_int {
     ffi_int!({
         let _ = kind;
         // SAFETY: zmq.h contract for socket handles.

@@ -13,7 +13,7 @@ pub(crate) fn clamp_len(n: usize) -> c_int {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_socket(context: *mut c_void, kind: c_int) -> *mut c_void {
+pub unsafe extern "C" fn zmq_socket(context: *mut c_void, kind: c_int) -> *mut c_void {
     ffi_ptr!({
         // SAFETY: `context` is NULL or a handle from zmq_ctx_new (zmq.h contract).
         let h = unsafe { CtxHandle::from_raw(context) }?;
@@ -25,7 +25,7 @@ pub(crate) unsafe extern "C" fn zmq_socket(context: *mut c_void, kind: c_int) ->
 /// Close: the socket leaves its context; queued messages linger in the I/O
 /// thread as LINGER says.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_close(s: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_close(s: *mut c_void) -> c_int {
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let h = unsafe { SocketHandle::take(s) }?;
@@ -47,7 +47,7 @@ unsafe fn socket_and_addr<'a>(s: *mut c_void, addr: *const c_char) -> CResult<(&
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_bind(s: *mut c_void, addr: *const c_char) -> c_int {
+pub unsafe extern "C" fn zmq_bind(s: *mut c_void, addr: *const c_char) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `s` and `addr`.
         let (socket, addr) = unsafe { socket_and_addr(s, addr) }?;
@@ -57,7 +57,7 @@ pub(crate) unsafe extern "C" fn zmq_bind(s: *mut c_void, addr: *const c_char) ->
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_connect(s: *mut c_void, addr: *const c_char) -> c_int {
+pub unsafe extern "C" fn zmq_connect(s: *mut c_void, addr: *const c_char) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `s` and `addr`.
         let (socket, addr) = unsafe { socket_and_addr(s, addr) }?;
@@ -67,7 +67,7 @@ pub(crate) unsafe extern "C" fn zmq_connect(s: *mut c_void, addr: *const c_char)
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_unbind(s: *mut c_void, addr: *const c_char) -> c_int {
+pub unsafe extern "C" fn zmq_unbind(s: *mut c_void, addr: *const c_char) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `s` and `addr`.
         let (socket, addr) = unsafe { socket_and_addr(s, addr) }?;
@@ -77,7 +77,7 @@ pub(crate) unsafe extern "C" fn zmq_unbind(s: *mut c_void, addr: *const c_char) 
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_disconnect(s: *mut c_void, addr: *const c_char) -> c_int {
+pub unsafe extern "C" fn zmq_disconnect(s: *mut c_void, addr: *const c_char) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `s` and `addr`.
         let (socket, addr) = unsafe { socket_and_addr(s, addr) }?;
@@ -87,7 +87,7 @@ pub(crate) unsafe extern "C" fn zmq_disconnect(s: *mut c_void, addr: *const c_ch
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_setsockopt(
+pub unsafe extern "C" fn zmq_setsockopt(
     s: *mut c_void,
     option: c_int,
     optval: *const c_void,
@@ -131,7 +131,7 @@ fn put_option(out: &mut [u8], len: &mut usize, value: &[u8], nul: bool) -> CResu
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_getsockopt(
+pub unsafe extern "C" fn zmq_getsockopt(
     s: *mut c_void,
     option: c_int,
     optval: *mut c_void,
@@ -193,7 +193,7 @@ fn put_by_table(spec: &option_table::OptionSpec, value: OptionValue, out: &mut [
 
 /// Send `len` bytes (copied: small ones inline, no allocation).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_send(s: *mut c_void, buf: *const c_void, len: usize, flags: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_send(s: *mut c_void, buf: *const c_void, len: usize, flags: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let socket = unsafe { SocketHandle::from_raw(s) }?;
@@ -206,7 +206,7 @@ pub(crate) unsafe extern "C" fn zmq_send(s: *mut c_void, buf: *const c_void, len
 
 /// Send a buffer that stays valid and unchanged for the life of the process.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_send_const(s: *mut c_void, buf: *const c_void, len: usize, flags: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_send_const(s: *mut c_void, buf: *const c_void, len: usize, flags: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let socket = unsafe { SocketHandle::from_raw(s) }?;
@@ -220,7 +220,7 @@ pub(crate) unsafe extern "C" fn zmq_send_const(s: *mut c_void, buf: *const c_voi
 
 /// Receive one frame into `buf`, truncated to `len`; returns the full size.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_recv(s: *mut c_void, buf: *mut c_void, len: usize, flags: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_recv(s: *mut c_void, buf: *mut c_void, len: usize, flags: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let socket = unsafe { SocketHandle::from_raw(s) }?;
@@ -237,7 +237,7 @@ pub(crate) unsafe extern "C" fn zmq_recv(s: *mut c_void, buf: *mut c_void, len: 
 /// Publish the socket's events on a PAIR bound at `addr` (inproc only), as
 /// libzmq's two-frame event messages; a NULL `addr` stops monitoring.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_socket_monitor(s: *mut c_void, addr: *const c_char, events: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_socket_monitor(s: *mut c_void, addr: *const c_char, events: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let socket = unsafe { SocketHandle::from_raw(s) }?;
@@ -257,7 +257,7 @@ pub(crate) unsafe extern "C" fn zmq_socket_monitor(s: *mut c_void, addr: *const 
 /// multi-frame layout, with oxmq's routing-id values and events (see
 /// `oxmq::monitor_event`). A NULL `addr` stops monitoring.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_socket_monitor_versioned(
+pub unsafe extern "C" fn zmq_socket_monitor_versioned(
     s: *mut c_void,
     addr: *const c_char,
     events: u64,
@@ -287,12 +287,7 @@ pub(crate) unsafe extern "C" fn zmq_socket_monitor_versioned(
 /// one without SNDMORE (so, as in libzmq, pass ZMQ_SNDMORE to make one
 /// multipart message). Returns the size of the last frame.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_sendiov(
-    s: *mut c_void,
-    iov: *mut libc::iovec,
-    count: usize,
-    flags: c_int,
-) -> c_int {
+pub unsafe extern "C" fn zmq_sendiov(s: *mut c_void, iov: *mut libc::iovec, count: usize, flags: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let socket = unsafe { SocketHandle::from_raw(s) }?;
@@ -317,12 +312,7 @@ pub(crate) unsafe extern "C" fn zmq_sendiov(
 /// `malloc` (the caller frees each `iov_base`); `*count` becomes the number
 /// received, which is also returned (as libzmq does).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_recviov(
-    s: *mut c_void,
-    iov: *mut libc::iovec,
-    count: *mut usize,
-    flags: c_int,
-) -> c_int {
+pub unsafe extern "C" fn zmq_recviov(s: *mut c_void, iov: *mut libc::iovec, count: *mut usize, flags: c_int) -> c_int {
     ffi_int!({
         // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
         let socket = unsafe { SocketHandle::from_raw(s) }?;
@@ -362,7 +352,7 @@ pub(crate) unsafe extern "C" fn zmq_recviov(
 /// Draft API: connect a PEER and return the routing id of the new
 /// connection; 0 with errno on failure (ENOTSUP for other socket types).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_connect_peer(s: *mut c_void, addr: *const c_char) -> u32 {
+pub unsafe extern "C" fn zmq_connect_peer(s: *mut c_void, addr: *const c_char) -> u32 {
     let r = ffi_boundary!(Err(EFAULT), {
         // SAFETY: zmq.h contract for `s` and `addr`.
         unsafe { socket_and_addr(s, addr) }.and_then(|(socket, addr)| socket.connect_peer(addr).map_err(Into::into))
@@ -379,7 +369,7 @@ pub(crate) unsafe extern "C" fn zmq_connect_peer(s: *mut c_void, addr: *const c_
 // Draft RADIO/DISH: a DISH joins and leaves groups.
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_join(s: *mut c_void, group: *const c_char) -> c_int {
+pub unsafe extern "C" fn zmq_join(s: *mut c_void, group: *const c_char) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `s` and `group`.
         let (socket, group) = unsafe { socket_and_group(s, group) }?;
@@ -389,7 +379,7 @@ pub(crate) unsafe extern "C" fn zmq_join(s: *mut c_void, group: *const c_char) -
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_leave(s: *mut c_void, group: *const c_char) -> c_int {
+pub unsafe extern "C" fn zmq_leave(s: *mut c_void, group: *const c_char) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for `s` and `group`.
         let (socket, group) = unsafe { socket_and_group(s, group) }?;

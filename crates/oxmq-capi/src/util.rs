@@ -18,12 +18,12 @@ unsafe fn counter<'a>(p: *mut c_void) -> Option<&'a AtomicI32> {
 }
 
 #[no_mangle]
-pub(crate) extern "C" fn zmq_atomic_counter_new() -> *mut c_void {
+pub extern "C" fn zmq_atomic_counter_new() -> *mut c_void {
     ffi_ptr!({ Ok(Box::into_raw(Box::new(AtomicI32::new(0))) as *mut c_void) })
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_atomic_counter_set(counter_: *mut c_void, value: c_int) {
+pub unsafe extern "C" fn zmq_atomic_counter_set(counter_: *mut c_void, value: c_int) {
     ffi_boundary!((), {
         // SAFETY: zmq.h contract for counter pointers.
         if let Some(c) = unsafe { counter(counter_) } {
@@ -34,7 +34,7 @@ pub(crate) unsafe extern "C" fn zmq_atomic_counter_set(counter_: *mut c_void, va
 
 /// Increment; returns the value before the increment.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_atomic_counter_inc(counter_: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_atomic_counter_inc(counter_: *mut c_void) -> c_int {
     ffi_boundary!(0, {
         // SAFETY: zmq.h contract for counter pointers.
         unsafe { counter(counter_) }.map_or(0, |c| c.fetch_add(1, Ordering::SeqCst))
@@ -43,7 +43,7 @@ pub(crate) unsafe extern "C" fn zmq_atomic_counter_inc(counter_: *mut c_void) ->
 
 /// Decrement; returns 1 if the counter is still above zero, else 0.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_atomic_counter_dec(counter_: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_atomic_counter_dec(counter_: *mut c_void) -> c_int {
     ffi_boundary!(0, {
         // SAFETY: zmq.h contract for counter pointers.
         unsafe { counter(counter_) }.map_or(0, |c| (c.fetch_sub(1, Ordering::SeqCst) - 1 > 0) as c_int)
@@ -51,7 +51,7 @@ pub(crate) unsafe extern "C" fn zmq_atomic_counter_dec(counter_: *mut c_void) ->
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_atomic_counter_value(counter_: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_atomic_counter_value(counter_: *mut c_void) -> c_int {
     ffi_boundary!(0, {
         // SAFETY: zmq.h contract for counter pointers.
         unsafe { counter(counter_) }.map_or(0, |c| c.load(Ordering::SeqCst))
@@ -60,7 +60,7 @@ pub(crate) unsafe extern "C" fn zmq_atomic_counter_value(counter_: *mut c_void) 
 
 /// Free the counter and set `*counter_p` to NULL.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_atomic_counter_destroy(counter_p: *mut *mut c_void) {
+pub unsafe extern "C" fn zmq_atomic_counter_destroy(counter_p: *mut *mut c_void) {
     ffi_boundary!((), {
         if counter_p.is_null() {
             return;
@@ -132,7 +132,7 @@ impl TimerState {
 }
 
 #[no_mangle]
-pub(crate) extern "C" fn zmq_timers_new() -> *mut c_void {
+pub extern "C" fn zmq_timers_new() -> *mut c_void {
     ffi_ptr!({
         let t = Timers { tag: AtomicU32::new(TIMERS_TAG), state: Mutex::new(TimerState::default()) };
         Ok(Box::into_raw(Box::new(t)) as *mut c_void)
@@ -140,7 +140,7 @@ pub(crate) extern "C" fn zmq_timers_new() -> *mut c_void {
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_timers_destroy(timers_p: *mut *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_timers_destroy(timers_p: *mut *mut c_void) -> c_int {
     ffi_int!({
         if timers_p.is_null() {
             return Err(EFAULT);
@@ -160,7 +160,7 @@ pub(crate) unsafe extern "C" fn zmq_timers_destroy(timers_p: *mut *mut c_void) -
 
 /// Add a timer; returns its id (> 0).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_timers_add(
+pub unsafe extern "C" fn zmq_timers_add(
     timers_: *mut c_void,
     interval: usize,
     handler: Option<zmq_timer_fn>,
@@ -180,7 +180,7 @@ pub(crate) unsafe extern "C" fn zmq_timers_add(
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_timers_cancel(timers_: *mut c_void, timer_id: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_timers_cancel(timers_: *mut c_void, timer_id: c_int) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for timers pointers.
         let t = unsafe { timers(timers_) }?;
@@ -192,11 +192,7 @@ pub(crate) unsafe extern "C" fn zmq_timers_cancel(timers_: *mut c_void, timer_id
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_timers_set_interval(
-    timers_: *mut c_void,
-    timer_id: c_int,
-    interval: usize,
-) -> c_int {
+pub unsafe extern "C" fn zmq_timers_set_interval(timers_: *mut c_void, timer_id: c_int, interval: usize) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for timers pointers.
         let t = unsafe { timers(timers_) }?;
@@ -209,7 +205,7 @@ pub(crate) unsafe extern "C" fn zmq_timers_set_interval(
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_timers_reset(timers_: *mut c_void, timer_id: c_int) -> c_int {
+pub unsafe extern "C" fn zmq_timers_reset(timers_: *mut c_void, timer_id: c_int) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for timers pointers.
         let t = unsafe { timers(timers_) }?;
@@ -222,7 +218,7 @@ pub(crate) unsafe extern "C" fn zmq_timers_reset(timers_: *mut c_void, timer_id:
 
 /// Milliseconds until the next timer is due (0 if one is overdue), -1 if none.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_timers_timeout(timers_: *mut c_void) -> c_long {
+pub unsafe extern "C" fn zmq_timers_timeout(timers_: *mut c_void) -> c_long {
     ffi_boundary!(-1, {
         // SAFETY: zmq.h contract for timers pointers.
         let t = match unsafe { timers(timers_) } {
@@ -247,7 +243,7 @@ pub(crate) unsafe extern "C" fn zmq_timers_timeout(timers_: *mut c_void) -> c_lo
 
 /// Run the handlers of every due timer and reschedule them.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_timers_execute(timers_: *mut c_void) -> c_int {
+pub unsafe extern "C" fn zmq_timers_execute(timers_: *mut c_void) -> c_int {
     ffi_int!({
         // SAFETY: zmq.h contract for timers pointers.
         let t = unsafe { timers(timers_) }?;
@@ -279,7 +275,7 @@ pub(crate) unsafe extern "C" fn zmq_timers_execute(timers_: *mut c_void) -> c_in
 // ------------------------------------------------------------------ stopwatch
 
 #[no_mangle]
-pub(crate) extern "C" fn zmq_stopwatch_start() -> *mut c_void {
+pub extern "C" fn zmq_stopwatch_start() -> *mut c_void {
     ffi_ptr!({ Ok(Box::into_raw(Box::new(Instant::now())) as *mut c_void) })
 }
 
@@ -289,7 +285,7 @@ fn micros_since(start: &Instant) -> c_ulong {
 
 /// Microseconds since `zmq_stopwatch_start`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_stopwatch_intermediate(watch: *mut c_void) -> c_ulong {
+pub unsafe extern "C" fn zmq_stopwatch_intermediate(watch: *mut c_void) -> c_ulong {
     ffi_boundary!(0, {
         // SAFETY: `watch` is NULL or a pointer from zmq_stopwatch_start not yet stopped.
         unsafe { (watch as *const Instant).as_ref() }.map_or(0, micros_since)
@@ -298,7 +294,7 @@ pub(crate) unsafe extern "C" fn zmq_stopwatch_intermediate(watch: *mut c_void) -
 
 /// Microseconds since `zmq_stopwatch_start`; frees the watch.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_stopwatch_stop(watch: *mut c_void) -> c_ulong {
+pub unsafe extern "C" fn zmq_stopwatch_stop(watch: *mut c_void) -> c_ulong {
     ffi_boundary!(0, {
         if watch.is_null() {
             return 0;
@@ -310,7 +306,7 @@ pub(crate) unsafe extern "C" fn zmq_stopwatch_stop(watch: *mut c_void) -> c_ulon
 }
 
 #[no_mangle]
-pub(crate) extern "C" fn zmq_sleep(seconds: c_int) {
+pub extern "C" fn zmq_sleep(seconds: c_int) {
     ffi_boundary!((), {
         if seconds > 0 {
             std::thread::sleep(Duration::from_secs(seconds as u64));
@@ -329,7 +325,7 @@ struct ThreadArg(*mut c_void);
 unsafe impl Send for ThreadArg {}
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_threadstart(func: Option<zmq_thread_fn>, arg: *mut c_void) -> *mut c_void {
+pub unsafe extern "C" fn zmq_threadstart(func: Option<zmq_thread_fn>, arg: *mut c_void) -> *mut c_void {
     ffi_ptr!({
         let func = func.ok_or(EINVAL)?;
         let arg = ThreadArg(arg);
@@ -346,7 +342,7 @@ pub(crate) unsafe extern "C" fn zmq_threadstart(func: Option<zmq_thread_fn>, arg
 }
 
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_threadclose(thread: *mut c_void) {
+pub unsafe extern "C" fn zmq_threadclose(thread: *mut c_void) {
     ffi_boundary!((), {
         if thread.is_null() {
             return;

@@ -8,7 +8,7 @@ pub(crate) use oxmq::security::{z85_decode_into as decode_into, z85_encode_into 
 /// Encode `size` bytes (a multiple of 4) into `dest`, which holds
 /// `size * 5 / 4 + 1` bytes; returns `dest`, or NULL with EINVAL.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_z85_encode(dest: *mut c_char, data: *const u8, size: usize) -> *mut c_char {
+pub unsafe extern "C" fn zmq_z85_encode(dest: *mut c_char, data: *const u8, size: usize) -> *mut c_char {
     ffi_ptr!({
         if size % 4 != 0 {
             return Err(EINVAL);
@@ -31,7 +31,7 @@ pub(crate) unsafe extern "C" fn zmq_z85_encode(dest: *mut c_char, data: *const u
 /// libzmq requires) into `dest`, which holds `strlen * 4 / 5` bytes; returns
 /// `dest`, or NULL with EINVAL.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn zmq_z85_decode(dest: *mut u8, string: *const c_char) -> *mut u8 {
+pub unsafe extern "C" fn zmq_z85_decode(dest: *mut u8, string: *const c_char) -> *mut u8 {
     ffi_ptr!({
         if dest.is_null() || string.is_null() {
             return Err(EFAULT);

@@ -14,35 +14,69 @@
 
 use crate::error::Result;
 use crate::wait::{slice_until, WaitHook};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Tokens of buffers the core is done with, waiting for a runtime thread.
+///
+/// A lock-free stack that is only ever pushed onto and emptied whole
+/// (Treiber's stack without a single-node pop, so no ABA can arise): no
+/// lock, because a lock held by another thread of the parent at `fork()`
+/// stays held forever in the child, and a child that uses a new context
+/// pushes and drains here too.
 pub struct ReleaseQueue<T> {
-    items: Mutex<Vec<T>>,
-    /// How many tokens `items` holds, read without the lock on every call.
-    pending: AtomicUsize,
+    /// The last token pushed, linked to those pushed before it; null when
+    /// empty. Only `push` (a CAS that links one new node) and `drain` (a swap
+    /// that takes the whole list) change it.
+    head: AtomicPtr<Node<T>>,
+    /// The queue owns the nodes' tokens (for the drop check).
+    _tokens: PhantomData<T>,
 }
+
+struct Node<T> {
+    token: T,
+    next: *mut Node<T>,
+}
+
+// SAFETY: tokens move between threads through the queue, never shared:
+// `push` gives one up, `drain` takes it out for one caller. So the queue
+// is Send and Sync wherever its tokens are Send, as `Mutex<Vec<T>>` is.
+unsafe impl<T: Send> Send for ReleaseQueue<T> {}
+// SAFETY: see Send.
+unsafe impl<T: Send> Sync for ReleaseQueue<T> {}
 
 impl<T> ReleaseQueue<T> {
     /// An empty queue (usable in a `static`).
     pub const fn new() -> Self {
-        ReleaseQueue { items: Mutex::new(Vec::new()), pending: AtomicUsize::new(0) }
+        ReleaseQueue { head: AtomicPtr::new(ptr::null_mut()), _tokens: PhantomData }
     }
 
-    /// Queue `token`; callable from any thread, the core's included.
+    /// Queue `token`; callable from any thread, the core's included. Never
+    /// waits for another thread.
     pub fn push(&self, token: T) {
-        let mut q = self.items.lock().unwrap_or_else(|e| e.into_inner());
-        q.push(token);
-        self.pending.store(q.len(), Ordering::Release);
+        let node = Box::into_raw(Box::new(Node { token, next: ptr::null_mut() }));
+        let mut head = self.head.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: `node` is ours alone until the CAS below publishes it.
+            unsafe { (*node).next = head };
+            // Release: whoever swaps the list off sees the node written.
+            match self.head.compare_exchange_weak(head, node, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => return,
+                // Another push or a drain came first: link to what is there now.
+                Err(now) => head = now,
+            }
+        }
     }
 
     /// Hand every queued token to `release` (the runtime's lock held by the
-    /// caller); returns how many. One atomic load when the queue is empty.
+    /// caller), oldest first; returns how many. One atomic load when the
+    /// queue is empty; never waits for another thread.
     #[inline]
     pub fn drain(&self, release: impl FnMut(T)) -> usize {
-        if self.pending.load(Ordering::Acquire) == 0 {
+        if self.head.load(Ordering::Relaxed).is_null() {
             return 0;
         }
         self.drain_slow(release)
@@ -50,14 +84,51 @@ impl<T> ReleaseQueue<T> {
 
     #[cold]
     fn drain_slow(&self, release: impl FnMut(T)) -> usize {
-        let taken = {
-            let mut q = self.items.lock().unwrap_or_else(|e| e.into_inner());
-            self.pending.store(0, Ordering::Release);
-            std::mem::take(&mut *q)
-        };
-        let n = taken.len();
-        taken.into_iter().for_each(release);
+        // Acquire: pairs with the Release of the pushes that linked these nodes.
+        let mut newest = self.head.swap(ptr::null_mut(), Ordering::Acquire);
+        // Reversed in place, so tokens are released in the order pushed.
+        let mut oldest = ptr::null_mut();
+        let mut n = 0;
+        while !newest.is_null() {
+            // SAFETY: the swap made the whole list this call's alone.
+            let next = unsafe { std::mem::replace(&mut (*newest).next, oldest) };
+            oldest = newest;
+            newest = next;
+            n += 1;
+        }
+        Taken(oldest).for_each(release);
         n
+    }
+}
+
+/// A list `drain` took off the queue, consumed from its first node; what a
+/// panicking `release` leaves is dropped with it.
+struct Taken<T>(*mut Node<T>);
+
+impl<T> Iterator for Taken<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        if self.0.is_null() {
+            return None;
+        }
+        // SAFETY: every node was boxed by `push`, and the list is ours alone.
+        let node = unsafe { Box::from_raw(self.0) };
+        self.0 = node.next;
+        Some(node.token)
+    }
+}
+
+impl<T> Drop for Taken<T> {
+    fn drop(&mut self) {
+        self.for_each(drop);
+    }
+}
+
+impl<T> Drop for ReleaseQueue<T> {
+    fn drop(&mut self) {
+        // Tokens never drained go with the queue (a `static` is never dropped).
+        drop(Taken(std::mem::replace(self.head.get_mut(), ptr::null_mut())));
     }
 }
 
@@ -174,6 +245,45 @@ mod tests {
         assert_eq!(Q.drain(|v| got.push(v)), 101);
         assert_eq!(got, (0..=100).collect::<Vec<_>>());
         assert_eq!(Q.drain(|_| panic!("drained twice")), 0);
+    }
+
+    #[test]
+    fn concurrent_pushes_and_drains_hand_each_token_over_once() {
+        const THREADS: u32 = 4;
+        const EACH: u32 = 20_000;
+        let q = Arc::new(ReleaseQueue::new());
+        let pushers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let q = Arc::clone(&q);
+                std::thread::spawn(move || (0..EACH).for_each(|i| q.push(t * EACH + i)))
+            })
+            .collect();
+        let mut got = Vec::new();
+        while !pushers.iter().all(|p| p.is_finished()) {
+            // Each drain hands one pusher's tokens over in the order it pushed them.
+            let mut last = vec![None; THREADS as usize];
+            q.drain(|v: u32| {
+                let t = (v / EACH) as usize;
+                assert!(last[t] < Some(v), "token {v} after {:?}", last[t]);
+                last[t] = Some(v);
+                got.push(v);
+            });
+        }
+        pushers.into_iter().for_each(|p| p.join().unwrap());
+        q.drain(|v| got.push(v));
+        got.sort_unstable();
+        assert_eq!(got, (0..THREADS * EACH).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn tokens_never_drained_are_dropped_with_the_queue() {
+        let token = Arc::new(());
+        let q = ReleaseQueue::new();
+        q.push(Arc::clone(&token));
+        q.push(Arc::clone(&token));
+        assert_eq!(Arc::strong_count(&token), 3);
+        drop(q);
+        assert_eq!(Arc::strong_count(&token), 1);
     }
 
     #[test]

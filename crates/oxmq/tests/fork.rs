@@ -1,11 +1,14 @@
 //! A fork child's copy of its parent's context (libzmq's test_fork): closing
 //! its sockets and terminating it wait for nothing (the I/O thread is the
-//! parent's) and disturb nothing in the parent; a new context works.
+//! parent's) and disturb nothing in the parent; a new context works, and so
+//! does the queue that hands zero-copy buffers back to a runtime.
 
 mod common;
 
 use common::*;
-use oxmq::{Context, SocketType};
+use oxmq::{Context, ReleaseQueue, SocketType};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Runs `child` in a fork child, which exits 0 if it returns true; the
@@ -122,4 +125,46 @@ fn child_dropping_its_copies_leaves_the_parent_working() {
     push.connect(&ep).unwrap();
     send(&push, b"after the child");
     assert_eq!(recv(&pull), b"after the child");
+}
+
+/// A release queue another thread keeps pushing onto and draining while the
+/// process forks: the child pushes and drains it too, never waiting for
+/// that thread, which the child does not have (a lock it held at the fork
+/// would stay held in the child for good).
+#[test]
+fn a_release_queue_busy_at_the_fork_serves_the_child() {
+    let _g = guard();
+    static QUEUE: ReleaseQueue<u64> = ReleaseQueue::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                QUEUE.push(n);
+                n += 1;
+                if n.is_multiple_of(64) {
+                    QUEUE.drain(drop);
+                }
+            }
+        })
+    };
+    let mut statuses = Vec::new();
+    for _ in 0..50 {
+        statuses.push(in_child(
+            || {
+                QUEUE.push(u64::MAX);
+                let mut found = false;
+                QUEUE.drain(|token| found |= token == u64::MAX);
+                found && QUEUE.drain(drop) == 0
+            },
+            || {},
+        ));
+        if statuses.last() != Some(&Some(0)) {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    busy.join().unwrap();
+    assert!(statuses.iter().all(|s| *s == Some(0)), "a child failed or hung: {statuses:?}");
 }

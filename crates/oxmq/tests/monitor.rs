@@ -5,56 +5,8 @@
 mod common;
 
 use common::*;
-use oxmq::{errno, monitor_event as ev, opt, Context, Socket, SocketType, DONTWAIT};
+use oxmq::{errno, monitor_event as ev, opt, Context, SocketType, DONTWAIT};
 use oxmq_proto::error::zmq_codes;
-use std::time::Instant;
-
-/// One decoded event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Event {
-    id: u16,
-    value: u32,
-    endpoint: String,
-}
-
-/// Start monitoring `s` for `events` and return the reader PAIR (with RCVTIMEO).
-fn monitor(ctx: &Context, s: &Socket, events: u32) -> Socket {
-    let ep = inproc_endpoint();
-    s.monitor(Some(&ep), events).expect("monitor");
-    let reader = sock(ctx, SocketType::Pair);
-    reader.connect(&ep).expect("connect monitor reader");
-    reader
-}
-
-/// Receive and decode one event, checking the frame layout.
-#[track_caller]
-fn next_event(reader: &Socket) -> Event {
-    let parts = recv_parts(reader);
-    assert_eq!(parts.len(), 2, "an event is two frames: {parts:?}");
-    let head = &parts[0];
-    assert_eq!(head.len(), 6, "first frame is u16 id + u32 value");
-    Event {
-        id: u16::from_ne_bytes([head[0], head[1]]),
-        value: u32::from_ne_bytes([head[2], head[3], head[4], head[5]]),
-        endpoint: String::from_utf8(parts[1].clone()).expect("endpoint is utf-8"),
-    }
-}
-
-/// Receive events until one with `id` arrives (bounded: each receive has
-/// RCVTIMEO, and the whole search has BOUND). Returns it and those skipped.
-#[track_caller]
-fn wait_for(reader: &Socket, id: u16) -> (Event, Vec<Event>) {
-    let deadline = Instant::now() + BOUND;
-    let mut skipped = Vec::new();
-    loop {
-        assert!(Instant::now() < deadline, "event {id:#06x} never came; got {skipped:?}");
-        let e = next_event(reader);
-        if e.id == id {
-            return (e, skipped);
-        }
-        skipped.push(e);
-    }
-}
 
 fn ids(events: &[Event]) -> Vec<u16> {
     events.iter().map(|e| e.id).collect()

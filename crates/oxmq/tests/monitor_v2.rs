@@ -7,71 +7,11 @@
 mod common;
 
 use common::*;
-use oxmq::{drop_reason, errno, monitor_event as ev, opt, Context, Socket, SocketType, DONTWAIT};
-use std::time::{Duration, Instant};
+use oxmq::{drop_reason, errno, monitor_event as ev, opt, Context, SocketType, DONTWAIT};
+use std::time::Duration;
 
 /// Time for a subscription to reach an inproc PUB.
 const SETTLE: Duration = Duration::from_millis(100);
-
-/// One decoded version-2 event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Event {
-    id: u64,
-    values: Vec<u64>,
-    local: String,
-    remote: String,
-}
-
-impl Event {
-    /// The routing id appended after libzmq's value (see monitor.rs), if any.
-    fn routing_id(&self) -> Option<Vec<u8>> {
-        let len = *self.values.get(1)? as usize;
-        let bytes: Vec<u8> = self.values[2..].iter().flat_map(|v| v.to_ne_bytes()).collect();
-        assert_eq!(self.values.len(), 2 + len.div_ceil(8), "id values: {self:?}");
-        assert!(bytes[len..].iter().all(|&b| b == 0), "padding is zero: {self:?}");
-        Some(bytes[..len].to_vec())
-    }
-}
-
-fn monitor_v2(ctx: &Context, s: &Socket, events: u64) -> Socket {
-    let ep = inproc_endpoint();
-    s.monitor_versioned(Some(&ep), events, 2, SocketType::Pair).expect("monitor_versioned");
-    let reader = sock(ctx, SocketType::Pair);
-    reader.connect(&ep).expect("connect monitor reader");
-    reader
-}
-
-/// Receive one event, checking the frame layout as libzmq's own test
-/// reader does: 8-byte id and count, count 8-byte values, two strings, the
-/// last frame without MORE.
-#[track_caller]
-fn next_event(reader: &Socket) -> Event {
-    let parts = recv_parts(reader);
-    assert!(parts.len() >= 4, "at least id, count, local, remote: {parts:?}");
-    let u64_of = |b: &Vec<u8>| u64::from_ne_bytes(b.as_slice().try_into().expect("an 8-byte frame"));
-    let count = u64_of(&parts[1]) as usize;
-    assert_eq!(parts.len(), 4 + count, "count {count} values between count and the endpoints: {parts:?}");
-    Event {
-        id: u64_of(&parts[0]),
-        values: parts[2..2 + count].iter().map(u64_of).collect(),
-        local: String::from_utf8(parts[2 + count].clone()).unwrap(),
-        remote: String::from_utf8(parts[3 + count].clone()).unwrap(),
-    }
-}
-
-#[track_caller]
-fn wait_for(reader: &Socket, id: u64) -> Event {
-    let deadline = Instant::now() + BOUND;
-    let mut skipped = Vec::new();
-    loop {
-        assert!(Instant::now() < deadline, "event {id:#x} never came; got {skipped:?}");
-        let e = next_event(reader);
-        if e.id == id {
-            return e;
-        }
-        skipped.push(e);
-    }
-}
 
 const CLIENT_ID: &[u8] = b"client-with-a-long-id\x00\xff";
 const SERVER_ID: &[u8] = b"srv";
@@ -91,31 +31,31 @@ fn connection_events(t: Transport, prefix: &str) {
     send(&client, b"hello");
     assert_eq!(recv_parts(&server), vec![CLIENT_ID.to_vec(), b"hello".to_vec()]);
 
-    let listening = wait_for(&server_mon, ev::LISTENING.into());
+    let (listening, _) = wait_for_v2(&server_mon, ev::LISTENING.into());
     assert_eq!((listening.local.as_str(), listening.remote.as_str()), (ep.as_str(), ""));
     assert_eq!(listening.values.len(), 1, "no peer, no routing id: {listening:?}");
 
-    let connected = wait_for(&client_mon, ev::CONNECTED.into());
+    let (connected, _) = wait_for_v2(&client_mon, ev::CONNECTED.into());
     assert_eq!(connected.remote, ep);
     assert!(connected.local.starts_with(prefix), "{connected:?}");
     assert_ne!(connected.local, connected.remote);
     assert_eq!(connected.values.len(), 1, "before the handshake no id: {connected:?}");
     assert!(connected.values[0] > 2, "value 1 is the fd: {connected:?}");
 
-    let accepted = wait_for(&server_mon, ev::ACCEPTED.into());
+    let (accepted, _) = wait_for_v2(&server_mon, ev::ACCEPTED.into());
     assert_eq!((accepted.local.as_str(), accepted.remote.as_str()), (ep.as_str(), connected.local.as_str()));
 
-    let client_hs = wait_for(&client_mon, ev::HANDSHAKE_SUCCEEDED.into());
+    let (client_hs, _) = wait_for_v2(&client_mon, ev::HANDSHAKE_SUCCEEDED.into());
     assert_eq!((client_hs.local.as_str(), client_hs.remote.as_str()), (connected.local.as_str(), ep.as_str()));
     assert_eq!(client_hs.values[0], 0);
     assert_eq!(client_hs.routing_id().as_deref(), Some(SERVER_ID));
 
-    let server_hs = wait_for(&server_mon, ev::HANDSHAKE_SUCCEEDED.into());
+    let (server_hs, _) = wait_for_v2(&server_mon, ev::HANDSHAKE_SUCCEEDED.into());
     assert_eq!((server_hs.local.as_str(), server_hs.remote.as_str()), (ep.as_str(), connected.local.as_str()));
     assert_eq!(server_hs.routing_id().as_deref(), Some(CLIENT_ID));
 
     drop(client);
-    let gone = wait_for(&server_mon, ev::DISCONNECTED.into());
+    let (gone, _) = wait_for_v2(&server_mon, ev::DISCONNECTED.into());
     assert_eq!((gone.local.as_str(), gone.remote.as_str()), (ep.as_str(), connected.local.as_str()));
     assert_eq!(gone.routing_id().as_deref(), Some(CLIENT_ID));
     assert_eq!(gone.values[0], accepted.values[0], "the fd, as ACCEPTED said");
@@ -139,7 +79,7 @@ fn a_peer_without_an_id_has_an_empty_one() {
     let client = sock(&ctx, SocketType::Push);
     let mon = monitor_v2(&ctx, &server, ev::HANDSHAKE_SUCCEEDED.into());
     link(Transport::Tcp, &server, &client);
-    let hs = next_event(&mon);
+    let hs = next_event_v2(&mon);
     assert_eq!(hs.id, u64::from(ev::HANDSHAKE_SUCCEEDED));
     assert_eq!(hs.values, vec![0, 0], "length 0, no id values");
     assert_eq!(hs.routing_id(), Some(Vec::new()));
@@ -152,8 +92,11 @@ fn monitor_stopped_has_no_ends_and_v1_is_unchanged() {
     let s = sock(&ctx, SocketType::Dealer);
     let mon = monitor_v2(&ctx, &s, ev::ALL_V2);
     s.monitor_versioned(None, 0, 2, SocketType::Pair).unwrap();
-    let stopped = next_event(&mon);
-    assert_eq!(stopped, Event { id: ev::MONITOR_STOPPED.into(), values: vec![0], local: "".into(), remote: "".into() });
+    let stopped = next_event_v2(&mon);
+    assert_eq!(
+        stopped,
+        EventV2 { id: ev::MONITOR_STOPPED.into(), values: vec![0], local: "".into(), remote: "".into() }
+    );
 
     // Version 1 through monitor_versioned: libzmq's two frames.
     let ep = inproc_endpoint();
@@ -192,7 +135,7 @@ fn sink_types_and_bad_arguments() {
         // A SUB's subscription must reach the PUB before the event is sent.
         std::thread::sleep(SETTLE);
         s.bind("tcp://127.0.0.1:*").unwrap();
-        let e = next_event(&reader);
+        let e = next_event_v2(&reader);
         assert_eq!((e.id, e.local), (u64::from(ev::LISTENING), s.last_endpoint().unwrap()));
     }
 }
@@ -204,7 +147,7 @@ fn router_drop_without_a_route_names_the_id() {
     let router = sock(&ctx, SocketType::Router);
     let mon = monitor_v2(&ctx, &router, ev::ALL_OXMQ);
     send_parts(&router, &[b"nobody-here", b"lost"]);
-    let e = next_event(&mon);
+    let e = next_event_v2(&mon);
     assert_eq!(e.id, ev::MSG_DROPPED);
     assert_eq!(e.values[0], drop_reason::NO_ROUTE);
     assert_eq!(e.routing_id().as_deref(), Some(&b"nobody-here"[..]));
@@ -241,15 +184,15 @@ fn router_drop_at_hwm_and_hwm_reached() {
     }
     assert_nothing_within(&mon, 50);
     send_parts(&router, &[b"D", b"dropped"]);
-    let full = next_event(&mon);
+    let full = next_event_v2(&mon);
     assert_eq!((full.id, full.values[0]), (ev::HWM_REACHED, 4));
     assert_eq!(full.routing_id().as_deref(), Some(&b"D"[..]));
-    let dropped = next_event(&mon);
+    let dropped = next_event_v2(&mon);
     assert_eq!((dropped.id, dropped.values[0]), (ev::MSG_DROPPED, drop_reason::HWM));
     assert_eq!(dropped.routing_id().as_deref(), Some(&b"D"[..]));
     // Full still: another drop, but no second HWM_REACHED until it drained.
     send_parts(&router, &[b"D", b"dropped"]);
-    assert_eq!(next_event(&mon).id, ev::MSG_DROPPED);
+    assert_eq!(next_event_v2(&mon).id, ev::MSG_DROPPED);
     assert_nothing_within(&mon, 50);
     for _ in 0..4 {
         assert_eq!(recv(&dealer), b"kept");
@@ -276,9 +219,9 @@ fn pub_drop_at_hwm() {
     while publisher.send(&b"m"[..], 0).is_ok() && sent < 10 {
         sent += 1;
     }
-    let full = next_event(&mon);
+    let full = next_event_v2(&mon);
     assert_eq!((full.id, full.values[0]), (ev::HWM_REACHED, 2));
-    let dropped = next_event(&mon);
+    let dropped = next_event_v2(&mon);
     assert_eq!((dropped.id, dropped.values[0]), (ev::MSG_DROPPED, drop_reason::HWM));
     // A SUB has no routing id: none or an empty one is reported.
     assert_eq!(dropped.routing_id().unwrap_or_default(), b"", "{dropped:?}");
@@ -305,7 +248,7 @@ fn push_reaching_its_hwm_is_reported_once() {
         assert!(sent < 100, "the pipe never filled");
     }
     assert_errno(push.send(&b"m"[..], DONTWAIT), errno::EAGAIN);
-    let full = wait_for(&mon, ev::HWM_REACHED);
+    let (full, _) = wait_for_v2(&mon, ev::HWM_REACHED);
     assert_eq!(full.values[0], sent, "value 1 is the HWM, what the pipe took");
     // PUSH blocks rather than drops: no MSG_DROPPED, no second HWM_REACHED.
     assert_nothing_within(&mon, 100);
@@ -324,10 +267,10 @@ fn an_oversized_message_is_reported_dropped() {
     let mon = monitor_v2(&ctx, &server, ev::MSG_DROPPED | u64::from(ev::DISCONNECTED));
     link(Transport::Tcp, &server, &client);
     client.send(&[0u8; 65][..], 0).unwrap();
-    let dropped = next_event(&mon);
+    let dropped = next_event_v2(&mon);
     assert_eq!((dropped.id, dropped.values[0]), (ev::MSG_DROPPED, drop_reason::OVERSIZE));
     assert!(dropped.remote.starts_with("tcp://127.0.0.1:"), "{dropped:?}");
-    assert_eq!(next_event(&mon).id, u64::from(ev::DISCONNECTED));
+    assert_eq!(next_event_v2(&mon).id, u64::from(ev::DISCONNECTED));
 }
 
 #[test]
@@ -347,7 +290,7 @@ fn conflate_replacing_a_message_is_reported_dropped() {
     std::thread::sleep(SETTLE);
     assert_eq!(recv(&pull), b"3");
     for _ in 0..2 {
-        let e = next_event(&mon);
+        let e = next_event_v2(&mon);
         assert_eq!((e.id, e.values[0]), (ev::MSG_DROPPED, drop_reason::CONFLATE));
         assert_eq!(e.routing_id().as_deref(), Some(&b"P"[..]));
     }

@@ -5,6 +5,7 @@
 //! the descriptors with its poll loop and runs the engine on their edges,
 //! on its pipe's wake-ups and on the timers it asks for.
 
+use crate::channel::pipes::EnginePipe;
 use crate::pipe::Wake;
 use std::os::fd::RawFd;
 use std::sync::Arc;
@@ -36,8 +37,17 @@ pub(crate) trait PacketEngine: Send {
     /// for writing too, always (otherwise only after `Step::WaitWritable`).
     /// Edge-triggered: `step` drains them.
     fn fds(&self) -> Vec<(RawFd, bool)>;
+    /// The engine's end of the socket's pipe.
+    fn pipe(&mut self) -> &mut EnginePipe;
     /// The waker the pipe fires when the socket writes, reads or lets go.
-    fn set_waker(&mut self, w: Arc<dyn Wake>);
+    /// Both ends wake it: a send-only engine never writes the inbound end,
+    /// which then wakes it only when the socket lets go (one more run,
+    /// beside the outbound end's wake-up for the same close).
+    fn set_waker(&mut self, w: Arc<dyn Wake>) {
+        let pipe = self.pipe();
+        pipe.out.reader_wake().set(w.clone());
+        pipe.inn.writer_wake().set(w);
+    }
     /// Does everything that can be done without blocking.
     fn step(&mut self) -> Step;
 }

@@ -1,6 +1,7 @@
 //! Shared helpers for oxmq's integration tests: a per-test watchdog, socket
-//! factories with bounded timeouts, transports, deadline-bounded waiting, and
-//! hand-built ZMTP 3.1 bytes for raw-TCP peers.
+//! factories with bounded timeouts, transports, deadline-bounded waiting,
+//! monitor readers and their events, and hand-built ZMTP 3.1 bytes for
+//! raw-TCP peers.
 #![allow(dead_code)]
 
 use oxmq::{opt, Context, Error, Msg, Socket, SocketType, DONTWAIT};
@@ -295,6 +296,123 @@ pub(crate) fn recv_skipping(s: &Socket, skip: &[u8]) -> Vec<u8> {
             return m;
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Socket monitors
+
+/// One version-1 monitor event (`Socket::monitor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Event {
+    pub(crate) id: u16,
+    pub(crate) value: u32,
+    pub(crate) endpoint: String,
+}
+
+/// One version-2 monitor event (`Socket::monitor_versioned`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EventV2 {
+    pub(crate) id: u64,
+    pub(crate) values: Vec<u64>,
+    pub(crate) local: String,
+    pub(crate) remote: String,
+}
+
+impl EventV2 {
+    /// The routing id appended after libzmq's value (see crates/oxmq/src/monitor.rs), if any.
+    pub(crate) fn routing_id(&self) -> Option<Vec<u8>> {
+        let len = *self.values.get(1)? as usize;
+        let bytes: Vec<u8> = self.values[2..].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(self.values.len(), 2 + len.div_ceil(8), "id values: {self:?}");
+        assert!(bytes[len..].iter().all(|&b| b == 0), "padding is zero: {self:?}");
+        Some(bytes[..len].to_vec())
+    }
+}
+
+/// The PAIR (with RCVTIMEO) that reads the monitor on `ep`.
+fn monitor_reader(ctx: &Context, ep: &str) -> Socket {
+    let reader = sock(ctx, SocketType::Pair);
+    reader.connect(ep).expect("connect monitor reader");
+    reader
+}
+
+/// Start a version-1 monitor of `s` for `events`; returns its reader.
+pub(crate) fn monitor(ctx: &Context, s: &Socket, events: u32) -> Socket {
+    let ep = inproc_endpoint();
+    s.monitor(Some(&ep), events).expect("monitor");
+    monitor_reader(ctx, &ep)
+}
+
+/// Start a version-2 monitor of `s` for `events`, sent on a PAIR; returns its reader.
+pub(crate) fn monitor_v2(ctx: &Context, s: &Socket, events: u64) -> Socket {
+    let ep = inproc_endpoint();
+    s.monitor_versioned(Some(&ep), events, 2, SocketType::Pair).expect("monitor_versioned");
+    monitor_reader(ctx, &ep)
+}
+
+/// Receive and decode one version-1 event, checking the frame layout.
+#[track_caller]
+pub(crate) fn next_event(reader: &Socket) -> Event {
+    let parts = recv_parts(reader);
+    assert_eq!(parts.len(), 2, "an event is two frames: {parts:?}");
+    let head = &parts[0];
+    assert_eq!(head.len(), 6, "first frame is u16 id + u32 value");
+    Event {
+        id: u16::from_ne_bytes([head[0], head[1]]),
+        value: u32::from_ne_bytes([head[2], head[3], head[4], head[5]]),
+        endpoint: String::from_utf8(parts[1].clone()).expect("endpoint is utf-8"),
+    }
+}
+
+/// Receive one version-2 event, checking the frame layout as libzmq's own
+/// test reader does: 8-byte id and count, count 8-byte values, two strings,
+/// the last frame without MORE.
+#[track_caller]
+pub(crate) fn next_event_v2(reader: &Socket) -> EventV2 {
+    let parts = recv_parts(reader);
+    assert!(parts.len() >= 4, "at least id, count, local, remote: {parts:?}");
+    let u64_of = |b: &Vec<u8>| u64::from_ne_bytes(b.as_slice().try_into().expect("an 8-byte frame"));
+    let count = u64_of(&parts[1]) as usize;
+    assert_eq!(parts.len(), 4 + count, "count {count} values between count and the endpoints: {parts:?}");
+    EventV2 {
+        id: u64_of(&parts[0]),
+        values: parts[2..2 + count].iter().map(u64_of).collect(),
+        local: String::from_utf8(parts[2 + count].clone()).expect("local endpoint is utf-8"),
+        remote: String::from_utf8(parts[3 + count].clone()).expect("remote endpoint is utf-8"),
+    }
+}
+
+/// Receive events with `next` until one `is_it` (bounded: each receive has
+/// RCVTIMEO, and the whole search has BOUND). Returns it and those skipped.
+#[track_caller]
+fn wait_until<E: std::fmt::Debug>(
+    reader: &Socket,
+    next: fn(&Socket) -> E,
+    is_it: impl Fn(&E) -> bool,
+    what: std::fmt::Arguments<'_>,
+) -> (E, Vec<E>) {
+    let deadline = Instant::now() + BOUND;
+    let mut skipped = Vec::new();
+    loop {
+        assert!(Instant::now() < deadline, "{what} never came; got {skipped:?}");
+        let e = next(reader);
+        if is_it(&e) {
+            return (e, skipped);
+        }
+        skipped.push(e);
+    }
+}
+
+/// Receive version-1 events until one with `id`; returns it and those skipped.
+#[track_caller]
+pub(crate) fn wait_for(reader: &Socket, id: u16) -> (Event, Vec<Event>) {
+    wait_until(reader, next_event, |e| e.id == id, format_args!("event {id:#06x}"))
+}
+
+/// Receive version-2 events until one with `id`; returns it and those skipped.
+#[track_caller]
+pub(crate) fn wait_for_v2(reader: &Socket, id: u64) -> (EventV2, Vec<EventV2>) {
+    wait_until(reader, next_event_v2, |e| e.id == id, format_args!("event {id:#x}"))
 }
 
 // ---------------------------------------------------------------------------

@@ -20,13 +20,12 @@ mod addr;
 
 use crate::channel::pipes::EnginePipe;
 use crate::msg::Msg;
-use crate::pipe::{PipeReader, Wake};
+use crate::pipe::PipeReader;
 use crate::transport::packet::{PacketEngine, Step};
 use crate::transport::udp::{pump_in, Outbox, Sent, MAX_UDP_MSG, RECV_BUF};
 use addr::{address_frame, destination};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::Arc;
 
 /// The engine of a bound DGRAM socket: sends what the socket queues,
 /// delivers what arrives; done when the socket lets go of the pipe.
@@ -63,9 +62,8 @@ impl PacketEngine for Dgram {
         vec![(self.sock.as_raw_fd(), false)]
     }
 
-    fn set_waker(&mut self, w: Arc<dyn Wake>) {
-        self.pipe.out.reader_wake().set(w.clone());
-        self.pipe.inn.writer_wake().set(w);
+    fn pipe(&mut self) -> &mut EnginePipe {
+        &mut self.pipe
     }
 
     fn step(&mut self) -> Step {

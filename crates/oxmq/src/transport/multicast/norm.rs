@@ -9,13 +9,11 @@ use super::sys::*;
 use crate::channel::pipes::EnginePipe;
 use crate::error::Error;
 use crate::options::Options;
-use crate::pipe::Wake;
 use crate::transport::packet::{PacketEngine, Step};
 use libc::{c_char, c_uint};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::RawFd;
-use std::sync::Arc;
 use std::time::Duration;
 
 const IDLE: Duration = Duration::from_millis(100);
@@ -180,8 +178,8 @@ impl PacketEngine for Sender {
         descriptor(&self.norm)
     }
 
-    fn set_waker(&mut self, w: Arc<dyn Wake>) {
-        self.pipe.out.reader_wake().set(w);
+    fn pipe(&mut self) -> &mut EnginePipe {
+        &mut self.pipe
     }
 
     fn step(&mut self) -> Step {
@@ -244,9 +242,8 @@ impl PacketEngine for Receiver {
         descriptor(&self.norm)
     }
 
-    fn set_waker(&mut self, w: Arc<dyn Wake>) {
-        self.pipe.out.reader_wake().set(w.clone());
-        self.pipe.inn.writer_wake().set(w);
+    fn pipe(&mut self) -> &mut EnginePipe {
+        &mut self.pipe
     }
 
     fn step(&mut self) -> Step {

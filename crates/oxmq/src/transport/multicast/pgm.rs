@@ -10,13 +10,12 @@ use super::sys::*;
 use crate::channel::pipes::EnginePipe;
 use crate::error::Error;
 use crate::options::Options;
-use crate::pipe::Wake;
 use crate::transport::packet::{PacketEngine, Step};
 use libc::{c_int, c_void, socklen_t};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::RawFd;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// How often an idle engine looks whether its socket is still there.
@@ -345,8 +344,8 @@ impl PacketEngine for Sender {
         self.fds.clone()
     }
 
-    fn set_waker(&mut self, w: Arc<dyn Wake>) {
-        self.pipe.out.reader_wake().set(w);
+    fn pipe(&mut self) -> &mut EnginePipe {
+        &mut self.pipe
     }
 
     fn step(&mut self) -> Step {
@@ -431,9 +430,8 @@ impl PacketEngine for Receiver {
         self.fds.clone()
     }
 
-    fn set_waker(&mut self, w: Arc<dyn Wake>) {
-        self.pipe.out.reader_wake().set(w.clone());
-        self.pipe.inn.writer_wake().set(w);
+    fn pipe(&mut self) -> &mut EnginePipe {
+        &mut self.pipe
     }
 
     fn step(&mut self) -> Step {

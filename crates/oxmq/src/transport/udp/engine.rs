@@ -5,11 +5,10 @@ use super::socket::{pump_in, Outbox, Sent, RECV_BUF};
 use super::{decode, encode};
 use crate::channel::pipes::EnginePipe;
 use crate::msg::Msg;
-use crate::pipe::{PipeReader, Wake};
+use crate::pipe::PipeReader;
 use crate::transport::packet::{PacketEngine, Step};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::Arc;
 
 /// RADIO: each message the socket queues (a group frame, then a body
 /// frame) becomes one datagram to `target`; one too large is dropped.
@@ -55,8 +54,8 @@ impl PacketEngine for Radio {
         vec![(self.sock.as_raw_fd(), false)]
     }
 
-    fn set_waker(&mut self, w: Arc<dyn Wake>) {
-        self.pipe.out.reader_wake().set(w);
+    fn pipe(&mut self) -> &mut EnginePipe {
+        &mut self.pipe
     }
 
     fn step(&mut self) -> Step {
@@ -82,9 +81,8 @@ impl PacketEngine for Dish {
         vec![(self.sock.as_raw_fd(), false)]
     }
 
-    fn set_waker(&mut self, w: Arc<dyn Wake>) {
-        self.pipe.out.reader_wake().set(w.clone());
-        self.pipe.inn.writer_wake().set(w);
+    fn pipe(&mut self) -> &mut EnginePipe {
+        &mut self.pipe
     }
 
     fn step(&mut self) -> Step {
