@@ -296,6 +296,9 @@ impl Session {
         if !self.plain_data {
             return Ok(None);
         }
+        if let Some(h) = self.decoder.complete_short_data(rx) {
+            return Ok((h.body_len <= max_body).then_some(h));
+        }
         match self.decoder.complete_header(rx)? {
             Some(h) if !h.command && h.body_len <= max_body => Ok(Some(h)),
             _ => Ok(None),
