@@ -25,7 +25,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::command::Command;
 use crate::error::{ProtocolError, SessionError};
-use crate::frame::{encode_frame_header, encode_zmtp10_frame_header, Frame, FrameDecoder, FrameHeader};
+use crate::frame::{encode_frame_header, encode_zmtp10_frame_header, Frame, FrameDecoder, FrameHeader, FLAG_MORE};
 use crate::handshake::PeerInfo;
 use crate::heartbeat::{Heartbeat, HeartbeatAction};
 use crate::mechanism::TrafficCodec;
@@ -301,6 +301,9 @@ impl Session {
         if !self.plain_data {
             return Ok(None);
         }
+        if let Some(h) = self.decoder.complete_short_data(rx) {
+            return Ok((h.body_len <= max_body).then_some(h));
+        }
         match self.decoder.complete_header(rx)? {
             Some(h) if !h.command && h.body_len <= max_body => Ok(Some(h)),
             _ => Ok(None),
@@ -420,7 +423,14 @@ impl Session {
         // The common case, small enough to inline into the caller's loop:
         // ZMTP 3.x without a codec writes the header and the bytes.
         if let Framing::Zmtp3(Zmtp3 { codec: None, .. }) = self.framing {
-            encode_frame_header(out, more, false, body.len());
+            if body.len() <= 255 {
+                // The short form written here: one reservation for header and
+                // body, and no call per frame into `encode_frame_header`.
+                out.reserve(2 + body.len());
+                out.extend_from_slice(&[if more { FLAG_MORE } else { 0 }, body.len() as u8]);
+            } else {
+                encode_frame_header(out, more, false, body.len());
+            }
             out.extend_from_slice(body);
             return true;
         }

@@ -216,3 +216,34 @@ fn complete_header_reports_bad_headers_as_decode_does() {
     assert!(matches!(dec.decode(&mut BytesMut::from(&wire[..])), Err(ProtocolError::MessageTooLarge { .. })));
     assert!(dec.complete_header(&[0x80, 1, 0]).is_err(), "reserved flag bits");
 }
+
+/// The short-data fast path answers only where `complete_header` would give
+/// the same header, and answers for every complete short data frame within
+/// the size limit: every flags octet, sizes around the limit, every cut.
+#[test]
+fn complete_short_data_agrees_with_complete_header() {
+    for max in [None, Some(5)] {
+        let dec = FrameDecoder::new(max);
+        for flags in 0..=255u8 {
+            for size in [0u8, 3, 5, 6, 255] {
+                let mut wire = vec![flags, size];
+                wire.resize(usize::from(size) + 3, 9);
+                for cut in 0..wire.len() {
+                    let buf = &wire[..cut];
+                    let fast = dec.complete_short_data(buf);
+                    if let Some(h) = fast {
+                        assert_eq!(dec.complete_header(buf).ok().flatten(), Some(h), "{flags:#x} {size} {cut}");
+                    }
+                    let short_data = flags & !0x01 == 0;
+                    let complete = cut >= 2 + usize::from(size);
+                    let within = match max {
+                        Some(m) => u64::from(size) <= m,
+                        None => true,
+                    };
+                    assert_eq!(fast.is_some(), short_data && complete && within, "{flags:#x} {size} {cut} {max:?}");
+                }
+            }
+        }
+    }
+    assert_eq!(FrameDecoder::zmtp10(None).complete_short_data(&[4, 0, b'a', b'b', b'c']), None, "ZMTP/1.0 framing");
+}

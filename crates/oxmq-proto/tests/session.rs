@@ -278,6 +278,15 @@ fn frames_are_flags_size_body_with_the_long_form_past_255() {
     out.clear();
     assert!(s.encode_frame_header(false, 256, &mut out));
     assert_eq!(out, [0x02, 0, 0, 0, 0, 0, 0, 1, 0]);
+    // Whole frames either side of the boundary, appended after what is there.
+    out.clear();
+    assert!(s.encode_frame(false, &[7; 255], &mut out));
+    assert!(s.encode_frame(true, &[9; 256], &mut out));
+    assert_eq!(out[..2], [0x00, 255]);
+    assert!(out[2..257].iter().all(|&b| b == 7));
+    assert_eq!(out[257..266], [0x03, 0, 0, 0, 0, 0, 0, 1, 0]);
+    assert!(out[266..].iter().all(|&b| b == 9));
+    assert_eq!(out.len(), 266 + 256);
 }
 
 #[test]

@@ -32,8 +32,8 @@ impl Fq {
     }
 
     /// Receive one frame and the pipe it came from. Internal frames
-    /// (stray subscriptions) are skipped.
-    #[inline]
+    /// (stray subscriptions) are skipped. Always inlined: see its `Inbound` impl.
+    #[inline(always)]
     pub(crate) fn recv(&mut self, pipes: &mut Pipes) -> Result<(Msg, PipeId), Error> {
         if let Some(id) = self.cur {
             if let Some(msg) = pipes.get_mut(id).read() {

@@ -42,8 +42,8 @@ impl Lb {
 
     /// Send one frame; returns the pipe it went to (`None` when dropped
     /// because its message's pipe disappeared). `Again` when no pipe can take
-    /// a new message.
-    #[inline]
+    /// a new message. Always inlined: see its `Outbound` impl.
+    #[inline(always)]
     pub(crate) fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<Option<PipeId>, (Msg, Error)> {
         let more = msg.more();
         if let Some(id) = self.cur {

@@ -69,6 +69,20 @@ impl Socket {
         Ok(core)
     }
 
+    /// The state of a socket that is not a thread-safe type, for the
+    /// per-message calls: the cell's guard itself, with no `CoreRef` (whose
+    /// drop only matters to thread-safe types) and no `Result` of it to
+    /// build and unpack, so the whole entry inlines into the caller (about
+    /// 20 instructions less per send and per receive).
+    #[inline(always)]
+    fn plain_core(&self) -> Result<cell::CoreGuard<'_, Core>> {
+        let core = self.core.lock()?;
+        if core.closed {
+            return Err(Error::NotSocket);
+        }
+        Ok(core)
+    }
+
     /// The state, even of a closed socket (thread-safe types wait their turn).
     fn any_core(&self) -> Result<shared::CoreRef<'_>> {
         Ok(match &self.shared {
@@ -122,7 +136,7 @@ impl Socket {
         if let Some(shared) = &self.shared {
             return self.send_shared(shared, msg.into(), flags);
         }
-        self.core()?.send(msg.into(), flags)
+        self.plain_core()?.send(msg.into(), flags)
     }
 
     /// Send one frame, handing it back with the error when the send fails
@@ -133,7 +147,7 @@ impl Socket {
         if let Some(shared) = &self.shared {
             return self.send_shared_or_keep(shared, msg, flags);
         }
-        match self.core() {
+        match self.plain_core() {
             Ok(mut core) => core.send_or_keep(msg, flags),
             Err(e) => Err((msg, e)),
         }
@@ -184,7 +198,7 @@ impl Socket {
         if let Some(shared) = &self.shared {
             return self.recv_shared(shared, flags);
         }
-        self.core()?.recv(flags)
+        self.plain_core()?.recv(flags)
     }
 
     /// Receive one frame as a vector.
