@@ -113,6 +113,24 @@ pub mod opt {
     pub const HELLO_MSG: i32 = 110;
     pub const DISCONNECT_MSG: i32 = 111;
     pub const HICCUP_MSG: i32 = 114;
+    // oxmq-only, read-only statistics (`Socket::stats`), as 64-bit integers.
+    // From 20000 up: libzmq's socket options are all below 200.
+    pub const STATS_MSGS_IN: i32 = 20000;
+    pub const STATS_BYTES_IN: i32 = 20001;
+    pub const STATS_MSGS_OUT: i32 = 20002;
+    pub const STATS_BYTES_OUT: i32 = 20003;
+    pub const STATS_DROPS_HWM: i32 = 20004;
+    pub const STATS_DROPS_NO_ROUTE: i32 = 20005;
+    pub const STATS_DROPS_CONFLATE: i32 = 20006;
+    pub const STATS_DROPS_OVERSIZE: i32 = 20007;
+    pub const STATS_RECONNECTS: i32 = 20008;
+    pub const STATS_HANDSHAKE_FAILED_PROTOCOL: i32 = 20009;
+    pub const STATS_HANDSHAKE_FAILED_AUTH: i32 = 20010;
+    pub const STATS_HANDSHAKE_FAILED_TIMEOUT: i32 = 20011;
+    pub const STATS_HANDSHAKE_FAILED_OTHER: i32 = 20012;
+    pub const STATS_QUEUED_IN: i32 = 20013;
+    pub const STATS_QUEUED_OUT: i32 = 20014;
+    pub const STATS_PEERS: i32 = 20015;
 }
 
 /// `ZMQ_ROUTER_NOTIFY` bits.

@@ -4,6 +4,7 @@ use crate::channel::peer::PeerProperties;
 use crate::monitor::{drop_reason, monitor_event as ev};
 use crate::msg::{Msg, FLAGS_UNCOUNTED};
 use crate::pipe::{PipeReader, PipeWriter};
+use crate::stats::{DropReason, Drops, Retired};
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -53,6 +54,13 @@ pub(crate) struct SocketPipe {
     /// binder's message, filled in once the binder is known. This side
     /// writes it as its last message when it drops the pipe.
     pub(crate) disconnect_msg: Option<Arc<OnceLock<Vec<u8>>>>,
+    /// Drops accounted to this peer (see `Pipes::note_*`).
+    pub(crate) drops: Drops,
+    /// The connection's (local, remote) names as version-2 monitor events
+    /// give them, when the I/O thread knew them as it made the pipe.
+    pub(crate) names: Option<Box<(String, String)>>,
+    /// Send-side CONFLATE: the writer's replacements reported so far.
+    conflated_seen: u64,
 }
 
 impl SocketPipe {
@@ -69,7 +77,17 @@ impl SocketPipe {
             all_groups: false,
             head: None,
             disconnect_msg: None,
+            drops: Drops::default(),
+            names: None,
+            conflated_seen: 0,
         }
+    }
+
+    /// Messages queued from the peer and not read yet (a frame taken off
+    /// `inn` ahead of time included).
+    pub(crate) fn queued_in(&self) -> u64 {
+        let head = self.head.as_ref().map_or(0, |m| u64::from(!m.more()));
+        self.inn.queued() + head
     }
 
     /// This side lets the pipe go: as libzmq's inproc pipe does, drop a
@@ -163,6 +181,10 @@ pub(crate) struct Pipes {
     /// Pipes reported full and not yet writable again, so that a pipe
     /// a pattern keeps finding full (ROUTER) is reported once per filling.
     reported_full: std::collections::HashSet<PipeId>,
+    /// Every drop the socket's thread accounted (`note_*`), peers gone included.
+    pub(crate) drops: Drops,
+    /// The traffic of pipes removed so far (their ends counted it).
+    pub(crate) retired: Retired,
 }
 
 impl Pipes {
@@ -191,8 +213,14 @@ impl Pipes {
         }
         self.note_room(id);
         let p = self.slots.get_mut(id.0 as usize)?.take();
-        if p.is_some() {
+        if let Some(p) = &p {
             self.free.push(id.0);
+            let (w, r) = (p.out.counts(), p.inn.counts());
+            let t = &mut self.retired;
+            t.msgs_out += w.msgs;
+            t.bytes_out += w.bytes;
+            t.msgs_in += r.msgs;
+            t.bytes_in += r.bytes;
         }
         p
     }
@@ -223,23 +251,65 @@ impl Pipes {
     }
 }
 
-// Drop and full-pipe reports (see `events.rs`): one place per kind.
+// Drop and full-pipe reports (see `events.rs`): one place per kind, where
+// each drop is also counted (the socket's statistics, `crate::stats`).
 impl Pipes {
     /// [`super::events::SocketEvents::dropped`] for a message meant for pipe `id`.
     #[inline]
-    pub(crate) fn note_dropped(&self, reason: u64, id: PipeId) {
+    pub(crate) fn note_dropped(&mut self, reason: u64, id: PipeId) {
+        self.count_drop(reason, Some(id));
         if self.events.wants(ev::MSG_DROPPED).is_some() {
             self.events.dropped(reason, self.peer_id(id));
         }
     }
 
+    /// A ROUTER message for `routing_id` dropped: no pipe has that id
+    /// (`peer` is `None`), or pipe `peer` cannot take it.
+    #[cold]
+    pub(crate) fn note_unrouted(&mut self, reason: u64, peer: Option<PipeId>, routing_id: &[u8]) {
+        self.count_drop(reason, peer);
+        self.events.dropped(reason, Some(routing_id));
+    }
+
     /// CONFLATE (receive side): a newer message replaced one from pipe
     /// `from` (if it is still there; else no routing id).
     #[inline]
-    pub(crate) fn note_conflated(&self, from: Option<PipeId>) {
+    pub(crate) fn note_conflated(&mut self, from: Option<PipeId>) {
+        let from = from.filter(|&id| self.contains(id));
+        self.count_drop(drop_reason::CONFLATE, from);
         if self.events.wants(ev::MSG_DROPPED).is_some() {
-            let id = from.filter(|&id| self.contains(id)).and_then(|id| self.peer_id(id));
-            self.events.dropped(drop_reason::CONFLATE, id);
+            self.events.dropped(drop_reason::CONFLATE, from.and_then(|id| self.peer_id(id)));
+        }
+    }
+
+    /// CONFLATE (send side): report the messages the socket's conflating
+    /// writers replaced before their readers took them, since last asked.
+    #[cold]
+    pub(crate) fn note_conflated_sends(&mut self) {
+        for i in 0..self.slots.len() {
+            let Some(p) = self.slots[i].as_mut() else { continue };
+            let replaced = p.out.counts().conflated;
+            let new = replaced - p.conflated_seen;
+            p.conflated_seen = replaced;
+            for _ in 0..new {
+                self.note_dropped(drop_reason::CONFLATE, PipeId(i as u32));
+            }
+        }
+    }
+
+    /// The one place a drop the socket's thread sees is counted.
+    #[inline]
+    fn count_drop(&mut self, reason: u64, peer: Option<PipeId>) {
+        let reason = match reason {
+            drop_reason::HWM => DropReason::Hwm,
+            drop_reason::NO_ROUTE => DropReason::NoRoute,
+            drop_reason::CONFLATE => DropReason::Conflate,
+            drop_reason::OVERSIZE => DropReason::Oversize,
+            _ => return,
+        };
+        *self.drops.slot(reason) += 1;
+        if let Some(id) = peer {
+            *self.get_mut(id).drops.slot(reason) += 1;
         }
     }
 
@@ -260,8 +330,9 @@ impl Pipes {
         }
     }
 
+    /// The routing id of pipe `id`'s peer, where the socket knows one.
     #[cold]
-    fn peer_id(&self, id: PipeId) -> Option<&[u8]> {
+    pub(crate) fn peer_id(&self, id: PipeId) -> Option<&[u8]> {
         let p = self.get(id);
         // The id a ROUTER routes by, else the one the peer announced in READY.
         let announced = || p.peer_properties.as_deref().and_then(|props| props.get("Identity"));

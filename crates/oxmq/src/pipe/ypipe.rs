@@ -56,6 +56,35 @@ impl Chunk {
     }
 }
 
+/// The body bytes a frame counts for in the statistics (none for the
+/// routing-id and property frames, which are bookkeeping).
+#[inline]
+fn counted_bytes(msg: &Msg) -> u64 {
+    if msg.flags() & FLAGS_UNCOUNTED == 0 {
+        msg.len() as u64
+    } else {
+        0
+    }
+}
+
+/// A writing end's counts, for the socket's statistics.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WriterCounts {
+    /// Whole messages written.
+    pub(crate) msgs: u64,
+    pub(crate) bytes: u64,
+    /// CONFLATE: messages replaced before the reader took them.
+    pub(crate) conflated: u64,
+}
+
+/// A reading end's counts, for the socket's statistics.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ReaderCounts {
+    /// Whole messages read.
+    pub(crate) msgs: u64,
+    pub(crate) bytes: u64,
+}
+
 /// Pads its contents to its own cache line(s) to avoid false sharing.
 #[repr(align(128))]
 struct Padded<T>(T);
@@ -182,8 +211,11 @@ fn new_pipe(
         msgs_written: 0,
         msgs_flushed: 0,
         peer_read: 0,
+        bytes_written: 0,
+        conflated: 0,
     };
-    let r = PipeReader { core, front: first, read_idx: 0, avail: 0, msgs_read: 0, published: 0, conflate };
+    let r =
+        PipeReader { core, front: first, read_idx: 0, avail: 0, msgs_read: 0, published: 0, conflate, bytes_read: 0 };
     (w, r)
 }
 
@@ -205,6 +237,12 @@ pub(crate) struct PipeWriter {
     msgs_flushed: u64,
     /// Cached copy of `core.read_count`.
     peer_read: u64,
+    /// Body bytes of the frames written (routing-id and property frames
+    /// excluded; a rollback takes back its frames'), for statistics. Only
+    /// this end touches it, in memory no other thread reads.
+    bytes_written: u64,
+    /// CONFLATE: whole messages replaced before the reader took them.
+    conflated: u64,
 }
 
 // SAFETY: the raw chunk pointers are only dereferenced by this end, under the
@@ -260,7 +298,11 @@ impl PipeWriter {
         }
         // Routing-id and peer-property frames are bookkeeping, not messages:
         // libzmq's HWM ignores them.
-        let counted = msg.flags() & (FLAG_MORE | FLAGS_UNCOUNTED) == 0;
+        let flags = msg.flags();
+        let counted = flags & (FLAG_MORE | FLAGS_UNCOUNTED) == 0;
+        if flags & FLAGS_UNCOUNTED == 0 {
+            self.bytes_written += msg.len() as u64;
+        }
         let i = (self.write_idx % CHUNK_U64) as usize;
         // SAFETY: `back` is `chunk(write_idx)`, live and owned by the writer's
         // chain; slot `write_idx` is beyond `C`, so the reader never touches
@@ -307,7 +349,9 @@ impl PipeWriter {
             let i = (idx % CHUNK_U64) as usize;
             // SAFETY: `[C, W)` is owned by the writer, initialized by `write`,
             // and dropped exactly once here (`write_idx` is reset below).
-            unsafe { ptr::drop_in_place(Chunk::slot(c, i)) };
+            let taken_back = unsafe { Chunk::slot(c, i).read() };
+            self.bytes_written -= counted_bytes(&taken_back);
+            drop(taken_back);
             idx += 1;
             if i + 1 == CHUNK {
                 // SAFETY: `c` is full, so `grow` linked its successor.
@@ -384,6 +428,22 @@ impl PipeWriter {
         self.core.hwm.load(Ordering::Relaxed) as usize
     }
 
+    /// What this end wrote, for statistics (see [`WriterCounts`]).
+    pub(crate) fn counts(&self) -> WriterCounts {
+        WriterCounts { msgs: self.msgs_written, bytes: self.bytes_written, conflated: self.conflated }
+    }
+
+    /// Messages written and not read yet, as far as this end knows: the
+    /// reader publishes its count every LWM messages and whenever it runs
+    /// dry (libzmq's pipe statistics count the same way).
+    pub(crate) fn queued(&self) -> u64 {
+        if self.conflate {
+            self.core.kept()
+        } else {
+            self.msgs_written.saturating_sub(self.core.read_count.0.load(Ordering::Relaxed))
+        }
+    }
+
     /// The slot used to wake *this* writer (its owner may re-point it).
     pub(crate) fn writer_wake(&self) -> &Arc<WakeSlot> {
         &self.core.writer_wake
@@ -414,6 +474,9 @@ pub(crate) struct PipeReader {
     msgs_read: u64,
     /// Last value stored into `core.read_count`.
     published: u64,
+    /// Body bytes of the frames read (routing-id and property frames
+    /// excluded), for statistics; only this end touches it.
+    bytes_read: u64,
 }
 
 // SAFETY: as for `PipeWriter`: the chunk pointer is used only by this end,
@@ -459,7 +522,11 @@ impl PipeReader {
         if i + 1 == CHUNK {
             self.advance();
         }
-        if msg.flags() & (FLAG_MORE | FLAGS_UNCOUNTED) == 0 {
+        let flags = msg.flags();
+        if flags & FLAGS_UNCOUNTED == 0 {
+            self.bytes_read += msg.len() as u64;
+        }
+        if flags & (FLAG_MORE | FLAGS_UNCOUNTED) == 0 {
             self.msgs_read += 1;
             // Relaxed: a stale `lwm` only changes how often we publish; the
             // publication when running dry guarantees liveness regardless.
@@ -542,6 +609,38 @@ impl PipeReader {
 
     pub(crate) fn is_writer_gone(&self) -> bool {
         self.core.writer_gone.load(Ordering::Acquire)
+    }
+
+    /// What this end read, for statistics (see [`ReaderCounts`]).
+    pub(crate) fn counts(&self) -> ReaderCounts {
+        ReaderCounts { msgs: self.msgs_read, bytes: self.bytes_read }
+    }
+
+    /// Whole messages published and not read yet. Walks the published,
+    /// unread frames (which this end owns), so that nothing is counted for
+    /// it on the way.
+    pub(crate) fn queued(&self) -> u64 {
+        if self.conflate {
+            return self.core.kept();
+        }
+        // Acquire: pairs with the writer's Release flush CAS, so the frames
+        // up to the index read are initialized.
+        let end = self.core.committed.0.load(Ordering::Acquire) & IDX_MASK;
+        let (mut c, mut idx, mut n) = (self.front, self.read_idx, 0);
+        while idx < end {
+            let i = (idx % CHUNK_U64) as usize;
+            // SAFETY: `[R, C)` belongs to this end and is initialized (see
+            // `read`); the frame is only looked at, not moved.
+            let flags = unsafe { (*Chunk::slot(c, i)).flags() };
+            n += u64::from(flags & (FLAG_MORE | FLAGS_UNCOUNTED) == 0);
+            idx += 1;
+            if i + 1 == CHUNK {
+                // SAFETY: `C` is past this chunk, so its successor is linked
+                // and published by the flush we acquired.
+                c = unsafe { (*c).next.load(Ordering::Acquire) };
+            }
+        }
+        n
     }
 
     /// The slot used to wake *this* reader (its owner may re-point it).

@@ -115,6 +115,9 @@ impl Core {
         }
         let msg = match self.pattern.send(msg, &mut self.pipes) {
             Ok(()) => {
+                if self.options.conflate {
+                    self.pipes.note_conflated_sends();
+                }
                 if !self.pipes.dead.is_empty() {
                     self.reap();
                 }
@@ -139,6 +142,9 @@ impl Core {
             }
             match self.pattern.send(msg, &mut self.pipes) {
                 Ok(()) => {
+                    if self.options.conflate {
+                        self.pipes.note_conflated_sends();
+                    }
                     self.reap();
                     return Ok(());
                 }

@@ -185,6 +185,7 @@ impl Session {
         if let Some(max) = opts.reconnect_ivl_max.filter(|m| *m > base) {
             self.cur_ivl = Some((cur * 2).min(max));
         }
+        self.link.monitor.counters.note_reconnect();
         self.link.emit(ev::CONNECT_RETRIED, wait.as_millis().min(u32::MAX as u128) as u32);
         Some(now + wait)
     }
