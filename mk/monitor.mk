@@ -1,7 +1,6 @@
 # Socket monitors, event version 2 (issue 25): libzmq 4.3.5's own
-# test_monitor compiled with the draft API, run on oxmq (its versioned and
-# pipes-stats cases; `make libzmq-suite` builds libzmq without drafts, so
-# they are not in it).
+# test_monitor compiled with the draft API, run on oxmq (its versioned cases;
+# `make libzmq-suite` builds libzmq without drafts, so they are not in it).
 # The Rust, C, Python and Ruby tests of version 2 run in cargo-test,
 # capi-test, python-test and ruby-test.
 
