@@ -1,11 +1,6 @@
 // libzmq 4.3.5's own tests/test_monitor.cpp, unmodified, compiled with the
-// draft API so its zmq_socket_monitor_versioned cases (event version 2) are
-// in, against libzmq's own zmq.h. Its pipes-stats cases are left out (oxmq
-// has no zmq_socket_monitor_pipes_stats): ZMQ_EVENT_PIPES_STATS is undefined
-// before the test is included, and ZMQ_EVENT_ALL_V2, which names it, keeps
-// its value. Built and run by tests/compat/libzmq_suite/monitor_drafts.sh.
+// draft API so its zmq_socket_monitor_versioned cases (event version 2) and
+// its zmq_socket_monitor_pipes_stats cases are in, against libzmq's own
+// zmq.h. Built and run by tests/compat/libzmq_suite/monitor_drafts.sh.
 #include "testutil.hpp"
-#undef ZMQ_EVENT_PIPES_STATS
-#undef ZMQ_EVENT_ALL_V2
-#define ZMQ_EVENT_ALL_V2 (ZMQ_EVENT_ALL_V1 | 0x10000)
 #include "test_monitor.cpp"
