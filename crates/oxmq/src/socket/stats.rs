@@ -12,8 +12,9 @@ use crate::stats::{PeerStats, SocketStats};
 
 impl Socket {
     /// A snapshot of the socket's counters, with one entry per connection
-    /// it has now (see [`SocketStats`]). Always on: counting costs nothing
-    /// measurable per message; a read walks the connections.
+    /// it has now (see [`SocketStats`]). Always on: counting adds about
+    /// 1% of the instructions per 64-byte message (the bytes, at the
+    /// socket's own pipe ends); a read walks the connections.
     pub fn stats(&self) -> Result<SocketStats> {
         let mut core = self.core()?;
         // Pipes and activations queued so far count too.
