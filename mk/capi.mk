@@ -24,6 +24,8 @@ CAPI_REAL_FLAGS = $(shell pkg-config --cflags --libs libzmq)
 # (Built after `capi`, which provides the library.)
 # Each program in tests/interop/capi/*.c is built twice: oxmq (NAME) and real libzmq (NAME.libzmq).
 CAPI_PROGS := $(basename $(notdir $(wildcard $(CAPI_SRC)/*.c)))
+# Programs of oxmq's own extensions (oxmq_stats.h): no libzmq build of them.
+CAPI_OXMQ_ONLY := stats
 
 .PHONY: capi capi-test capi-progs
 
@@ -35,7 +37,7 @@ capi:
 	@cp -f target/release/liboxmq.so $(CAPI_OUT)/liboxmq.so
 	@cp -f target/release/liboxmq.a $(CAPI_OUT)/liboxmq.a
 	@ln -sf libzmq.so.5 $(CAPI_OUT)/libzmq.so
-	@cp -f $(CAPI_INC)/zmq.h $(CAPI_OUT)/include/zmq.h
+	@cp -f $(CAPI_INC)/zmq.h $(CAPI_INC)/oxmq_stats.h $(CAPI_OUT)/include/
 	@for pc in libzmq oxmq; do \
 	  { echo "prefix=$(CAPI_ABS)"; \
 	    echo 'libdir=$${prefix}'; \
@@ -49,9 +51,9 @@ capi:
 	    echo 'Cflags: -I$${includedir}'; \
 	  } > $(CAPI_OUT)/pkgconfig/$$pc.pc; \
 	done
-	@echo "==> $(CAPI_OUT): libzmq.so.5 (soname $$(objdump -p $(CAPI_OUT)/libzmq.so.5 | awk '/SONAME/ {print $$2}')), liboxmq.a, include/zmq.h, pkgconfig/{libzmq,oxmq}.pc"
+	@echo "==> $(CAPI_OUT): libzmq.so.5 (soname $$(objdump -p $(CAPI_OUT)/libzmq.so.5 | awk '/SONAME/ {print $$2}')), liboxmq.a, include/{zmq.h,oxmq_stats.h}, pkgconfig/{libzmq,oxmq}.pc"
 
-$(CAPI_BIN)/%: $(CAPI_SRC)/%.c $(CAPI_SRC)/testutil.h $(CAPI_INC)/zmq.h
+$(CAPI_BIN)/%: $(CAPI_SRC)/%.c $(CAPI_SRC)/testutil.h $(CAPI_INC)/zmq.h $(CAPI_INC)/oxmq_stats.h
 	@mkdir -p $(CAPI_BIN)
 	$(CAPI_CC) $(CAPI_CFLAGS) -o $@ $< $(CAPI_OX_FLAGS) -ldl
 
@@ -60,7 +62,8 @@ $(CAPI_BIN)/%.libzmq: $(CAPI_SRC)/%.c $(CAPI_SRC)/testutil.h
 	$(CAPI_CC) $(CAPI_CFLAGS) -DREAL_LIBZMQ -I$(CAPI_SRC) -o $@ $< $(CAPI_REAL_FLAGS) -ldl
 
 capi-progs: capi
-	@$(MAKE) -s --no-print-directory $(foreach p,$(CAPI_PROGS),$(CAPI_BIN)/$(p) $(CAPI_BIN)/$(p).libzmq)
+	@$(MAKE) -s --no-print-directory $(foreach p,$(CAPI_PROGS),$(CAPI_BIN)/$(p)) \
+	  $(foreach p,$(filter-out $(CAPI_OXMQ_ONLY),$(CAPI_PROGS)),$(CAPI_BIN)/$(p).libzmq)
 
 capi-test: capi-progs
 	@echo "==> tests/interop/capi/run.sh"

@@ -26,7 +26,7 @@ DEB_STAGED_LIB = $(DEB_OUT)/liboxmq5/usr/lib/*/libzmq.so.5.*
 # Rebuilt (and lintian re-run) only when what goes into the packages changed:
 # the libraries, the headers, the packaging files, or the commit (named in the
 # changelog).
-DEB_INPUTS = $(CAPI_OUT)/libzmq.so.5 $(CAPI_OUT)/liboxmq.a $(CAPI_INC)/zmq.h $(CAPI_INC)/zmq_utils.h \
+DEB_INPUTS = $(CAPI_OUT)/libzmq.so.5 $(CAPI_OUT)/liboxmq.a $(CAPI_INC)/zmq.h $(CAPI_INC)/zmq_utils.h $(CAPI_INC)/oxmq_stats.h \
              packaging/deb/build.sh packaging/deb/copyright Cargo.toml
 
 deb: deb-deps capi

@@ -1,7 +1,7 @@
 # `make install PREFIX=...` / `make uninstall PREFIX=...`: oxmq's C ABI laid out
 # as libzmq's own `make install` lays it out, for people who build from source:
 #   $(LIBDIR)/libzmq.so.5 (soname libzmq.so.5), libzmq.so -> libzmq.so.5, liboxmq.a
-#   $(INCLUDEDIR)/zmq.h, zmq_utils.h
+#   $(INCLUDEDIR)/zmq.h, zmq_utils.h, oxmq_stats.h (oxmq's own statistics API)
 #   $(PKGCONFIGDIR)/libzmq.pc
 # so `gcc prog.c $(pkg-config --cflags --libs libzmq)` builds against oxmq with
 # PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig. DESTDIR stages the tree for a
@@ -21,7 +21,8 @@ DESTDIR ?=
 INSTALL ?= install
 # The files `install` creates, relative to $(DESTDIR); uninstall removes exactly these.
 INSTALLED_FILES = $(LIBDIR)/libzmq.so.5 $(LIBDIR)/libzmq.so $(LIBDIR)/liboxmq.a \
-                  $(INCLUDEDIR)/zmq.h $(INCLUDEDIR)/zmq_utils.h $(PKGCONFIGDIR)/libzmq.pc
+                  $(INCLUDEDIR)/zmq.h $(INCLUDEDIR)/zmq_utils.h $(INCLUDEDIR)/oxmq_stats.h \
+                  $(PKGCONFIGDIR)/libzmq.pc
 
 .PHONY: install uninstall install-test
 
@@ -31,7 +32,7 @@ install: capi
 	@$(INSTALL) -m 0755 $(CAPI_OUT)/libzmq.so.5 $(DESTDIR)$(LIBDIR)/libzmq.so.5
 	@ln -sfn libzmq.so.5 $(DESTDIR)$(LIBDIR)/libzmq.so
 	@$(INSTALL) -m 0644 $(CAPI_OUT)/liboxmq.a $(DESTDIR)$(LIBDIR)/liboxmq.a
-	@$(INSTALL) -m 0644 $(CAPI_INC)/zmq.h $(CAPI_INC)/zmq_utils.h $(DESTDIR)$(INCLUDEDIR)/
+	@$(INSTALL) -m 0644 $(CAPI_INC)/zmq.h $(CAPI_INC)/zmq_utils.h $(CAPI_INC)/oxmq_stats.h $(DESTDIR)$(INCLUDEDIR)/
 	@{ echo "prefix=$(PREFIX)"; \
 	   echo "libdir=$(LIBDIR)"; \
 	   echo "includedir=$(INCLUDEDIR)"; \

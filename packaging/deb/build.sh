@@ -3,7 +3,7 @@
 #
 #   liboxmq5     libzmq.so.5 (oxmq), Provides/Replaces/Conflicts libzmq5, so
 #                every package that depends on libzmq5 stays installed
-#   liboxmq-dev  zmq.h, zmq_utils.h, libzmq.so, libzmq.a, libzmq.pc;
+#   liboxmq-dev  zmq.h, zmq_utils.h, oxmq_stats.h, libzmq.so, libzmq.a, libzmq.pc;
 #                Provides/Replaces/Conflicts libzmq3-dev
 #
 #   packaging/deb/build.sh LIBRARY HEADER OUTDIR [STATIC_LIBRARY]
@@ -94,12 +94,16 @@ docs "$LIB5" liboxmq5
 # Exports declared by zmq.h without ZMQ_BUILD_DRAFT_API are libzmq's stable ABI
 # (any libzmq5 >= ABI_MINVER has them); those declared only with it are
 # libzmq's draft API, which Debian's libzmq5 does not export: a program using
-# them needs liboxmq5 itself. An export zmq.h does not declare stops the build.
+# them needs liboxmq5 itself, as do oxmq's own extensions (oxmq_stats.h). An
+# export neither header declares stops the build.
 declared() { # extra cpp flags
   gcc -E -P "$@" -x c "$HEADER" | grep -oE '\bzmq_[a-z0-9_]+ *\(' | tr -d ' (' | sort -u
 }
 declared > "$OUT/api-stable.txt"
-declared -DZMQ_BUILD_DRAFT_API > "$OUT/api-draft.txt"
+{
+  declared -DZMQ_BUILD_DRAFT_API
+  gcc -E -P -x c "$(dirname "$HEADER")/oxmq_stats.h" | grep -oE '\boxmq_[a-z0-9_]+ *\(' | tr -d ' ('
+} | sort -u > "$OUT/api-draft.txt"
 nm -D --defined-only "$LIBRARY" | awk '$2 ~ /^[TW]$/ {print $3}' | sort -u > "$OUT/exports.txt"
 {
   echo "libzmq.so.5 libzmq5 #MINVER#"
@@ -165,6 +169,7 @@ EOF
 install -d "$DEV/DEBIAN" "$DEV/usr/include" "$DEV/$LIBDIR/pkgconfig"
 install -m 0644 "$HEADER" "$DEV/usr/include/zmq.h"
 install -m 0644 "$(dirname "$HEADER")/zmq_utils.h" "$DEV/usr/include/zmq_utils.h"
+install -m 0644 "$(dirname "$HEADER")/oxmq_stats.h" "$DEV/usr/include/oxmq_stats.h"
 ln -s libzmq.so.5 "$DEV/$LIBDIR/libzmq.so"
 # Rust's staticlib holds the standard library and libsodium; it needs what
 # rustc's native-static-libs names for this target, except libc, and MIT

@@ -253,6 +253,23 @@ class SocketOption(IntEnum):
     NORM_NUM_PARITY = 122
     NORM_NUM_AUTOPARITY = 123
     NORM_PUSH = 124
+    # oxmq-only, read-only: the counters of Socket.stats() (libzmq has none).
+    STATS_MSGS_IN = 20000, _OptType.int64
+    STATS_BYTES_IN = 20001, _OptType.int64
+    STATS_MSGS_OUT = 20002, _OptType.int64
+    STATS_BYTES_OUT = 20003, _OptType.int64
+    STATS_DROPS_HWM = 20004, _OptType.int64
+    STATS_DROPS_NO_ROUTE = 20005, _OptType.int64
+    STATS_DROPS_CONFLATE = 20006, _OptType.int64
+    STATS_DROPS_OVERSIZE = 20007, _OptType.int64
+    STATS_RECONNECTS = 20008, _OptType.int64
+    STATS_HANDSHAKE_FAILED_PROTOCOL = 20009, _OptType.int64
+    STATS_HANDSHAKE_FAILED_AUTH = 20010, _OptType.int64
+    STATS_HANDSHAKE_FAILED_TIMEOUT = 20011, _OptType.int64
+    STATS_HANDSHAKE_FAILED_OTHER = 20012, _OptType.int64
+    STATS_QUEUED_IN = 20013, _OptType.int64
+    STATS_QUEUED_OUT = 20014, _OptType.int64
+    STATS_PEERS = 20015, _OptType.int64
 
 
 class MessageOption(IntEnum):

@@ -14,7 +14,7 @@ use oxmq::{errno, opt, Msg};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -341,6 +341,29 @@ impl Socket {
         let events = u64::try_from(events).map_err(|_| zmq_error(py, oxmq::errno::EINVAL))?;
         let sink = oxmq::SocketType::from_raw(sink_type).ok_or_else(|| zmq_error(py, oxmq::errno::EINVAL))?;
         self.call(py, |s| s.monitor_versioned(addr, events, event_version, sink).map_err(core_errno))
+    }
+
+    /// oxmq-only (not in pyzmq): the socket's counters as a dict, with
+    /// `peers`, a list of one dict per connection (see `oxmq::SocketStats`).
+    fn stats(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let stats = self.call(py, |s| s.stats().map_err(core_errno))?;
+        let out = PyDict::new(py);
+        for (name, value) in stats.counters() {
+            out.set_item(name, value)?;
+        }
+        let peers = PyList::empty(py);
+        for p in &stats.peers {
+            let d = PyDict::new(py);
+            d.set_item("routing_id", p.routing_id.as_deref().map(|r| PyBytes::new(py, r)))?;
+            d.set_item("endpoint", &p.endpoint)?;
+            d.set_item("remote_address", p.remote_address.as_deref())?;
+            for (name, value) in p.counters() {
+                d.set_item(name, value)?;
+            }
+            peers.append(d)?;
+        }
+        out.set_item("peers", peers)?;
+        Ok(out.unbind())
     }
 
     /// Stop listening on `addr`.

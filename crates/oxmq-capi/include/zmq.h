@@ -428,15 +428,19 @@ ZMQ_EXPORT int zmq_recv(void *s_, void *buf_, size_t len_, int flags_);
 ZMQ_EXPORT int zmq_socket_monitor(void *s_, const char *addr_, int events_);
 
 /* DRAFT socket monitoring (libzmq's event version 2: a u64 event id, a u64
-   count n, n u64 values, then the local and the remote endpoint). oxmq has
-   no ZMQ_EVENT_PIPES_STATS (nor zmq_socket_monitor_pipes_stats); ALL_V2
-   keeps libzmq's value. */
+   count n, n u64 values, then the local and the remote endpoint).
+   zmq_socket_monitor_pipes_stats sends one ZMQ_EVENT_PIPES_STATS per
+   connection, with two values: the messages queued outbound, then inbound
+   (EINVAL when the monitor does not ask for the event, EAGAIN with no
+   connection). */
 #ifdef ZMQ_BUILD_DRAFT_API
 #define ZMQ_CURRENT_EVENT_VERSION 1
 #define ZMQ_CURRENT_EVENT_VERSION_DRAFT 2
+#define ZMQ_EVENT_PIPES_STATS 0x10000
 #define ZMQ_EVENT_ALL_V1 ZMQ_EVENT_ALL
-#define ZMQ_EVENT_ALL_V2 (ZMQ_EVENT_ALL_V1 | 0x10000)
+#define ZMQ_EVENT_ALL_V2 (ZMQ_EVENT_ALL_V1 | ZMQ_EVENT_PIPES_STATS)
 ZMQ_EXPORT int zmq_socket_monitor_versioned(void *s_, const char *addr_, uint64_t events_, int event_version_, int type_);
+ZMQ_EXPORT int zmq_socket_monitor_pipes_stats(void *s_);
 
 /* oxmq only, event version 2. Where oxmq knows the peer's routing id, it
    follows libzmq's value as more values, which a libzmq reader skips:

@@ -46,6 +46,7 @@ mod poller;
 mod polling;
 mod proxy;
 mod socket;
+mod stats;
 mod util;
 mod z85;
 // Draft options through the C ABI (s3-draftopts).
@@ -55,3 +56,4 @@ mod draft_tests;
 pub use message::zmq_msg_t;
 pub use poller::zmq_poller_event_t;
 pub use polling::zmq_pollitem_t;
+pub use stats::{oxmq_peer_stats_t, oxmq_socket_stats_t};

@@ -283,6 +283,19 @@ pub unsafe extern "C" fn zmq_socket_monitor_versioned(
     })
 }
 
+/// Draft `zmq_socket_monitor_pipes_stats`: one ZMQ_EVENT_PIPES_STATS per
+/// connection on the socket's version-2 monitor (see
+/// `oxmq::Socket::monitor_pipes_stats`).
+#[no_mangle]
+pub(crate) unsafe extern "C" fn zmq_socket_monitor_pipes_stats(s: *mut c_void) -> c_int {
+    ffi_int!({
+        // SAFETY: `s` is NULL or a handle from zmq_socket (zmq.h contract).
+        let socket = unsafe { SocketHandle::from_raw(s) }?;
+        socket.monitor_pipes_stats()?;
+        Ok(0)
+    })
+}
+
 /// Send `count` buffers, each copied into a frame, with `flags`; the last
 /// one without SNDMORE (so, as in libzmq, pass ZMQ_SNDMORE to make one
 /// multipart message). Returns the size of the last frame.

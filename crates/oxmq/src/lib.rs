@@ -11,7 +11,8 @@
 //! Layout: `socket` (the public socket and its mailbox), `patterns` (routing
 //! per socket type), `pipe` (lock-free queues between a socket and its
 //! peers), `io` (I/O thread, engines, sessions), `transport` (endpoint syntax,
-//! tcp, ipc, inproc), `poll`, `monitor` (socket event monitors).
+//! tcp, ipc, inproc), `poll`, `monitor` (socket event monitors), `stats`
+//! (always-on counters, `Socket::stats`).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 // Every public item says what it is and why it exists (issue 22 item 9);
@@ -38,6 +39,7 @@ pub mod security;
 mod signaler;
 mod slot;
 mod socket;
+mod stats;
 mod sync;
 mod transport;
 mod wait;
@@ -60,7 +62,10 @@ pub use proxy::Proxy;
 pub use release::{ReleaseQueue, Tracker};
 pub use slot::{SlotGuard, SocketSlot};
 pub use socket::options_codec::OptionValue;
+#[cfg(feature = "prometheus")]
+pub use socket::prometheus::prometheus_text;
 pub use socket::{SharedWaiter, Socket, ThreadSafeSocket, DONTWAIT, SNDMORE};
+pub use stats::{DropReason, Drops, HandshakeFailures, PeerStats, SocketStats};
 pub use wait::{ceil_millis, ceil_ms, timeout_ms_until, CoreWait, WaitHook};
 
 /// The libzmq version this library is compatible with.

@@ -87,7 +87,8 @@ pub mod monitor_event {
     /// libzmq's version-1 "all" (`ZMQ_EVENT_ALL_V1`).
     pub const ALL_V1: u64 = 0xFFFF;
     /// Queue depths of each pipe, on request (`ZMQ_EVENT_PIPES_STATS`,
-    /// version 2; oxmq does not send it yet).
+    /// version 2, sent by `Socket::monitor_pipes_stats`; values: messages
+    /// queued outbound, then inbound).
     pub const PIPES_STATS: u64 = 0x1_0000;
     /// libzmq's version-2 "all" (`ZMQ_EVENT_ALL_V2`); the oxmq-only events
     /// below are not in it, so libzmq consumers never see them unasked.
@@ -172,8 +173,9 @@ pub(crate) fn encode_values(value: u64, routing_id: Option<&[u8]>) -> Vec<u64> {
 /// socket bound at the monitor's endpoint, see `socket::monitor`), so the
 /// I/O threads that emit events need nothing from the socket layer.
 pub(crate) trait EventSink: Send {
-    /// Sends one event; never blocks on the reader.
-    fn send(&self, event: u64, value: u64, src: &Source<'_>);
+    /// Sends one event; never blocks on the reader. `values[0]` is the
+    /// value of version 1; version 2 sends them all.
+    fn send(&self, event: u64, values: &[u64], src: &Source<'_>);
 }
 
 struct Slot {
@@ -182,9 +184,9 @@ struct Slot {
 }
 
 impl Slot {
-    fn send(&self, event: u64, value: u64, src: &Source<'_>) {
+    fn send(&self, event: u64, values: &[u64], src: &Source<'_>) {
         if self.events & event != 0 {
-            self.sink.send(event, value, src);
+            self.sink.send(event, values, src);
         }
     }
 }
@@ -195,6 +197,9 @@ pub(crate) struct Monitor {
     /// Events of the current sink; 0 when there is none.
     mask: AtomicU64,
     sink: Mutex<Option<Slot>>,
+    /// The socket's I/O-side statistics, here because every listener,
+    /// session and connection already holds this slot.
+    pub(crate) counters: crate::stats::IoCounters,
 }
 
 impl Monitor {
@@ -232,8 +237,15 @@ impl Monitor {
 
     #[cold]
     fn emit_slow(&self, event: u64, value: u64, src: &Source<'_>) {
+        self.emit_values(event, &encode_values(value, src.routing_id), src);
+    }
+
+    /// Publish one event with the values given (a version-2 event of
+    /// several values, `PIPES_STATS`) if a monitor wants it.
+    #[cold]
+    pub(crate) fn emit_values(&self, event: u64, values: &[u64], src: &Source<'_>) {
         if let Some(sink) = self.lock().as_ref() {
-            sink.send(event, value, src);
+            sink.send(event, values, src);
         }
     }
 
@@ -254,7 +266,7 @@ impl Monitor {
         };
         // Closed outside the lock: closing may talk to the context.
         if let Some(slot) = old {
-            slot.send(monitor_event::MONITOR_STOPPED.into(), 0, &Source::default());
+            slot.send(monitor_event::MONITOR_STOPPED.into(), &[0], &Source::default());
             drop(slot);
         }
     }

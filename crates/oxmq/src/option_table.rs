@@ -242,7 +242,32 @@ pub static OPTIONS: &[OptionSpec] = &[
     wss_pem(opt::WSS_TRUST_PEM, "WSS_TRUST_PEM"),
     wss_pem(opt::WSS_HOSTNAME, "WSS_HOSTNAME"),
     set_only(opt::WSS_TRUST_SYSTEM, "WSS_TRUST_SYSTEM", Types::All),
+    // oxmq-only: the counters of `Socket::stats`, read-only (oxmq_stats.h).
+    stat(opt::STATS_MSGS_IN, "STATS_MSGS_IN"),
+    stat(opt::STATS_BYTES_IN, "STATS_BYTES_IN"),
+    stat(opt::STATS_MSGS_OUT, "STATS_MSGS_OUT"),
+    stat(opt::STATS_BYTES_OUT, "STATS_BYTES_OUT"),
+    stat(opt::STATS_DROPS_HWM, "STATS_DROPS_HWM"),
+    stat(opt::STATS_DROPS_NO_ROUTE, "STATS_DROPS_NO_ROUTE"),
+    stat(opt::STATS_DROPS_CONFLATE, "STATS_DROPS_CONFLATE"),
+    stat(opt::STATS_DROPS_OVERSIZE, "STATS_DROPS_OVERSIZE"),
+    stat(opt::STATS_RECONNECTS, "STATS_RECONNECTS"),
+    stat(opt::STATS_HANDSHAKE_FAILED_PROTOCOL, "STATS_HANDSHAKE_FAILED_PROTOCOL"),
+    stat(opt::STATS_HANDSHAKE_FAILED_AUTH, "STATS_HANDSHAKE_FAILED_AUTH"),
+    stat(opt::STATS_HANDSHAKE_FAILED_TIMEOUT, "STATS_HANDSHAKE_FAILED_TIMEOUT"),
+    stat(opt::STATS_HANDSHAKE_FAILED_OTHER, "STATS_HANDSHAKE_FAILED_OTHER"),
+    stat(opt::STATS_QUEUED_IN, "STATS_QUEUED_IN"),
+    stat(opt::STATS_QUEUED_OUT, "STATS_QUEUED_OUT"),
+    stat(opt::STATS_PEERS, "STATS_PEERS"),
 ];
+
+/// The first and last oxmq-only option numbers (libzmq's are all below 200).
+pub const OXMQ_ONLY: std::ops::RangeInclusive<i32> = opt::STATS_MSGS_IN..=opt::STATS_PEERS;
+
+/// A read-only oxmq statistics counter.
+const fn stat(num: i32, name: &'static str) -> OptionSpec {
+    spec(num, name, Kind::Int64, GetSize::Exact, false, Types::All)
+}
 
 /// A set-only byte-string WSS_* option (any length, empty included).
 const fn wss_pem(num: i32, name: &'static str) -> OptionSpec {

@@ -208,6 +208,40 @@ pub mod opt {
     pub const DISCONNECT_MSG: i32 = 111;
     /// A message the socket receives when its connection to a peer is lost and will be retried (a connecting socket).
     pub const HICCUP_MSG: i32 = 114;
+    // oxmq-only, read-only statistics (`Socket::stats`), as 64-bit integers.
+    // From 20000 up: libzmq's socket options are all below 200.
+    /// Messages taken from peers (`SocketStats::msgs_in`).
+    pub const STATS_MSGS_IN: i32 = 20000;
+    /// Body bytes taken from peers (`SocketStats::bytes_in`).
+    pub const STATS_BYTES_IN: i32 = 20001;
+    /// Messages handed to peers (`SocketStats::msgs_out`).
+    pub const STATS_MSGS_OUT: i32 = 20002;
+    /// Body bytes handed to peers (`SocketStats::bytes_out`).
+    pub const STATS_BYTES_OUT: i32 = 20003;
+    /// Messages dropped at a peer's HWM.
+    pub const STATS_DROPS_HWM: i32 = 20004;
+    /// Messages dropped for want of a route (ROUTER, unknown id).
+    pub const STATS_DROPS_NO_ROUTE: i32 = 20005;
+    /// Messages replaced under CONFLATE before anyone took them.
+    pub const STATS_DROPS_CONFLATE: i32 = 20006;
+    /// Frames over MAXMSGSIZE that ended a connection.
+    pub const STATS_DROPS_OVERSIZE: i32 = 20007;
+    /// Reconnects scheduled (CONNECT_RETRIED).
+    pub const STATS_RECONNECTS: i32 = 20008;
+    /// Handshakes failed on a protocol error.
+    pub const STATS_HANDSHAKE_FAILED_PROTOCOL: i32 = 20009;
+    /// Handshakes failed on authentication.
+    pub const STATS_HANDSHAKE_FAILED_AUTH: i32 = 20010;
+    /// Handshakes that timed out (HANDSHAKE_IVL).
+    pub const STATS_HANDSHAKE_FAILED_TIMEOUT: i32 = 20011;
+    /// Handshakes failed otherwise (connection lost, ZAP unreachable).
+    pub const STATS_HANDSHAKE_FAILED_OTHER: i32 = 20012;
+    /// Messages from peers not read yet, summed over peers.
+    pub const STATS_QUEUED_IN: i32 = 20013;
+    /// Messages to peers not taken yet, summed over peers.
+    pub const STATS_QUEUED_OUT: i32 = 20014;
+    /// Connections the socket has now.
+    pub const STATS_PEERS: i32 = 20015;
 }
 
 /// `ZMQ_ROUTER_NOTIFY` bits: which peer events a ROUTER reports as messages.

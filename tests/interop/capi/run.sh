@@ -90,6 +90,8 @@ run "libzmq_cases (same expectations on Debian libzmq)" "$BIN/libzmq_cases.libzm
 run "draft_api (oxmq, ZMQ_BUILD_DRAFT_API)" "$BIN/draft_api"
 # Draft zmq_socket_monitor_versioned: event version 2, routing ids, drops (issue 25).
 run "monitor_v2 (oxmq, ZMQ_BUILD_DRAFT_API)" "$BIN/monitor_v2"
+# oxmq_stats.h (issue 25): counters per socket and peer, each kind of drop.
+run "stats (oxmq only: oxmq_stats.h)" "$BIN/stats"
 
 echo "== classic programs on oxmq"
 ep=$(tcp)

@@ -14,7 +14,7 @@ PREFIX=$TMP/prefix
 fail() { echo "FAIL install-test: $*" >&2; exit 1; }
 
 make -s --no-print-directory install PREFIX="$PREFIX" >"$TMP/install.log" || { cat "$TMP/install.log"; fail "make install"; }
-for f in lib/libzmq.so.5 lib/libzmq.so lib/liboxmq.a include/zmq.h include/zmq_utils.h lib/pkgconfig/libzmq.pc; do
+for f in lib/libzmq.so.5 lib/libzmq.so lib/liboxmq.a include/zmq.h include/zmq_utils.h include/oxmq_stats.h lib/pkgconfig/libzmq.pc; do
     [ -e "$PREFIX/$f" ] || fail "make install did not create $PREFIX/$f"
 done
 [ "$(readlink "$PREFIX/lib/libzmq.so")" = libzmq.so.5 ] || fail "libzmq.so is not a symlink to libzmq.so.5"

@@ -4,6 +4,7 @@ use crate::channel::peer::PeerProperties;
 use crate::monitor::{drop_reason, monitor_event as ev};
 use crate::msg::{Msg, FLAGS_UNCOUNTED};
 use crate::pipe::{PipeReader, PipeWriter};
+use crate::stats::{DropReason, Drops, Retired};
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -25,10 +26,91 @@ pub(crate) fn new_pipe_key() -> u64 {
     NEXT_KEY.fetch_add(1, Ordering::Relaxed)
 }
 
+/// The socket's writing end of a pipe: the pipe's own end, plus the bytes
+/// written, which only the socket's thread touches. Counting here, not in
+/// the pipe, keeps the I/O thread's ends (never read for statistics) free of
+/// it. Reads go through `Deref`; every mutation is one of these methods.
+pub(crate) struct SocketWriter {
+    pipe: PipeWriter,
+    /// Body bytes of the frames written (the socket writes no bookkeeping
+    /// frames through here: those go in before the pipe is wrapped). Frames
+    /// taken back unsent keep their bytes counted (a message abandoned
+    /// half-written when the pipe is let go, one written as its peer
+    /// vanished): rare, and keeping a flushed total exact for them would
+    /// cost every message a store.
+    bytes: u64,
+}
+
+impl SocketWriter {
+    pub(crate) fn new(pipe: PipeWriter) -> SocketWriter {
+        SocketWriter { pipe, bytes: 0 }
+    }
+
+    // Always inlined, as the pipe's own `write` is where it is called: out of
+    // line, the message would be moved once more on every send.
+    #[inline(always)]
+    pub(crate) fn write(&mut self, msg: Msg) {
+        self.bytes += msg.len() as u64;
+        self.pipe.write(msg);
+    }
+
+    /// A frame the transport writes on the socket's behalf as the pipe is
+    /// joined (inproc's routing id and HELLO_MSG), as `write` does before
+    /// the pipe is wrapped: not the socket's traffic.
+    pub(crate) fn write_uncounted(&mut self, msg: Msg) {
+        self.pipe.write(msg);
+    }
+
+    #[inline(always)]
+    pub(crate) fn flush(&mut self) {
+        self.pipe.flush();
+    }
+
+    pub(crate) fn rollback(&mut self) {
+        self.pipe.rollback();
+    }
+
+    #[inline]
+    pub(crate) fn check_write(&mut self) -> bool {
+        self.pipe.check_write()
+    }
+
+    pub(crate) fn set_hwm(&mut self, hwm: usize) {
+        self.pipe.set_hwm(hwm);
+    }
+
+    /// What this end wrote, for statistics.
+    pub(crate) fn counts(&self) -> EndCounts {
+        let c = self.pipe.counts();
+        EndCounts { msgs: c.msgs, bytes: self.bytes, conflated: c.conflated }
+    }
+}
+
+impl std::ops::Deref for SocketWriter {
+    type Target = PipeWriter;
+    fn deref(&self) -> &PipeWriter {
+        &self.pipe
+    }
+}
+
+/// A socket-side pipe end's counts (see `SocketWriter::counts`,
+/// `SocketPipe::counts_in`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EndCounts {
+    /// Whole messages.
+    pub(crate) msgs: u64,
+    pub(crate) bytes: u64,
+    /// CONFLATE (writer only): messages replaced before the reader took them.
+    pub(crate) conflated: u64,
+}
+
 /// One peer as the socket sees it: frames out, frames in.
 pub(crate) struct SocketPipe {
-    pub(crate) out: PipeWriter,
+    pub(crate) out: SocketWriter,
     pub(crate) inn: PipeReader,
+    /// Body bytes of the frames taken off `inn` (bookkeeping frames
+    /// excluded); only the socket's thread touches it.
+    bytes_in: u64,
     /// The peer's routing id, learnt from the ROUTING_ID frame at the head of `inn`.
     pub(crate) peer_routing_id: Option<Bytes>,
     /// The peer's connection properties, from the PEER_PROPERTIES frame an
@@ -53,13 +135,21 @@ pub(crate) struct SocketPipe {
     /// binder's message, filled in once the binder is known. This side
     /// writes it as its last message when it drops the pipe.
     pub(crate) disconnect_msg: Option<Arc<OnceLock<Vec<u8>>>>,
+    /// Drops accounted to this peer (see `Pipes::note_*`).
+    pub(crate) drops: Drops,
+    /// The connection's (local, remote) names as version-2 monitor events
+    /// give them, when the I/O thread knew them as it made the pipe.
+    pub(crate) names: Option<Box<(String, String)>>,
+    /// Send-side CONFLATE: the writer's replacements reported so far.
+    conflated_seen: u64,
 }
 
 impl SocketPipe {
     pub(crate) fn new(out: PipeWriter, inn: PipeReader, endpoint: EndpointId, key: u64) -> SocketPipe {
         SocketPipe {
-            out,
+            out: SocketWriter::new(out),
             inn,
+            bytes_in: 0,
             peer_routing_id: None,
             peer_properties: None,
             connect_routing_id: None,
@@ -69,7 +159,22 @@ impl SocketPipe {
             all_groups: false,
             head: None,
             disconnect_msg: None,
+            drops: Drops::default(),
+            names: None,
+            conflated_seen: 0,
         }
+    }
+
+    /// Messages queued from the peer and not read yet (a frame taken off
+    /// `inn` ahead of time included).
+    pub(crate) fn queued_in(&self) -> u64 {
+        let head = self.head.as_ref().map_or(0, |m| u64::from(!m.more()));
+        self.inn.queued() + head
+    }
+
+    /// What this side read, for statistics (`conflated` stays 0).
+    pub(crate) fn counts_in(&self) -> EndCounts {
+        EndCounts { msgs: self.inn.msgs_read(), bytes: self.bytes_in, conflated: 0 }
     }
 
     /// This side lets the pipe go: as libzmq's inproc pipe does, drop a
@@ -96,6 +201,7 @@ impl SocketPipe {
                 self.absorb(msg);
                 continue;
             }
+            self.bytes_in += msg.len() as u64;
             return Some(msg);
         }
     }
@@ -115,6 +221,7 @@ impl SocketPipe {
             match self.inn.read() {
                 Some(msg) if msg.flags() & FLAGS_UNCOUNTED != 0 => self.absorb(msg),
                 Some(msg) => {
+                    self.bytes_in += msg.len() as u64;
                     self.head = Some(msg);
                     return true;
                 }
@@ -156,6 +263,12 @@ pub(crate) struct Pipes {
     free: Vec<u32>,
     /// Pipes a pattern found terminated; the socket detaches them after the call.
     pub(crate) dead: Vec<PipeId>,
+    /// Work for the socket after a send: `dead` has pipes, or a conflating
+    /// writer is attached (its replacements are reported at the send that
+    /// made them). One flag, so that a send tests one thing either way.
+    pub(crate) after_send: bool,
+    /// A CONFLATE writer has been attached (send-side CONFLATE).
+    pub(crate) conflating: bool,
     /// The pipe the last frame handed to the user came from (for its peer's properties).
     pub(crate) last_read: Option<PipeId>,
     /// Where drops and full pipes are reported (`events.rs`).
@@ -163,10 +276,18 @@ pub(crate) struct Pipes {
     /// Pipes reported full and not yet writable again, so that a pipe
     /// a pattern keeps finding full (ROUTER) is reported once per filling.
     reported_full: std::collections::HashSet<PipeId>,
+    /// Every drop the socket's thread accounted (`note_*`), peers gone included.
+    pub(crate) drops: Drops,
+    /// The traffic of pipes removed so far (their ends counted it).
+    pub(crate) retired: Retired,
 }
 
 impl Pipes {
     pub(crate) fn insert(&mut self, pipe: SocketPipe) -> PipeId {
+        if pipe.out.is_conflating() {
+            self.conflating = true;
+            self.after_send = true;
+        }
         match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = Some(pipe);
@@ -191,8 +312,14 @@ impl Pipes {
         }
         self.note_room(id);
         let p = self.slots.get_mut(id.0 as usize)?.take();
-        if p.is_some() {
+        if let Some(p) = &p {
             self.free.push(id.0);
+            let (w, r) = (p.out.counts(), p.counts_in());
+            let t = &mut self.retired;
+            t.msgs_out += w.msgs;
+            t.bytes_out += w.bytes;
+            t.msgs_in += r.msgs;
+            t.bytes_in += r.bytes;
         }
         p
     }
@@ -220,26 +347,69 @@ impl Pipes {
         if !self.dead.contains(&id) {
             self.dead.push(id);
         }
+        self.after_send = true;
     }
 }
 
-// Drop and full-pipe reports (see `events.rs`): one place per kind.
+// Drop and full-pipe reports (see `events.rs`): one place per kind, where
+// each drop is also counted (the socket's statistics, `crate::stats`).
 impl Pipes {
     /// [`super::events::SocketEvents::dropped`] for a message meant for pipe `id`.
     #[inline]
-    pub(crate) fn note_dropped(&self, reason: u64, id: PipeId) {
+    pub(crate) fn note_dropped(&mut self, reason: u64, id: PipeId) {
+        self.count_drop(reason, Some(id));
         if self.events.wants(ev::MSG_DROPPED).is_some() {
             self.events.dropped(reason, self.peer_id(id));
         }
     }
 
+    /// A ROUTER message for `routing_id` dropped: no pipe has that id
+    /// (`peer` is `None`), or pipe `peer` cannot take it.
+    #[cold]
+    pub(crate) fn note_unrouted(&mut self, reason: u64, peer: Option<PipeId>, routing_id: &[u8]) {
+        self.count_drop(reason, peer);
+        self.events.dropped(reason, Some(routing_id));
+    }
+
     /// CONFLATE (receive side): a newer message replaced one from pipe
     /// `from` (if it is still there; else no routing id).
     #[inline]
-    pub(crate) fn note_conflated(&self, from: Option<PipeId>) {
+    pub(crate) fn note_conflated(&mut self, from: Option<PipeId>) {
+        let from = from.filter(|&id| self.contains(id));
+        self.count_drop(drop_reason::CONFLATE, from);
         if self.events.wants(ev::MSG_DROPPED).is_some() {
-            let id = from.filter(|&id| self.contains(id)).and_then(|id| self.peer_id(id));
-            self.events.dropped(drop_reason::CONFLATE, id);
+            self.events.dropped(drop_reason::CONFLATE, from.and_then(|id| self.peer_id(id)));
+        }
+    }
+
+    /// CONFLATE (send side): report the messages the socket's conflating
+    /// writers replaced before their readers took them, since last asked.
+    #[cold]
+    pub(crate) fn note_conflated_sends(&mut self) {
+        for i in 0..self.slots.len() {
+            let Some(p) = self.slots[i].as_mut() else { continue };
+            let replaced = p.out.counts().conflated;
+            let new = replaced - p.conflated_seen;
+            p.conflated_seen = replaced;
+            for _ in 0..new {
+                self.note_dropped(drop_reason::CONFLATE, PipeId(i as u32));
+            }
+        }
+    }
+
+    /// The one place a drop the socket's thread sees is counted.
+    #[inline]
+    fn count_drop(&mut self, reason: u64, peer: Option<PipeId>) {
+        let reason = match reason {
+            drop_reason::HWM => DropReason::Hwm,
+            drop_reason::NO_ROUTE => DropReason::NoRoute,
+            drop_reason::CONFLATE => DropReason::Conflate,
+            drop_reason::OVERSIZE => DropReason::Oversize,
+            _ => return,
+        };
+        *self.drops.slot(reason) += 1;
+        if let Some(id) = peer {
+            *self.get_mut(id).drops.slot(reason) += 1;
         }
     }
 
@@ -260,8 +430,9 @@ impl Pipes {
         }
     }
 
+    /// The routing id of pipe `id`'s peer, where the socket knows one.
     #[cold]
-    fn peer_id(&self, id: PipeId) -> Option<&[u8]> {
+    pub(crate) fn peer_id(&self, id: PipeId) -> Option<&[u8]> {
         let p = self.get(id);
         // The id a ROUTER routes by, else the one the peer announced in READY.
         let announced = || p.peer_properties.as_deref().and_then(|props| props.get("Identity"));

@@ -283,11 +283,11 @@ impl Pattern for Router {
                             return Err((msg, e));
                         }
                         let reason = if gone { drop_reason::NO_ROUTE } else { drop_reason::HWM };
-                        pipes.events.dropped(reason, Some(msg.as_slice()));
+                        pipes.note_unrouted(reason, Some(id), msg.as_slice());
                     }
                 }
                 None if self.mandatory => return Err((msg, Error::HostUnreachable)),
-                None => pipes.events.dropped(drop_reason::NO_ROUTE, Some(msg.as_slice())),
+                None => pipes.note_unrouted(drop_reason::NO_ROUTE, None, msg.as_slice()),
             }
             self.more_out = true;
             return Ok(());

@@ -81,13 +81,16 @@ impl Dist {
         }
     }
 
-    /// Choose `id` for the current message (no-op if already chosen or not writable).
+    /// Choose `id` for the current message (no-op if already chosen). A
+    /// pipe left out for being full loses the message: a drop.
     #[inline]
-    pub(crate) fn match_pipe(&mut self, id: PipeId) {
+    pub(crate) fn match_pipe(&mut self, id: PipeId, pipes: &mut Pipes) {
         if let Some(i) = self.pipes.index(id) {
             if i >= self.matching && i < self.active {
                 self.pipes.swap(i, self.matching);
                 self.matching += 1;
+            } else if i >= self.eligible {
+                skipped_full(id, pipes);
             }
         }
     }
@@ -166,5 +169,14 @@ impl Dist {
         if !more {
             self.matching = 0;
         }
+    }
+}
+
+/// A chosen pipe that was full when last written (not one whose reader is
+/// gone: it is on its way out).
+#[cold]
+fn skipped_full(id: PipeId, pipes: &mut Pipes) {
+    if !pipes.get(id).out.is_reader_gone() {
+        pipes.note_dropped(drop_reason::HWM, id);
     }
 }

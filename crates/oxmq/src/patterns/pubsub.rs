@@ -188,10 +188,10 @@ impl Pattern for XPub {
                 // XPUB_MANUAL_LAST_VALUE: the pipe just subscribed, if the message matches it.
                 Some(last) => self.subs.match_pipes(msg.as_slice(), |p| {
                     if p == last {
-                        dist.match_pipe(p)
+                        dist.match_pipe(p, pipes)
                     }
                 }),
-                None => self.subs.match_pipes(msg.as_slice(), |p| dist.match_pipe(p)),
+                None => self.subs.match_pipes(msg.as_slice(), |p| dist.match_pipe(p, pipes)),
             }
             if self.invert {
                 self.dist.reverse_match();

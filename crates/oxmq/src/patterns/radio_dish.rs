@@ -88,11 +88,11 @@ impl Pattern for Radio {
         self.dist.unmatch();
         if let Some(list) = self.groups.get(msg.group()) {
             for &p in list {
-                self.dist.match_pipe(p);
+                self.dist.match_pipe(p, pipes);
             }
         }
         for &p in &self.all_groups {
-            self.dist.match_pipe(p);
+            self.dist.match_pipe(p, pipes);
         }
         if !self.lossy && !self.dist.matching_have_room(pipes) {
             self.dist.unmatch();

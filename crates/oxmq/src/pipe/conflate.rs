@@ -2,8 +2,8 @@
 //! instead of the chunks; `committed` only counts writes, so flushing,
 //! sleeping and waking are the ordinary pipe's.
 
-use super::{new_pipe, PipeReader, PipeWriter, IDX_MASK};
-use crate::msg::Msg;
+use super::{new_pipe, Core, PipeReader, PipeWriter, IDX_MASK};
+use crate::msg::{Msg, FLAGS_UNCOUNTED, FLAG_MORE};
 use crate::pipe::WakeSlot;
 use crate::sync::{Mutex, MutexGuard, Ordering};
 use std::sync::Arc;
@@ -28,8 +28,11 @@ impl PipeWriter {
     /// `flush` publish it (and wake a sleeping reader) as any write.
     #[cold]
     pub(super) fn write_conflated(&mut self, msg: Msg) {
+        self.msgs_written += u64::from(is_whole(&msg));
         if let Some(last) = &self.core.last {
             let old = lock(last).replace(msg);
+            // A message the reader never took: a drop, counted by this end.
+            self.conflated += u64::from(old.as_ref().is_some_and(is_whole));
             drop(old);
         }
         self.write_idx += 1;
@@ -43,6 +46,7 @@ impl PipeWriter {
             drop(old);
         }
         self.write_idx = self.flushed_idx;
+        self.msgs_written = self.msgs_flushed;
     }
 }
 
@@ -61,6 +65,9 @@ impl PipeReader {
             // Keeps `read` off the chunk path (which needs `read_idx < avail`).
             self.avail = self.read_idx;
             if let Some(m) = lock(last).take() {
+                self.msgs_read += u64::from(is_whole(&m));
+                // No HWM on this pipe: the count needs no publishing.
+                self.published = self.msgs_read;
                 return Some(m);
             }
             // Taken already under an earlier index (a write raced our last
@@ -77,5 +84,17 @@ impl PipeReader {
             drop(old);
         }
         self.core.writer_wake.wake();
+    }
+}
+
+/// A frame that ends a message and is no bookkeeping frame.
+fn is_whole(msg: &Msg) -> bool {
+    msg.flags() & (FLAG_MORE | FLAGS_UNCOUNTED) == 0
+}
+
+impl Core {
+    /// Messages in the slot, 0 or 1 (for statistics).
+    pub(super) fn kept(&self) -> u64 {
+        u64::from(self.last.as_ref().is_some_and(|l| lock(l).is_some()))
     }
 }

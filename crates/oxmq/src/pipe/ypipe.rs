@@ -56,6 +56,16 @@ impl Chunk {
     }
 }
 
+/// A writing end's counts, for the socket's statistics: the counts it
+/// keeps anyway (bytes are counted by the socket's own ends, outside).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WriterCounts {
+    /// Whole messages written.
+    pub(crate) msgs: u64,
+    /// CONFLATE: messages replaced before the reader took them.
+    pub(crate) conflated: u64,
+}
+
 /// Pads its contents to its own cache line(s) to avoid false sharing.
 #[repr(align(128))]
 struct Padded<T>(T);
@@ -182,6 +192,7 @@ fn new_pipe(
         msgs_written: 0,
         msgs_flushed: 0,
         peer_read: 0,
+        conflated: 0,
     };
     let r = PipeReader { core, front: first, read_idx: 0, avail: 0, msgs_read: 0, published: 0, conflate };
     (w, r)
@@ -205,6 +216,9 @@ pub(crate) struct PipeWriter {
     msgs_flushed: u64,
     /// Cached copy of `core.read_count`.
     peer_read: u64,
+    /// CONFLATE: whole messages replaced before the reader took them
+    /// (counted on the conflating path only).
+    conflated: u64,
 }
 
 // SAFETY: the raw chunk pointers are only dereferenced by this end, under the
@@ -384,6 +398,27 @@ impl PipeWriter {
         self.core.hwm.load(Ordering::Relaxed) as usize
     }
 
+    /// What this end counted, for statistics (see [`WriterCounts`]).
+    pub(crate) fn counts(&self) -> WriterCounts {
+        WriterCounts { msgs: self.msgs_written, conflated: self.conflated }
+    }
+
+    /// Whether this is a CONFLATE pipe's writer.
+    pub(crate) fn is_conflating(&self) -> bool {
+        self.conflate
+    }
+
+    /// Messages written and not read yet, as far as this end knows: the
+    /// reader publishes its count every LWM messages and whenever it runs
+    /// dry (libzmq's pipe statistics count the same way).
+    pub(crate) fn queued(&self) -> u64 {
+        if self.conflate {
+            self.core.kept()
+        } else {
+            self.msgs_written.saturating_sub(self.core.read_count.0.load(Ordering::Relaxed))
+        }
+    }
+
     /// The slot used to wake *this* writer (its owner may re-point it).
     pub(crate) fn writer_wake(&self) -> &Arc<WakeSlot> {
         &self.core.writer_wake
@@ -542,6 +577,38 @@ impl PipeReader {
 
     pub(crate) fn is_writer_gone(&self) -> bool {
         self.core.writer_gone.load(Ordering::Acquire)
+    }
+
+    /// Whole messages read, for statistics (the count flow control keeps).
+    pub(crate) fn msgs_read(&self) -> u64 {
+        self.msgs_read
+    }
+
+    /// Whole messages published and not read yet. Walks the published,
+    /// unread frames (which this end owns) when asked, so that nothing is
+    /// counted for it on the way.
+    pub(crate) fn queued(&self) -> u64 {
+        if self.conflate {
+            return self.core.kept();
+        }
+        // Acquire: pairs with the writer's Release flush CAS, so the frames
+        // up to the index read are initialized.
+        let end = self.core.committed.0.load(Ordering::Acquire) & IDX_MASK;
+        let (mut c, mut idx, mut n) = (self.front, self.read_idx, 0);
+        while idx < end {
+            let i = (idx % CHUNK_U64) as usize;
+            // SAFETY: `[R, C)` belongs to this end and is initialized (see
+            // `read`); the frame is only looked at, not moved.
+            let flags = unsafe { (*Chunk::slot(c, i)).flags() };
+            n += u64::from(flags & (FLAG_MORE | FLAGS_UNCOUNTED) == 0);
+            idx += 1;
+            if i + 1 == CHUNK {
+                // SAFETY: `C` is past this chunk, so its successor is linked
+                // and published by the flush we acquired.
+                c = unsafe { (*c).next.load(Ordering::Acquire) };
+            }
+        }
+        n
     }
 
     /// The slot used to wake *this* reader (its owner may re-point it).

@@ -115,8 +115,8 @@ impl Core {
         }
         let msg = match self.pattern.send(msg, &mut self.pipes) {
             Ok(()) => {
-                if !self.pipes.dead.is_empty() {
-                    self.reap();
+                if self.pipes.after_send {
+                    self.after_send();
                 }
                 return Ok(());
             }
@@ -139,7 +139,7 @@ impl Core {
             }
             match self.pattern.send(msg, &mut self.pipes) {
                 Ok(()) => {
-                    self.reap();
+                    self.after_send();
                     return Ok(());
                 }
                 Err((m, Error::Again)) => msg = m,
@@ -312,6 +312,17 @@ impl Core {
                 self.forget(p);
             }
         }
+        self.pipes.after_send = self.pipes.conflating;
+    }
+
+    /// What a successful send leaves to do (`Pipes::after_send`): report
+    /// what conflating writers replaced, detach dead pipes.
+    #[cold]
+    fn after_send(&mut self) {
+        if self.pipes.conflating {
+            self.pipes.note_conflated_sends();
+        }
+        self.reap();
     }
 
     pub(super) fn forget(&mut self, mut p: SocketPipe) {

@@ -14,6 +14,11 @@ mod endpoints;
 // zmq_socket_monitor's sink socket, installed in the socket's monitor slot.
 mod monitor;
 pub(crate) mod options_codec;
+// The Prometheus text exposition of the statistics (cargo feature).
+#[cfg(feature = "prometheus")]
+pub(crate) mod prometheus;
+// Socket::stats and zmq_socket_monitor_pipes_stats.
+mod stats;
 // Draft thread-safe socket types: several threads at once.
 mod shared;
 pub use shared::{SharedWaiter, ThreadSafeSocket};

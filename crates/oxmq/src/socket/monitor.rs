@@ -6,7 +6,7 @@
 
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
-use crate::monitor::{encode_event, encode_values, EventSink, Monitor, Source};
+use crate::monitor::{encode_event, EventSink, Monitor, Source};
 use crate::options::opt;
 use crate::socket::{Socket, DONTWAIT, SNDMORE};
 use crate::transport::endpoint::{parse_endpoint, Endpoint};
@@ -22,23 +22,22 @@ struct SocketSink {
 }
 
 impl EventSink for SocketSink {
-    fn send(&self, event: u64, value: u64, src: &Source<'_>) {
+    fn send(&self, event: u64, values: &[u64], src: &Source<'_>) {
         // The sink accepts the rest of a message once its first frame went in.
         const MORE: i32 = DONTWAIT | SNDMORE;
         match self.version {
             1 => {
-                let head = encode_event(event as u16, value as u32);
+                let head = encode_event(event as u16, values.first().copied().unwrap_or(0) as u32);
                 if self.socket.send(&head[..], MORE).is_ok() {
                     let _ = self.socket.send(src.endpoint, DONTWAIT);
                 }
             }
             2 => {
-                let values = encode_values(value, src.routing_id);
                 if self.socket.send(&event.to_ne_bytes()[..], MORE).is_err() {
                     return;
                 }
                 let _ = self.socket.send(&(values.len() as u64).to_ne_bytes()[..], MORE);
-                for v in &values {
+                for v in values {
                     let _ = self.socket.send(&v.to_ne_bytes()[..], MORE);
                 }
                 let _ = self.socket.send(src.local, MORE);

@@ -114,6 +114,11 @@ impl Core {
             opt::FD => return Ok(OptionValue::Int(self.mailbox.signaler().raw_fd() as i64)),
             opt::THREAD_SAFE => return Ok(OptionValue::Int(self.kind.is_thread_safe() as i64)),
             opt::LAST_ENDPOINT => return Ok(OptionValue::Bytes(self.last_endpoint.as_bytes().to_vec())),
+            o if crate::option_table::OXMQ_ONLY.contains(&o) => {
+                self.process_commands()?;
+                let v = self.stats().by_option(o).ok_or(Error::Invalid("unknown statistics option"))?;
+                return Ok(OptionValue::Int(v.min(i64::MAX as u64) as i64));
+            }
             _ => {}
         }
         if let Some(v) = self.pattern.get_option_int(option) {

@@ -66,6 +66,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     sock.define_method("rcvmore?", method!(Socket::rcvmore, 0))?;
     sock.define_method("getsockopt", method!(Socket::getsockopt, 1))?;
     sock.define_method("setsockopt", method!(Socket::setsockopt, 2))?;
+    sock.define_method("stats", method!(Socket::stats, 0))?;
 
     let frame = zmq.define_class("Frame", ruby.class_object())?;
     frame.undef_default_alloc_func();

@@ -14,7 +14,7 @@ use crate::reaper;
 use crate::slot::{Guard, Slot};
 use crate::wait::GvlWait;
 use magnus::value::ReprValue;
-use magnus::{Error, IntoValue, RString, Ruby, Value};
+use magnus::{Error, IntoValue, RHash, RString, Ruby, Value};
 use oxmq::option_table;
 use oxmq::{errno, opt, Msg, OptionValue, DONTWAIT, SNDMORE};
 use std::mem::ManuallyDrop;
@@ -292,6 +292,29 @@ impl Socket {
             sock.set_option_int(option, v)
         };
         r.map_err(core_error)
+    }
+
+    /// oxmq-only: the socket's counters as a Hash of Symbols, with `:peers`,
+    /// an Array of one Hash per connection (see `oxmq::SocketStats`).
+    pub(crate) fn stats(ruby: &Ruby, rb_self: &Self) -> Result<RHash, Error> {
+        let stats = rb_self.enter()?.stats().map_err(core_error)?;
+        let out = ruby.hash_new();
+        for (name, value) in stats.counters() {
+            out.aset(ruby.to_symbol(name), value)?;
+        }
+        let peers = ruby.ary_new_capa(stats.peers.len());
+        for p in &stats.peers {
+            let h = ruby.hash_new();
+            h.aset(ruby.to_symbol("routing_id"), p.routing_id.as_deref().map(|r| ruby.str_from_slice(r)))?;
+            h.aset(ruby.to_symbol("endpoint"), ruby.str_new(&p.endpoint))?;
+            h.aset(ruby.to_symbol("remote_address"), p.remote_address.as_deref().map(|a| ruby.str_new(a)))?;
+            for (name, value) in p.counters() {
+                h.aset(ruby.to_symbol(name), value)?;
+            }
+            peers.push(h)?;
+        }
+        out.aset(ruby.to_symbol("peers"), peers)?;
+        Ok(out)
     }
 
     /// Frozen strings lent to the core and not yet released (for the specs).

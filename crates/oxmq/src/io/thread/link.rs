@@ -12,6 +12,7 @@ use crate::monitor::{drop_reason, monitor_event as ev, Monitor, Source};
 use crate::msg::{Msg, FLAG_PEER_PROPERTIES, FLAG_ROUTING_ID};
 use crate::options::notify;
 use crate::pipe::{pipe, pipe_conflate, Wake, WakeSlot};
+use crate::stats::HandshakeCause;
 use bytes::Bytes;
 use oxmq_proto::{HandshakeError, Metadata, PeerInfo, ProtocolError, SocketType};
 use std::os::fd::RawFd;
@@ -144,10 +145,11 @@ impl Link {
             | ev::HANDSHAKE_FAILED_PROTOCOL
             | ev::HANDSHAKE_FAILED_AUTH) as u64
             | ev::MSG_DROPPED;
+        self.count_closed(handshaking, fault);
         if matches!(fault, Fault::Linger) || !self.monitor.wants(WANTED) {
             return; // closed by our own socket, or nobody listens
         }
-        if let Fault::Protocol(ProtocolError::MessageTooLarge { .. }) = fault {
+        if is_oversize(fault) {
             // The message is lost with the connection, as in libzmq.
             self.emit_slow(ev::MSG_DROPPED, drop_reason::OVERSIZE);
         }
@@ -191,6 +193,45 @@ impl Link {
     }
 }
 
+impl Link {
+    /// The socket's statistics of a connection that ended (`crate::stats`):
+    /// an oversize frame, and a failed handshake by cause, sorted as the
+    /// monitor events above sort them.
+    fn count_closed(&self, handshaking: bool, fault: &Fault) {
+        let counters = &self.monitor.counters;
+        if is_oversize(fault) {
+            counters.note_oversize();
+        }
+        if !handshaking {
+            return;
+        }
+        let cause = match fault {
+            Fault::Linger | Fault::HeartbeatDead | Fault::PeerError => return,
+            Fault::Handshake(HandshakeError::PeerError { reason })
+                if matches!(reason.as_slice(), [b'3'..=b'5', b'0', b'0']) =>
+            {
+                HandshakeCause::Auth
+            }
+            Fault::Handshake(HandshakeError::AuthFailed { .. }) => HandshakeCause::Auth,
+            Fault::Handshake(HandshakeError::ZapUnavailable | HandshakeError::Gssapi { .. }) => HandshakeCause::Other,
+            Fault::Handshake(_) | Fault::Protocol(_) => HandshakeCause::Protocol,
+            Fault::HandshakeTimeout => HandshakeCause::Timeout,
+            Fault::Io(_) | Fault::PeerClosed => HandshakeCause::Other,
+        };
+        counters.note_handshake_failed(cause);
+    }
+}
+
+/// A frame over MAXMSGSIZE ended the connection (also when it came with
+/// the handshake's last bytes, which then failed the handshake too).
+fn is_oversize(fault: &Fault) -> bool {
+    matches!(
+        fault,
+        Fault::Protocol(ProtocolError::MessageTooLarge { .. })
+            | Fault::Handshake(HandshakeError::Protocol(ProtocolError::MessageTooLarge { .. }))
+    )
+}
+
 /// Creates the pipe pair for a fresh connection, with the peer frames first
 /// (see `push_peer_frames`), and sends the socket its end. Returns the engine's end.
 pub(super) fn new_pipe_pair(
@@ -212,6 +253,9 @@ pub(super) fn new_pipe_pair(
     let mut ep = EnginePipe { out: out_r, inn: inn_w, key };
     push_peer_frames(link, &mut ep, peer, stream);
     let mut sp = SocketPipe::new(out_w, inn_r, link.endpoint_id, key);
+    // Known when a monitor was attached as the connection came up (see
+    // `ConnNames`); zmq_socket_monitor_pipes_stats names the pipe by them.
+    sp.names = link.conn.as_ref().map(|c| Box::new((c.local.clone(), c.remote.clone())));
     if link.cfg.socket_type == SocketType::Stream {
         // STREAM pipes exist per connection only: the alias travels with the link.
         sp.connect_routing_id = opts.connect_routing_id.clone().map(Into::into);

@@ -73,7 +73,7 @@ pub(super) fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<
                 (filter::tcp_peer_allowed(opts, &peer), Stream::Tcp(s))
             }),
             ListenSock::Unix(s) => s.accept().map(|(s, _)| {
-                ipc::tune_stream(&s);
+                ipc::tune_stream(&s, opts);
                 (filter::ipc_peer_allowed(opts, s.as_raw_fd()), Stream::Unix(s))
             }),
             ListenSock::Ws(s, ws) => s.accept().and_then(|(s, peer)| {

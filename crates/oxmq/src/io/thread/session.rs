@@ -302,6 +302,7 @@ impl Session {
         if let Some(max) = opts.reconnect_ivl_max.filter(|m| *m > base) {
             self.cur_ivl = Some((cur * 2).min(max));
         }
+        self.link.monitor.counters.note_reconnect();
         self.link.emit(ev::CONNECT_RETRIED, wait.as_millis().min(u32::MAX as u128) as u32);
         Some(now + wait)
     }
@@ -773,7 +774,7 @@ pub(super) fn run_session(
                     Ok(true) => {
                         match &stream {
                             Stream::Tcp(t) => tcp::tune_stream(t, &s.link.cfg.options),
-                            Stream::Unix(u) => ipc::tune_stream(u),
+                            Stream::Unix(u) => ipc::tune_stream(u, &s.link.cfg.options),
                             _ => {}
                         }
                         s.link.set_conn(Some(&stream));

@@ -169,8 +169,10 @@ pub(crate) fn bind(names: &InprocRegistry, name: &str, me: InprocPeer) -> Result
             let _ = disconnect_msg.set(me.disconnect_msg.clone());
         }
         // The binder's routing id was unknown when the connector made the pipes.
-        binder_side.out.write(routing_id_frame(&me.routing_id));
-        write_hello(&mut binder_side.out, &me.hello);
+        binder_side.out.write_uncounted(routing_id_frame(&me.routing_id));
+        if !me.hello.is_empty() {
+            binder_side.out.write_uncounted(Msg::from_slice(&me.hello));
+        }
         binder_side.out.flush();
         binder_side.endpoint = me.endpoint;
         if connector.conflate_out {

@@ -149,13 +149,19 @@ pub(crate) fn start_connect(addr: &IpcAddr) -> io::Result<mio::net::UnixStream> 
 /// bytes actually queued.
 pub(crate) const BUFFER: usize = 1 << 20;
 
-/// Sizes a connected Unix stream's buffers (accepted or connected). As in
-/// libzmq, SNDBUF and RCVBUF apply to tcp only. A refusal leaves the
-/// kernel's default; the connection works either way.
-pub(crate) fn tune_stream(stream: &impl std::os::fd::AsFd) {
+/// Sizes a connected Unix stream's buffers (accepted or connected):
+/// SNDBUF and RCVBUF as the socket set them (`-1`, the default, leaves
+/// oxmq's [`BUFFER`]). libzmq 4.3.5 applies them to tcp only and leaves ipc
+/// at the kernel's default; its documentation says they apply to the socket
+/// whatever the transport, and a program that sets them small on ipc (as
+/// libzmq's own pipes-stats test does, to keep messages out of the kernel)
+/// gets at most what it would get from libzmq. A refusal leaves the kernel's
+/// default; the connection works either way.
+pub(crate) fn tune_stream(stream: &impl std::os::fd::AsFd, opts: &Options) {
+    let size = |set: i32| usize::try_from(set).unwrap_or(BUFFER);
     let sock = SockRef::from(stream);
-    let _ = sock.set_send_buffer_size(BUFFER);
-    let _ = sock.set_recv_buffer_size(BUFFER);
+    let _ = sock.set_send_buffer_size(size(opts.sndbuf));
+    let _ = sock.set_recv_buffer_size(size(opts.rcvbuf));
 }
 
 /// After a writable event on a connecting socket: `Ok(true)` connected,
@@ -221,9 +227,14 @@ mod tests {
         // The kernel caps the request at wmem_max / rmem_max (never below
         // the default) and doubles it: always above the untuned default.
         let (a, _) = std::os::unix::net::UnixStream::pair().unwrap();
-        tune_stream(&a);
+        tune_stream(&a, &Options::default());
         let (snd, rcv) = sizes(&a);
         assert!(snd > kernel_snd && rcv > kernel_rcv, "{snd}/{rcv} vs default {kernel_snd}/{kernel_rcv}");
+        // Set by the socket: its own sizes (the kernel doubles them).
+        let (b, _) = std::os::unix::net::UnixStream::pair().unwrap();
+        let opts = Options { sndbuf: 4096, rcvbuf: 8192, ..Default::default() };
+        tune_stream(&b, &opts);
+        assert_eq!(sizes(&b), (8192, 16384));
     }
 
     #[cfg(target_os = "linux")]
