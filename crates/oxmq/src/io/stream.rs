@@ -71,12 +71,27 @@ impl Stream {
         }
     }
 
+    /// Registers for readable and writable readiness (a connect in
+    /// progress completes with a writable edge); an engine narrows it with
+    /// [`Stream::reregister`] once its output is on the wire.
     pub(crate) fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
         let interest = Interest::READABLE | Interest::WRITABLE;
         match self {
             Stream::Tcp(s) => registry.register(s, token, interest),
             Stream::Unix(s) => registry.register(s, token, interest),
             Stream::Ws(w) => registry.register(&mut w.tcp, token, interest),
+        }
+    }
+
+    /// Readable readiness always, writable only when `writable`. Modifying
+    /// a registration reports readiness that is already there, so adding
+    /// writable after a write hit EAGAIN loses no edge.
+    pub(crate) fn reregister(&mut self, registry: &Registry, token: Token, writable: bool) -> io::Result<()> {
+        let interest = if writable { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+        match self {
+            Stream::Tcp(s) => registry.reregister(s, token, interest),
+            Stream::Unix(s) => registry.reregister(s, token, interest),
+            Stream::Ws(w) => registry.reregister(&mut w.tcp, token, interest),
         }
     }
 

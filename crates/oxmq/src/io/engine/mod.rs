@@ -41,6 +41,7 @@ use crate::msg::{Msg, FLAG_SUBSCRIBE};
 use crate::options::Options;
 use crate::pipe::Wake;
 use bytes::{Bytes, BytesMut};
+use mio::{Registry, Token};
 use oxmq_proto::{
     Handshake, HandshakeConfig, HandshakeError, Inbound, PeerInfo, ProtocolError, Session, SessionConfig, SessionError,
     SocketType,
@@ -124,7 +125,13 @@ pub(crate) struct Engine {
     tx_buf: Vec<u8>,
     segs: VecDeque<Seg>,
     readable: bool,
+    /// No write has hit EAGAIN (or a short write) since the last writable
+    /// edge. Writes are simply tried while it holds.
     writable: bool,
+    /// The stream is registered for writable readiness. Only while a write
+    /// is blocked (`!writable`), as libzmq does: otherwise every read by the
+    /// peer (on AF_UNIX) or ACK (tcp) would wake the I/O thread for nothing.
+    write_armed: bool,
     /// A short read does not show the socket drained: read on until
     /// WouldBlock or EOF. Set when the poller reports the peer's hang-up (the
     /// EOF behind the data has no edge of its own) and for a new engine,
@@ -181,6 +188,8 @@ impl Engine {
             segs: VecDeque::new(),
             readable: true,
             writable: true,
+            // `Stream::register` asks for both.
+            write_armed: true,
             drain: true,
             pipe: None,
             stalled: None,
@@ -285,6 +294,23 @@ impl Engine {
             Ok(step) => step,
             Err(fault) => Step::Closed(fault),
         }
+    }
+
+    /// [`Engine::run`], then writable interest brought in line with whether
+    /// a write is blocked (see `write_armed`).
+    pub(crate) fn run_registered(&mut self, now: Instant, registry: &Registry, token: Token) -> Step {
+        let step = self.run(now);
+        if matches!(step, Step::Closed(_)) {
+            return step;
+        }
+        let want = !self.writable;
+        if want != self.write_armed {
+            if let Err(e) = self.stream.reregister(registry, token, want) {
+                return Step::Closed(Fault::Io(e));
+            }
+            self.write_armed = want;
+        }
+        step
     }
 
     fn run_inner(&mut self, now: Instant) -> Result<Step, Fault> {

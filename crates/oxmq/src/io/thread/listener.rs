@@ -10,6 +10,7 @@ use crate::transport::filter;
 use crate::transport::ipc::{self, IpcCleanup};
 use crate::transport::tcp;
 use crate::transport::ws::WsListen;
+use mio::{Registry, Token};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
@@ -118,9 +119,9 @@ pub(super) fn run_listener(l: &mut Listener, accepted: &mut Vec<(Stream, Option<
     Outcome::Again
 }
 
-pub(super) fn run_conn(c: &mut Conn, now: Instant) -> Outcome {
+pub(super) fn run_conn(c: &mut Conn, now: Instant, registry: &Registry, token: Token) -> Outcome {
     loop {
-        match c.engine.run(now) {
+        match c.engine.run_registered(now, registry, token) {
             Step::Idle => return Outcome::Keep,
             Step::Again => return Outcome::Again,
             Step::Closed(fault) => {

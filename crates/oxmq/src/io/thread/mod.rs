@@ -460,7 +460,7 @@ impl Poller {
             Obj::Listener(l) => run_listener(l, &mut accepted, now),
             Obj::Conn(c) => {
                 c.engine.set_ready(readable, writable);
-                run_conn(c, now)
+                run_conn(c, now, registry, Token(idx))
             }
             Obj::Session(s) => run_session(s, idx, registry, now, readable, writable, jitter),
             Obj::Packet(p) => {

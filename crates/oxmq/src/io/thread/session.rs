@@ -825,7 +825,7 @@ pub(super) fn run_session(
                 engine.set_ready(readable, writable);
                 readable = false;
                 writable = false;
-                match engine.run(now) {
+                match engine.run_registered(now, registry, Token(idx)) {
                     Step::Idle => {
                         s.state = SState::Active(engine);
                         return Outcome::Keep;
