@@ -164,9 +164,11 @@ impl Poller {
                 _ => self.busy.begin(timeout.map(|t| now + t)),
             };
             let spun = spin.as_ref().map_or(Spun::No, |spin| self.spin(spin, &mut events));
+            let mut queued = false;
             if !spun.ready() {
                 self.shared.state.store(SLEEPING, Ordering::SeqCst);
                 if !lock(&self.shared.woken).is_empty() || !lock(&self.shared.inbox).cmds.is_empty() {
+                    queued = true;
                     timeout = Some(Duration::ZERO);
                 } else if let (Some(t), Some(spin)) = (timeout, &spin) {
                     timeout = Some(t.saturating_sub(spin.start().elapsed()));
@@ -181,7 +183,8 @@ impl Poller {
             }
             let notified = self.shared.state.swap(AWAKE, Ordering::SeqCst) == AWAKE;
             if let Some(spin) = spin {
-                let woken = spun.ready() || notified || !events.is_empty() || timeout == Some(Duration::ZERO);
+                // A timer's expiry is no wake-up: it says nothing of how soon work comes.
+                let woken = spun.ready() || notified || queued || !events.is_empty();
                 self.busy.end(spin, spun, woken);
             }
             let now = Instant::now();
