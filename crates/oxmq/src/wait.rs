@@ -134,6 +134,23 @@ const MAX_BUSY_POLL: Duration = Duration::from_millis(1);
 /// 2^MAX_BACKOFF - 1 waits sleep at once before one spins again.
 const MAX_BACKOFF: u32 = 6;
 
+/// How long nothing in the process spins after a spin found its CPU
+/// taken by another thread (other processes' load, or a stream whose
+/// threads share a CPU): the next spin is a probe, once per pause.
+const CONTENDED_PAUSE: Duration = Duration::from_millis(100);
+
+/// Until when (nanoseconds after [`epoch`]) nothing spins.
+static CONTENDED_UNTIL: AtomicU64 = AtomicU64::new(0);
+
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn since_epoch(t: Instant) -> u64 {
+    t.saturating_duration_since(epoch()).as_nanos().min(u64::MAX as u128) as u64
+}
+
 /// How many `spin_loop` hints between two looks at the clock (and a yield):
 /// about a microsecond.
 const SPINS_PER_CHECK: u32 = 32;
@@ -185,14 +202,19 @@ pub(crate) enum Spun {
     /// Ready within the budget: the spin saved a sleep and a wake-up.
     Paid,
     /// Ready, but the CPU was someone else's meanwhile: no sleep needed
-    /// now, yet spinning did not pay and backs off as a miss.
+    /// now, yet spinning did not pay. Like [`Spun::Contended`], it stops
+    /// every spin in the process for [`CONTENDED_PAUSE`].
     Late,
+    /// Not ready, and a yield gave the CPU to another thread for longer
+    /// than the spin: the CPU is contended, where a spinner only loses the
+    /// wake-up preemption a sleeper gets (its turn comes a time slice later).
+    Contended,
 }
 
 impl Spun {
     /// Whether the wait is over (no sleep needed).
     pub(crate) fn ready(self) -> bool {
-        self != Spun::No
+        matches!(self, Spun::Paid | Spun::Late)
     }
 }
 
@@ -229,9 +251,14 @@ impl Spin {
             if self.start.elapsed() >= self.budget {
                 return if ready() { Spun::Paid } else { Spun::No };
             }
+            let before = Instant::now();
             std::thread::yield_now();
+            if before.elapsed() >= self.budget {
+                // Another thread had this CPU for longer than the whole spin.
+                return if ready() { Spun::Late } else { Spun::Contended };
+            }
             if self.start.elapsed() >= self.budget {
-                return if ready() { Spun::Late } else { Spun::No };
+                return if ready() { Spun::Paid } else { Spun::No };
             }
         }
     }
@@ -251,7 +278,11 @@ impl Default for BusyPoll {
 impl BusyPoll {
     /// Start a wait that ends by `deadline` at the latest: how long it may spin.
     pub(crate) fn begin(&self, deadline: Option<Instant>) -> Option<Spin> {
-        self.begin_capped(busy_poll_cap(), deadline)
+        let spin = self.begin_capped(busy_poll_cap(), deadline)?;
+        if spin.allowed() && since_epoch(spin.start) < CONTENDED_UNTIL.load(Relaxed) {
+            return Some(Spin { start: spin.start, budget: Duration::ZERO });
+        }
+        Some(spin)
     }
 
     fn begin_capped(&self, cap: Duration, deadline: Option<Instant>) -> Option<Spin> {
@@ -278,6 +309,9 @@ impl BusyPoll {
     pub(crate) fn end(&self, spin: Spin, spun: Spun, woken: bool) {
         let gap = if woken { spin.start.elapsed().as_nanos().min(u64::MAX as u128) as u64 } else { u64::MAX };
         self.gap_ns.store(gap, Relaxed);
+        if matches!(spun, Spun::Late | Spun::Contended) {
+            CONTENDED_UNTIL.store(since_epoch(Instant::now() + CONTENDED_PAUSE), Relaxed);
+        }
         if spun == Spun::Paid {
             self.misses.store(0, Relaxed);
         } else if spin.allowed() {
@@ -342,8 +376,8 @@ mod tests {
         b.end(spin, Spun::Paid, true);
         let spin = b.begin_capped(CAP, None).unwrap();
         assert!(spin.allowed(), "a paid spin clears the back-off");
-        b.end(spin, Spun::Late, true);
-        assert_eq!(budget(&b, None), Duration::ZERO, "a late spin is a miss");
+        b.end(spin, Spun::No, true);
+        assert_eq!(budget(&b, None), Duration::ZERO, "a miss after a paid spin backs off again");
     }
 
     #[test]

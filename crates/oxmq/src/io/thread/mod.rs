@@ -286,7 +286,7 @@ impl Poller {
         }
         self.shared.state.store(SPINNING, Ordering::SeqCst);
         if !lock(&self.shared.woken).is_empty() || !lock(&self.shared.inbox).cmds.is_empty() {
-            return Spun::Late;
+            return Spun::Paid;
         }
         let (poll, state) = (&mut self.poll, &self.shared.state);
         let mut n = 0u32;
