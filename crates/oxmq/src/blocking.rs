@@ -6,11 +6,13 @@
 //! socket through the binding's [`WaitHook`] and retries until the attempt
 //! succeeds, fails otherwise, or the timeout passes.
 
+use crate::channel::mailbox::Mailbox;
 use crate::error::{Error, Result};
 use crate::options::POLLIN;
 use crate::socket::{SharedWaiter, Socket};
 use crate::wait::{slice_until, wait_readable, WaitHook};
 use std::os::fd::RawFd;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How a binding reaches its socket for one attempt.
@@ -45,8 +47,9 @@ impl SocketAccess for Socket {
 
 /// What a blocked call sleeps on between attempts.
 enum Readiness {
-    /// The socket's readiness descriptor (edge-like, see [`Socket::fd`]).
-    Fd(RawFd),
+    /// The socket's readiness descriptor (edge-like, see [`Socket::fd`]),
+    /// and the mailbox it belongs to (whose signaler spins before a sleep).
+    Fd(RawFd, Arc<Mailbox>),
     /// Thread-safe sockets: other threads' calls may consume the
     /// descriptor's signal, so sleep on the socket's shared wait.
     Shared(SharedWaiter),
@@ -77,7 +80,7 @@ where
     let readiness = access.enter(|s| {
         Ok(match s.shared_waiter()? {
             Some(w) => Readiness::Shared(w),
-            None => Readiness::Fd(s.readiness_fd()?),
+            None => Readiness::Fd(s.readiness_fd()?, s.mailbox()?),
         })
     })?;
     let slice = hook.slice();
@@ -144,9 +147,10 @@ where
     let closed = access.closed_fd();
     loop {
         let seen = match readiness {
-            Readiness::Fd(fd) => {
+            Readiness::Fd(fd, mailbox) => {
                 let fds = [*fd, closed.unwrap_or(-1)];
-                if !wait_readable(&fds[..1 + closed.is_some() as usize], wake, until) {
+                let block = || wait_readable(&fds[..1 + closed.is_some() as usize], wake, until);
+                if !mailbox.signaler().spin_then(until, block) {
                     return None;
                 }
                 0

@@ -66,7 +66,7 @@ pub use socket::options_codec::OptionValue;
 pub use socket::prometheus::prometheus_text;
 pub use socket::{SharedWaiter, Socket, ThreadSafeSocket, DONTWAIT, SNDMORE};
 pub use stats::{DropReason, Drops, HandshakeFailures, PeerStats, SocketStats};
-pub use wait::{ceil_millis, ceil_ms, timeout_ms_until, CoreWait, WaitHook};
+pub use wait::{ceil_millis, ceil_ms, timeout_ms_until, CoreWait, WaitHook, BUSY_POLL_ENV};
 
 /// The libzmq version this library is compatible with.
 pub const ZMQ_VERSION: (i32, i32, i32) = (4, 3, 5);

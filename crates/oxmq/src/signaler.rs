@@ -12,7 +12,9 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use crate::wait::BusyPoll;
 
 pub(crate) struct Signaler {
     fd: OwnedFd,
@@ -23,6 +25,10 @@ pub(crate) struct Signaler {
     /// that drains skip. Positive with nothing written yet (a signal between
     /// its add and its write) costs one read that finds nothing.
     unread: AtomicI64,
+    /// Whether the owner spins before it sleeps (see [`BusyPoll`]): a
+    /// signal is visible in `unread` before its write, so a spin needs no
+    /// syscall.
+    busy: BusyPoll,
 }
 
 impl Signaler {
@@ -33,7 +39,7 @@ impl Signaler {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `fd` is a freshly created descriptor that nobody else owns.
-        Ok(Signaler { fd: unsafe { OwnedFd::from_raw_fd(fd) }, unread: AtomicI64::new(0) })
+        Ok(Signaler { fd: unsafe { OwnedFd::from_raw_fd(fd) }, unread: AtomicI64::new(0), busy: BusyPoll::default() })
     }
 
     /// Make the fd readable. Never blocks; a saturated counter (EAGAIN) is
@@ -91,8 +97,38 @@ impl Signaler {
     /// Block until signalled (`Ok(true)`) or until `timeout` elapses
     /// (`Ok(false)`); `None` waits forever. Does not drain. An interrupting
     /// signal yields `Err(ErrorKind::Interrupted)`; the caller decides whether
-    /// to retry (with the remaining time).
+    /// to retry (with the remaining time). May spin first (see [`BusyPoll`]).
     pub(crate) fn wait(&self, timeout: Option<Duration>) -> io::Result<bool> {
+        if timeout == Some(Duration::ZERO) {
+            return self.poll(timeout);
+        }
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let mut out = Ok(true);
+        self.spin_then(deadline, || {
+            // The spin used part of the time: sleep only for what is left.
+            out = self.poll(deadline.map(|d| d.saturating_duration_since(Instant::now())));
+            matches!(out, Ok(true))
+        });
+        out
+    }
+
+    /// Spin until signalled (see [`BusyPoll`]), then, if not signalled by
+    /// then, run `block`, a sleep on this descriptor (perhaps among others)
+    /// that says whether readiness ended it (not a timeout or a signal).
+    /// Returns whether the wait ended signalled or ready.
+    pub(crate) fn spin_then(&self, deadline: Option<Instant>, block: impl FnOnce() -> bool) -> bool {
+        let Some(spin) = self.busy.begin(deadline) else { return block() };
+        let spun = spin.run(|| self.unread.load(Ordering::Relaxed) > 0);
+        if spun.ready() {
+            self.busy.end(spin, spun, true);
+            return true;
+        }
+        let woken = block();
+        self.busy.end(spin, spun, woken);
+        woken
+    }
+
+    fn poll(&self, timeout: Option<Duration>) -> io::Result<bool> {
         // Rounded up, so a short positive timeout does not become a busy poll.
         let ms = timeout.map_or(-1, crate::wait::ceil_ms) as libc::c_int;
         let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };

@@ -6,6 +6,8 @@
 
 use crate::error::{Error, Result};
 use std::os::fd::RawFd;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::time::{Duration, Instant};
 
 /// A duration in whole milliseconds, rounded up so a wait never ends early
@@ -113,4 +115,288 @@ pub(crate) fn wait_readable(fds: &[RawFd], wake: Option<RawFd>, deadline: Option
         return std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted;
     }
     !(wake.is_some() && pfds[n - 1].revents != 0)
+}
+
+/// The environment variable that sets the busy-poll cap in microseconds
+/// (read once per process; `0` never spins, as libzmq never does).
+pub const BUSY_POLL_ENV: &str = "OXMQ_BUSY_POLL_US";
+
+/// The cap when [`BUSY_POLL_ENV`] is unset: about two vCPU wake-ups on a
+/// KVM guest whose idle vCPUs halt (~25 us each), so a spin that succeeds
+/// never costs more CPU than the wake-up it saves.
+const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(50);
+
+/// Beyond this a spin would delay signal handling (Python's Ctrl-C) and
+/// burn more than any wake-up costs.
+const MAX_BUSY_POLL: Duration = Duration::from_millis(1);
+
+/// The longest consecutive failed spins push the next spin back:
+/// 2^MAX_BACKOFF - 1 waits sleep at once before one spins again.
+const MAX_BACKOFF: u32 = 6;
+
+/// How long nothing in the process spins after a spin found its CPU
+/// taken by another thread (other processes' load, or a stream whose
+/// threads share a CPU): the next spin is a probe, once per pause.
+const CONTENDED_PAUSE: Duration = Duration::from_millis(100);
+
+/// Until when (nanoseconds after [`epoch`]) nothing spins.
+static CONTENDED_UNTIL: AtomicU64 = AtomicU64::new(0);
+
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn since_epoch(t: Instant) -> u64 {
+    t.saturating_duration_since(epoch()).as_nanos().min(u64::MAX as u128) as u64
+}
+
+/// How many `spin_loop` hints between two looks at the clock (and a yield):
+/// about a microsecond.
+const SPINS_PER_CHECK: u32 = 32;
+
+/// The process's busy-poll cap: [`BUSY_POLL_ENV`] or the default, and zero
+/// on a machine with one CPU online, where spinning only delays the thread
+/// it waits for. The machine's count, not this process's affinity
+/// (`available_parallelism`): a process pinned to one CPU waits for a peer
+/// on another, and its spin yields to its own other thread.
+pub(crate) fn busy_poll_cap() -> Duration {
+    static CAP: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| {
+        // SAFETY: sysconf reads a system value; no pointers involved.
+        if unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } <= 1 {
+            return Duration::ZERO;
+        }
+        match std::env::var(BUSY_POLL_ENV) {
+            Ok(v) => v.trim().parse::<u64>().map_or(DEFAULT_BUSY_POLL, Duration::from_micros).min(MAX_BUSY_POLL),
+            Err(_) => DEFAULT_BUSY_POLL,
+        }
+    })
+}
+
+/// A waiter's adaptive busy-poll: before a thread sleeps it may re-check
+/// readiness without syscalls for a while, so that a hand-off that arrives
+/// within microseconds does not pay a wake-up (on a virtual machine a halted
+/// vCPU costs tens of microseconds to wake). It spins only where that paid
+/// recently: the last gap between going to wait and being woken was short
+/// (under twice the cap: a blocked gap includes the wake-up itself), and
+/// each failed spin doubles the number of waits that sleep at once before
+/// the next one spins. An idle waiter's gap is long, so it never spins.
+///
+/// Kept by one waiting thread at a time (the atomics are relaxed: the state
+/// is a hint, and a stale value costs one spin or one sleep).
+pub(crate) struct BusyPoll {
+    /// The last gap in nanoseconds (`u64::MAX`: none seen, or not woken).
+    gap_ns: AtomicU64,
+    /// Failed spins in a row.
+    misses: AtomicU32,
+    /// Waits left that sleep at once.
+    skip: AtomicU32,
+}
+
+/// How a spin ended ([`Spin::run`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Spun {
+    /// Not ready: the caller sleeps.
+    No,
+    /// Ready within the budget: the spin saved a sleep and a wake-up.
+    Paid,
+    /// Ready, but the CPU was someone else's meanwhile: no sleep needed
+    /// now, yet spinning did not pay. Like [`Spun::Contended`], it stops
+    /// every spin in the process for [`CONTENDED_PAUSE`].
+    Late,
+    /// Not ready, and a yield gave the CPU to another thread for longer
+    /// than the spin: the CPU is contended, where a spinner only loses the
+    /// wake-up preemption a sleeper gets (its turn comes a time slice later).
+    Contended,
+}
+
+impl Spun {
+    /// Whether the wait is over (no sleep needed).
+    pub(crate) fn ready(self) -> bool {
+        matches!(self, Spun::Paid | Spun::Late)
+    }
+}
+
+/// One wait's spin, between [`BusyPoll::begin`] and [`BusyPoll::end`].
+pub(crate) struct Spin {
+    start: Instant,
+    budget: Duration,
+}
+
+impl Spin {
+    /// Whether this wait may spin at all.
+    pub(crate) fn allowed(&self) -> bool {
+        !self.budget.is_zero()
+    }
+
+    /// Re-check `ready` (which must not block) until it holds or the budget
+    /// is spent, yielding the CPU about every microsecond so that a thread
+    /// this one waits for, on the same CPU, can run. [`Spun::Paid`]: ready
+    /// within the budget. [`Spun::Late`]: ready, but only after a yield that
+    /// outlasted the budget: another thread had work for this CPU, so it
+    /// would not have idled, and the spin bought nothing (a streaming flow's
+    /// threads sharing a CPU; other processes' load).
+    pub(crate) fn run(&self, mut ready: impl FnMut() -> bool) -> Spun {
+        if self.budget.is_zero() {
+            return Spun::No;
+        }
+        loop {
+            for _ in 0..SPINS_PER_CHECK {
+                if ready() {
+                    return Spun::Paid;
+                }
+                std::hint::spin_loop();
+            }
+            if self.start.elapsed() >= self.budget {
+                return if ready() { Spun::Paid } else { Spun::No };
+            }
+            let before = Instant::now();
+            std::thread::yield_now();
+            if before.elapsed() >= self.budget {
+                // Another thread had this CPU for longer than the whole spin.
+                return if ready() { Spun::Late } else { Spun::Contended };
+            }
+            if self.start.elapsed() >= self.budget {
+                return if ready() { Spun::Paid } else { Spun::No };
+            }
+        }
+    }
+
+    /// When the spin began.
+    pub(crate) fn start(&self) -> Instant {
+        self.start
+    }
+}
+
+impl Default for BusyPoll {
+    fn default() -> BusyPoll {
+        BusyPoll { gap_ns: AtomicU64::new(u64::MAX), misses: AtomicU32::new(0), skip: AtomicU32::new(0) }
+    }
+}
+
+impl BusyPoll {
+    /// Start a wait that ends by `deadline` at the latest: how long it may spin.
+    pub(crate) fn begin(&self, deadline: Option<Instant>) -> Option<Spin> {
+        let spin = self.begin_capped(busy_poll_cap(), deadline)?;
+        if spin.allowed() && since_epoch(spin.start) < CONTENDED_UNTIL.load(Relaxed) {
+            return Some(Spin { start: spin.start, budget: Duration::ZERO });
+        }
+        Some(spin)
+    }
+
+    fn begin_capped(&self, cap: Duration, deadline: Option<Instant>) -> Option<Spin> {
+        if cap.is_zero() {
+            return None;
+        }
+        let start = Instant::now();
+        let mut budget = cap;
+        let skip = self.skip.load(Relaxed);
+        if skip > 0 {
+            self.skip.store(skip - 1, Relaxed);
+            budget = Duration::ZERO;
+        } else if self.gap_ns.load(Relaxed) > 2 * cap.as_nanos() as u64 {
+            budget = Duration::ZERO;
+        }
+        if let Some(d) = deadline {
+            budget = budget.min(d.saturating_duration_since(start));
+        }
+        Some(Spin { start, budget })
+    }
+
+    /// The wait ended: `spun` is how its spin did, `woken` whether it ended
+    /// on readiness at all (not a timeout or a signal).
+    pub(crate) fn end(&self, spin: Spin, spun: Spun, woken: bool) {
+        let gap = if woken { spin.start.elapsed().as_nanos().min(u64::MAX as u128) as u64 } else { u64::MAX };
+        self.gap_ns.store(gap, Relaxed);
+        if matches!(spun, Spun::Late | Spun::Contended) {
+            CONTENDED_UNTIL.store(since_epoch(Instant::now() + CONTENDED_PAUSE), Relaxed);
+        }
+        if spun == Spun::Paid {
+            self.misses.store(0, Relaxed);
+        } else if spin.allowed() {
+            let misses = (self.misses.load(Relaxed) + 1).min(MAX_BACKOFF);
+            self.misses.store(misses, Relaxed);
+            self.skip.store((1 << misses) - 1, Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CAP: Duration = Duration::from_micros(50);
+
+    fn budget(b: &BusyPoll, deadline: Option<Instant>) -> Duration {
+        b.begin_capped(CAP, deadline).map_or(Duration::ZERO, |s| s.budget)
+    }
+
+    /// A wait that slept and was woken at once (a short gap).
+    fn woken_soon(b: &BusyPoll) {
+        let spin = b.begin_capped(CAP, None).unwrap();
+        b.end(spin, Spun::No, true);
+    }
+
+    #[test]
+    fn a_fresh_or_idle_waiter_never_spins() {
+        let b = BusyPoll::default();
+        assert_eq!(budget(&b, None), Duration::ZERO, "no gap seen yet");
+        // A wait that timed out (or was interrupted) is no short gap.
+        let spin = b.begin_capped(CAP, None).unwrap();
+        b.end(spin, Spun::No, false);
+        assert_eq!(budget(&b, None), Duration::ZERO);
+        assert!(b.begin_capped(Duration::ZERO, None).is_none(), "a zero cap is libzmq's: never");
+    }
+
+    #[test]
+    fn a_short_gap_spins_up_to_the_cap_and_the_deadline() {
+        let b = BusyPoll::default();
+        woken_soon(&b);
+        assert_eq!(budget(&b, None), CAP);
+        assert_eq!(budget(&b, Some(Instant::now())), Duration::ZERO, "never past the deadline");
+        assert!(budget(&b, Some(Instant::now() + Duration::from_micros(10))) <= Duration::from_micros(10));
+    }
+
+    #[test]
+    fn misses_back_off_exponentially_and_a_paid_spin_resets() {
+        let b = BusyPoll::default();
+        woken_soon(&b);
+        for misses in 1..=MAX_BACKOFF + 2 {
+            let spin = b.begin_capped(CAP, None).unwrap();
+            assert!(spin.allowed());
+            b.end(spin, Spun::No, true); // spun, found nothing, then woken soon
+            let skipped = (1u32 << misses.min(MAX_BACKOFF)) - 1;
+            for _ in 0..skipped {
+                assert_eq!(budget(&b, None), Duration::ZERO, "miss {misses}: sleeps at once");
+            }
+        }
+        let spin = b.begin_capped(CAP, None).unwrap();
+        assert!(spin.allowed());
+        b.end(spin, Spun::Paid, true);
+        let spin = b.begin_capped(CAP, None).unwrap();
+        assert!(spin.allowed(), "a paid spin clears the back-off");
+        b.end(spin, Spun::No, true);
+        assert_eq!(budget(&b, None), Duration::ZERO, "a miss after a paid spin backs off again");
+    }
+
+    #[test]
+    fn a_spin_ends_when_ready_or_when_its_budget_is_spent() {
+        let b = BusyPoll::default();
+        woken_soon(&b);
+        let spin = b.begin_capped(CAP, None).unwrap();
+        let mut looks = 0;
+        assert_eq!(
+            spin.run(|| {
+                looks += 1;
+                looks == 3
+            }),
+            Spun::Paid
+        );
+        let spin = b.begin_capped(CAP, None).unwrap();
+        assert_eq!(spin.run(|| false), Spun::No);
+        assert!(spin.start().elapsed() >= CAP);
+        let never = Spin { start: Instant::now(), budget: Duration::ZERO };
+        assert_eq!(never.run(|| true), Spun::No, "no budget: no look at all");
+    }
 }

@@ -352,6 +352,12 @@ impl Socket {
     pub fn readiness_fd(&self) -> Result<std::os::fd::RawFd> {
         Ok(self.core()?.mailbox.signaler().raw_fd())
     }
+
+    /// The mailbox whose eventfd [`Socket::readiness_fd`] is: a blocked call
+    /// spins on its signaler before it sleeps on the descriptor.
+    pub(crate) fn mailbox(&self) -> Result<Arc<Mailbox>> {
+        Ok(self.core()?.mailbox.clone())
+    }
 }
 
 /// `Some(deadline)`, or `None` to wait forever; DONTWAIT is a zero timeout.

@@ -21,7 +21,7 @@ use link::Link;
 pub(in crate::io) use listener::ListenSock;
 use listener::{run_conn, run_listener, Conn, Listener};
 use session::{run_session, SState, Session};
-use shared::{lock, Inbox, TokenWaker};
+use shared::{lock, Inbox, TokenWaker, AWAKE, SLEEPING, SPINNING};
 pub(in crate::io) use shared::{Cmd, Shared};
 
 use crate::channel::mailbox::SocketCommand;
@@ -32,13 +32,14 @@ use crate::pipe::Wake;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::packet::{PacketEngine, Step};
 use crate::transport::ws::WsConnect;
+use crate::wait::{BusyPoll, Spin, Spun};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,10 @@ const WAKER_TOKEN: Token = Token(usize::MAX);
 /// follow at this pace, so the queue never fills and the kernel never drops a
 /// SYN (which costs the peer a 1 s retransmission timeout, then 2 s...).
 const SETUP_BUDGET: usize = 256;
+
+/// A spinning loop calls `epoll_wait(0)` once per this many looks at its
+/// notifier flag (about a microsecond apart).
+const EPOLL_EVERY: u32 = 16;
 
 enum Obj {
     Listener(Listener),
@@ -108,6 +113,8 @@ pub(super) struct Poller {
     next_uid: u64,
     rng: u64,
     live: usize,
+    /// Whether the loop spins in `epoll_wait(0)` before it sleeps.
+    busy: BusyPoll,
 }
 
 impl Poller {
@@ -119,7 +126,7 @@ impl Poller {
             inbox: Mutex::new(Inbox::default()),
             idle: Condvar::new(),
             woken: Mutex::new(Vec::new()),
-            sleeping: AtomicBool::new(false),
+            state: AtomicU8::new(AWAKE),
         });
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -136,6 +143,7 @@ impl Poller {
             next_uid: 1,
             rng: seed | 1,
             live: 0,
+            busy: BusyPoll::default(),
         };
         Ok((poller, shared))
     }
@@ -151,18 +159,34 @@ impl Poller {
             } else {
                 Some(Duration::ZERO)
             };
-            self.shared.sleeping.store(true, Ordering::SeqCst);
-            if !lock(&self.shared.woken).is_empty() || !lock(&self.shared.inbox).cmds.is_empty() {
-                timeout = Some(Duration::ZERO);
-            }
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    // Nothing sensible to do but retry; avoid a hot loop.
-                    std::thread::sleep(Duration::from_millis(1));
+            let spin = match timeout {
+                Some(t) if t.is_zero() => None,
+                _ => self.busy.begin(timeout.map(|t| now + t)),
+            };
+            let spun = spin.as_ref().map_or(Spun::No, |spin| self.spin(spin, &mut events));
+            let mut queued = false;
+            if !spun.ready() {
+                self.shared.state.store(SLEEPING, Ordering::SeqCst);
+                if !lock(&self.shared.woken).is_empty() || !lock(&self.shared.inbox).cmds.is_empty() {
+                    queued = true;
+                    timeout = Some(Duration::ZERO);
+                } else if let (Some(t), Some(spin)) = (timeout, &spin) {
+                    timeout = Some(t.saturating_sub(spin.start().elapsed()));
                 }
-                events.clear();
+                if let Err(e) = self.poll.poll(&mut events, timeout) {
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        // Nothing sensible to do but retry; avoid a hot loop.
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    events.clear();
+                }
             }
-            self.shared.sleeping.store(false, Ordering::SeqCst);
+            let notified = self.shared.state.swap(AWAKE, Ordering::SeqCst) == AWAKE;
+            if let Some(spin) = spin {
+                // A timer's expiry is no wake-up: it says nothing of how soon work comes.
+                let woken = spun.ready() || notified || queued || !events.is_empty();
+                self.busy.end(spin, spun, woken);
+            }
             let now = Instant::now();
 
             let cmds = {
@@ -252,6 +276,34 @@ impl Poller {
         st.live = 0;
         st.cmds.clear();
         self.shared.idle.notify_all();
+    }
+
+    /// Busy-poll (see [`BusyPoll`]) for readiness or a notifier before the
+    /// loop sleeps: ready when either came, with the ready events in `events`.
+    fn spin(&mut self, spin: &Spin, events: &mut Events) -> Spun {
+        if !spin.allowed() {
+            return Spun::No;
+        }
+        self.shared.state.store(SPINNING, Ordering::SeqCst);
+        if !lock(&self.shared.woken).is_empty() || !lock(&self.shared.inbox).cmds.is_empty() {
+            return Spun::Paid;
+        }
+        let (poll, state) = (&mut self.poll, &self.shared.state);
+        let mut n = 0u32;
+        spin.run(|| {
+            if state.load(Ordering::SeqCst) == AWAKE {
+                return true;
+            }
+            // epoll_wait every ~microsecond, the atomic in between.
+            n += 1;
+            if !n.is_multiple_of(EPOLL_EVERY) {
+                return false;
+            }
+            if poll.poll(events, Some(Duration::ZERO)).is_err() {
+                events.clear();
+            }
+            !events.is_empty()
+        })
     }
 
     fn new_waker(&self, token: usize) -> Arc<TokenWaker> {

@@ -8,7 +8,7 @@ use crate::pipe::Wake;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::ipc::IpcCleanup;
 use crate::transport::packet::PacketEngine;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -41,17 +41,27 @@ pub(in crate::io) struct Shared {
     pub(super) inbox: Mutex<Inbox>,
     pub(super) idle: Condvar,
     pub(super) woken: Mutex<Vec<usize>>,
-    /// The loop is (about to be) blocked in `poll`: wakers must use the
-    /// `mio::Waker`. Otherwise queuing the token is enough.
-    pub(super) sleeping: AtomicBool,
+    /// [`AWAKE`], [`SPINNING`] or [`SLEEPING`]: only a loop that is (about to
+    /// be) blocked in `poll` needs the `mio::Waker`; a running or spinning
+    /// one finds what was queued by itself.
+    pub(super) state: AtomicU8,
 }
+
+/// The loop is running: queuing is enough.
+pub(super) const AWAKE: u8 = 0;
+/// The loop busy-polls before it sleeps and watches for [`AWAKE`]: a
+/// notifier sets it back, with no syscall.
+pub(super) const SPINNING: u8 = 1;
+/// The loop is (about to be) blocked in `poll`: a notifier wakes it.
+pub(super) const SLEEPING: u8 = 2;
 
 impl Shared {
     pub(super) fn notify(&self) {
-        // Pairs with the loop's `sleeping.store(true)` followed by checking
+        // Pairs with the loop's `state.store(SLEEPING)` followed by checking
         // the queues under their mutexes: either the loop sees what we
-        // queued, or we see it sleeping and wake it.
-        if self.sleeping.swap(false, Ordering::SeqCst) {
+        // queued, or we see it sleeping and wake it. A spinning loop sees
+        // AWAKE and takes what we queued.
+        if self.state.swap(AWAKE, Ordering::SeqCst) == SLEEPING {
             let _ = self.waker.wake();
         }
     }
