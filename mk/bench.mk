@@ -9,7 +9,9 @@
 #                      and well-formed and every oxmq side has figures (never a
 #                      speed); part of `make test`
 #
-# QUICK=1 with bench-suite is the same as bench-quick. BENCH_STUDIES=1,2,8
+# QUICK=1 with bench-suite is the same as bench-quick. BENCH_STUDY2_PARTS=ipc,threads
+# runs only those groups of study 2 (merge a partial rerun with bench/merge_cells.py).
+# BENCH_STUDIES=1,2,8
 # selects studies; BENCH_REPS and BENCH_TARGET_S override repetitions and the
 # seconds per timed run. Sides whose implementation is missing (oxmq's C ABI,
 # its Python package, a binding) are reported "not available (why)"; they

@@ -125,18 +125,35 @@ def _thr_threads_cell(suite, impls, size, target):
     ratios(cell, "msgs_per_cpu_s", False, impls)
 
 
+# BENCH_STUDY2_PARTS=ipc,inproc,pinned,threads runs only those groups of cells
+# (a rerun of part of the study, to merge into a report by cell key); unset: all.
+PARTS = ("tcp", "ipc", "inproc", "pinned", "threads")
+
+
+def parts():
+    want = [p.strip() for p in os.environ.get("BENCH_STUDY2_PARTS", "").split(",") if p.strip()]
+    unknown = [p for p in want if p not in PARTS]
+    if unknown:
+        raise SystemExit("BENCH_STUDY2_PARTS: unknown part(s) %s (known: %s)" % (unknown, ",".join(PARTS)))
+    return set(want or PARTS)
+
+
 def measure(suite, impls):
     target = suite.target * 0.6
     ipc_n = [0]
+    run = parts()
     for transport in ("tcp", "ipc", "inproc"):
+        if transport not in run:
+            continue
         for size in thr_sizes(suite.quick, transport):
             for mode in ("copy", "zc") + (("bytearray",) if size >= PY_LEND_MIN else ()):
                 _thr_cell(suite, impls, transport, size, mode, False, ipc_n, target)
-    if HAVE_TASKSET:
+    if HAVE_TASKSET and "pinned" in run:
         for transport, size, mode in pinned_cells(suite.quick):
             _thr_cell(suite, impls, transport, size, mode, True, ipc_n, target)
-    for size in threads_sizes(suite.quick):
-        _thr_threads_cell(suite, impls, size, target)
+    if "threads" in run:
+        for size in threads_sizes(suite.quick):
+            _thr_threads_cell(suite, impls, size, target)
 
 
 RAW_KIND = {"tcp": "tcp", "ipc": "unix", "inproc": "memcpy"}
