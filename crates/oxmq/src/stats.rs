@@ -151,7 +151,9 @@ pub struct SocketStats {
     /// their frames) that crossed between this socket and its peers: taken
     /// from a peer (`_in`: including those a receiving CONFLATE then
     /// replaced) and handed to one (`_out`: a PUB message to three
-    /// subscribers counts three times, a dropped one not at all). ROUTER's
+    /// subscribers counts three times, a dropped one not at all, nor do
+    /// frames taken back unsent, such as those of a multipart message left
+    /// half-written when its connection went). ROUTER's
     /// routing-id frames are envelope, not traffic. Peers that are gone
     /// still count.
     pub msgs_in: u64,

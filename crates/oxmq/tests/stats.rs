@@ -57,6 +57,43 @@ fn traffic_is_counted_per_socket_and_per_peer() {
     }
 }
 
+/// Only what left counts: a multipart message under way has sent nothing
+/// yet, and frames taken back unsent (abandoned half-written when the
+/// connection is dropped, or written as the peer vanished) count as neither
+/// messages nor bytes out.
+#[test]
+fn frames_taken_back_unsent_are_not_counted_as_sent() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    let push = sock(&ctx, SocketType::Push);
+    let ep = link(Transport::InprocBindFirst, &pull, &push);
+    send(&push, b"whole");
+    assert_eq!(recv(&pull), b"whole");
+    push.send(&b"head"[..], SNDMORE).unwrap();
+    let s = push.stats().unwrap();
+    assert_eq!((s.msgs_out, s.bytes_out), (1, 5), "a message under way has not left: {s:?}");
+    assert_eq!((s.peers[0].msgs_out, s.peers[0].bytes_out), (1, 5), "{s:?}");
+    push.disconnect(&ep).unwrap();
+    // The rest of the abandoned message goes nowhere.
+    push.send(&b"tail"[..], 0).unwrap();
+    let s = push.stats().unwrap();
+    assert_eq!((s.msgs_out, s.bytes_out, s.peers.len()), (1, 5, 0), "the abandoned frames never left: {s:?}");
+
+    let pull = sock(&ctx, SocketType::Pull);
+    let push = sock(&ctx, SocketType::Push);
+    link(Transport::InprocBindFirst, &pull, &push);
+    send(&push, b"whole");
+    assert_eq!(recv(&pull), b"whole");
+    push.send(&b"head"[..], SNDMORE).unwrap();
+    drop(pull);
+    // Taken back, whether the pipe is found gone before this frame or at its flush.
+    push.send(&b"tail"[..], 0).unwrap();
+    assert!(eventually(BOUND, || push.stats().unwrap().peers.is_empty()), "the pipe to the closed peer stayed");
+    let s = push.stats().unwrap();
+    assert_eq!((s.msgs_out, s.bytes_out), (1, 5), "nothing of the message the peer never got counts: {s:?}");
+}
+
 #[test]
 fn queue_depths_show_unread_messages() {
     let _g = guard();
