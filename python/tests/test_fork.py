@@ -218,3 +218,91 @@ def test_child_of_a_busy_zero_copy_sender_uses_a_new_context(make):
         codes = wait_children(pids)
     failed = [c for c in codes if c != 0]
     assert not failed, "%d of %d children failed or hung: %s" % (len(failed), len(pids), failed)
+
+
+def child_lends_and_tracks(parents_tracker):
+    """In a fork child: an exact bytes lent by reference on a context of its
+    own (inproc hands that very object back), a tracked zero-copy send, and
+    a wait on the parent's last tracker, which may never be done here."""
+    own = zmq.Context()
+    a = own.socket(zmq.PAIR)
+    b = own.socket(zmq.PAIR)
+    a.rcvtimeo = b.rcvtimeo = a.sndtimeo = 5000
+    a.bind("inproc://child-lends")
+    b.connect("inproc://child-lends")
+    body = b"c" * 8192
+    a.send(body)
+    assert b.recv() is body
+    # copy=False lends from the socket's copy threshold (64 KiB) up.
+    tracker = a.send(bytearray(b"t" * 65536), copy=False, track=True)
+    assert b.recv() == b"t" * 65536
+    tracker.wait(5)
+    try:
+        parents_tracker.wait(0.01)
+    except zmq.NotDone:
+        pass
+    a.close(linger=0)
+    b.close(linger=0)
+    own.term()
+
+
+def test_child_of_a_busy_lending_and_tracking_sender_lends_and_tracks(make):
+    # The parent's I/O thread, done with a message, takes back what Python
+    # lent: it dropped the lent bytes' entry from a map under a lock, and set
+    # the send's tracker under another. A fork landing while it held either
+    # left it held for good in the child, whose first lent send or receive
+    # (the map) or wait on that tracker then hung.
+    pull = make(zmq.PULL)
+    pull.bind("tcp://127.0.0.1:*")
+    push = make(zmq.PUSH, sndhwm=100)
+    push.connect(pull.last_endpoint.decode())
+    body = b"L" * 8192  # an exact bytes from 4 KiB: lent, not copied
+    tracked = bytearray(b"T" * 65536)  # lent by copy=False: the copy threshold
+    last = [push.send(tracked, copy=False, track=True)]
+    stop_sending = threading.Event()
+    sent = threading.Event()
+    sender_done = threading.Event()
+
+    def send():
+        try:
+            while not stop_sending.is_set():
+                push.send(body)
+                last[0] = push.send(tracked, copy=False, track=True)
+                sent.set()
+        finally:
+            sender_done.set()
+
+    def drain():
+        while not sender_done.is_set():
+            try:
+                pull.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                time.sleep(0.0005)
+
+    threads = [threading.Thread(target=send), threading.Thread(target=drain)]
+    for t in threads:
+        t.start()
+    pids = []
+    try:
+        assert sent.wait(10), "the parent's sender never sent"
+        for _ in range(300):
+            parents_tracker = last[0]
+            with warnings.catch_warnings():
+                # Python 3.12 warns of forking a threaded process: that is the point.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    child_lends_and_tracks(parents_tracker)
+                    code = 0
+                finally:
+                    os._exit(code)
+            pids.append(pid)
+    finally:
+        stop_sending.set()
+        for t in threads:
+            t.join(10)
+        codes = wait_children(pids)
+    failed = [c for c in codes if c != 0]
+    assert not failed, "%d of %d children failed or hung: %s" % (len(failed), len(pids), failed)

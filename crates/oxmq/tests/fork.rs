@@ -1,12 +1,13 @@
 //! A fork child's copy of its parent's context (libzmq's test_fork): closing
 //! its sockets and terminating it wait for nothing (the I/O thread is the
 //! parent's) and disturb nothing in the parent; a new context works, and so
-//! does the queue that hands zero-copy buffers back to a runtime.
+//! do the queue that hands zero-copy buffers back to a runtime and the
+//! trackers of zero-copy sends.
 
 mod common;
 
 use common::*;
-use oxmq::{Context, ReleaseQueue, SocketType};
+use oxmq::{Context, CoreWait, ReleaseQueue, SocketType, Tracker};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -157,6 +158,44 @@ fn a_release_queue_busy_at_the_fork_serves_the_child() {
                 let mut found = false;
                 QUEUE.drain(|token| found |= token == u64::MAX);
                 found && QUEUE.drain(drop) == 0
+            },
+            || {},
+        ));
+        if statuses.last() != Some(&Some(0)) {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    busy.join().unwrap();
+    assert!(statuses.iter().all(|s| *s == Some(0)), "a child failed or hung: {statuses:?}");
+}
+
+/// A tracker another thread keeps setting while the process forks (as the
+/// I/O thread sets one when it is done with a tracked send's buffer): the
+/// child sets it and waits on it without waiting for that thread (a lock it
+/// held at the fork would stay held in the child for good).
+#[test]
+fn a_tracker_being_set_at_the_fork_serves_the_child() {
+    let _g = guard();
+    let tracker = Arc::new(Tracker::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy = {
+        let (tracker, stop) = (Arc::clone(&tracker), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                tracker.set_done();
+            }
+        })
+    };
+    let mut statuses = Vec::new();
+    for _ in 0..50 {
+        statuses.push(in_child(
+            || {
+                tracker.set_done();
+                let pending = Tracker::default();
+                let waited = Tracker::wait_all_with(&[&pending], Some(Duration::from_millis(5)), &mut CoreWait);
+                matches!(waited, Ok(false))
+                    && Tracker::wait_all_with(&[&tracker], Some(Duration::from_secs(1)), &mut CoreWait).unwrap()
             },
             || {},
         ));
