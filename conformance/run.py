@@ -23,7 +23,8 @@ IO_TIMEOUT = 5.0
 
 # libzmq option numbers the clauses set through the adapter.
 ZMQ_ROUTING_ID, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE = 5, 6, 7
-ZMQ_HEARTBEAT_IVL, ZMQ_HEARTBEAT_TTL = 75, 76
+ZMQ_HEARTBEAT_IVL, ZMQ_HEARTBEAT_TTL, ZMQ_HEARTBEAT_TIMEOUT = 75, 76, 77
+ZMQ_SNDBUF = 11
 ZMQ_PLAIN_SERVER, ZMQ_PLAIN_USERNAME, ZMQ_PLAIN_PASSWORD = 44, 45, 46
 
 
@@ -155,9 +156,17 @@ class Peer:
         self.seen = bytearray()  # every byte received, for the report
 
     @classmethod
-    def connect(cls, endpoint):
+    def connect(cls, endpoint, rcvbuf=None):
+        """rcvbuf: a small receive buffer (set before connecting, so the
+        window it offers is small from the start) to hold the sender back."""
         host, port = endpoint.rsplit("/", 1)[1].rsplit(":", 1)
-        return cls(socket.create_connection((host, int(port)), timeout=IO_TIMEOUT))
+        if rcvbuf is None:
+            return cls(socket.create_connection((host, int(port)), timeout=IO_TIMEOUT))
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        sock.settimeout(IO_TIMEOUT)
+        sock.connect((host, int(port)))
+        return cls(sock)
 
     def read(self, n):
         buf = bytearray()
@@ -495,6 +504,57 @@ def _(run):
     name, data, _ = p.read_command()
     if not p.closed_within(IO_TIMEOUT):
         raise NotApplicable("did not close (the clause is a MAY)")
+
+
+SPLIT_MESSAGES, SPLIT_FRAMES, SPLIT_FRAME = 6, 40, 4096
+
+
+def split_body(m, f):
+    """Frame f of message m in ping.between-messages: its own octet, repeated."""
+    return bytes([(m * SPLIT_FRAMES + f) & 0xFF]) * SPLIT_FRAME
+
+
+@clause("ping.between-messages", "RFC 37 §traffic: commands come only between messages (traffic = *(command / "
+        "message)): no PING or PONG between two frames of one multipart message (HEARTBEAT_IVL 1 ms; the peer "
+        "reads 6 messages of 40 x 4 KiB slowly, sending a PING every 5 frames)")
+def _(run):
+    a = run.adapter()
+    a.socket("DEALER", [(ZMQ_HEARTBEAT_IVL, 1), (ZMQ_HEARTBEAT_TIMEOUT, 30000)])
+    try:
+        # Frames then wait in the implementation, not in its kernel buffer,
+        # while PINGs and PONGs fall due (where the adapter maps SNDBUF).
+        a.ok(f"OPTI {ZMQ_SNDBUF} 4096")
+    except NotApplicable:
+        pass
+    p = Peer.connect(a.bind(), rcvbuf=4096)
+    p.handshake("DEALER")
+    for m in range(SPLIT_MESSAGES):
+        a.send(*(split_body(m, f) for f in range(SPLIT_FRAMES)))
+    m = f = pings = pongs = 0
+    while m < SPLIT_MESSAGES:
+        flags, data, head = p.read_frame()
+        if flags & 0x04:
+            name = data[1:1 + data[0]]
+            if f > 0:
+                raise Differs(f"{name.decode('ascii', 'replace')} inside message {m}, after frame {f - 1} of "
+                              f"{SPLIT_FRAMES}: {(head + data).hex()}")
+            pongs += name == b"PONG"
+            if name == b"PING":
+                p.write(command(b"PONG", data[1 + data[0] + 2:]))
+            continue
+        expect(data == split_body(m, f), f"message {m} frame {f}: {len(data)} octets {data[:8].hex()}...")
+        expect(bool(flags & 0x01) == (f + 1 < SPLIT_FRAMES), f"MORE {flags & 1} on message {m} frame {f}")
+        f += 1
+        if f % 5 == 0 and f < SPLIT_FRAMES:
+            pings += 1
+            p.write(command(b"PING", struct.pack(">H", 0) + b"split%d" % pings))
+        if f == SPLIT_FRAMES:
+            m, f = m + 1, 0
+    # The PINGs came mid-message: their answer is due there, so it must come
+    # after (or the clause saw no command fall due inside a message).
+    while not pongs:
+        name, data, _ = p.read_command(skip=(b"PING",))
+        pongs += name == b"PONG"
 
 
 def sub_wire(run, minor):

@@ -8,6 +8,13 @@
 //! drains that queue (releasing the buffers, with the GIL held) at the start
 //! of later socket calls. No thread and no cross-thread message per buffer,
 //! unlike pyzmq's garbage collector.
+//!
+//! Fork: a lock held by another thread when a process forks stays held for
+//! good in the child. So the one lock here, [`LENT_BYTES`]'s, is only ever
+//! taken with the GIL held (an owner's `Drop`, which may run on the I/O
+//! thread, leaves its entry to be removed when its buffer is released), and
+//! a fork happens with the GIL held by the thread that forks, so no other
+//! thread can hold that lock then. The queue and trackers take no lock.
 
 use oxmq::{ReleaseQueue, Tracker};
 use pyo3::buffer::PyUntypedBuffer;
@@ -15,10 +22,17 @@ use pyo3::types::PyBytes;
 use pyo3::{Bound, Py, PyAny, Python};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Buffers the core is done with, waiting for a GIL holder to release them.
-static RELEASED: ReleaseQueue<PyUntypedBuffer> = ReleaseQueue::new();
+static RELEASED: ReleaseQueue<Released> = ReleaseQueue::new();
+
+/// A lent buffer the core is done with.
+struct Released {
+    buf: PyUntypedBuffer,
+    /// Its [`LENT_BYTES`] key, when it was registered there.
+    lent_key: Option<usize>,
+}
 
 /// Release queued buffers if there are any. One atomic load when empty.
 #[inline]
@@ -29,7 +43,13 @@ pub(crate) fn maybe_drain(py: Python<'_>) {
 /// Release every queued buffer now; returns how many.
 #[inline]
 pub(crate) fn drain_releases(py: Python<'_>) -> usize {
-    RELEASED.drain(|b| b.release(py))
+    RELEASED.drain(|r| {
+        // Before the release, which may free the object the entry names.
+        if let Some(key) = r.lent_key {
+            forget_lent(py, key);
+        }
+        r.buf.release(py);
+    })
 }
 
 /// A Python buffer lent to the core for a zero-copy send.
@@ -38,7 +58,8 @@ pub(crate) struct Owner {
     ptr: *const u8,
     len: usize,
     tracker: Option<Arc<Tracker>>,
-    /// Registered in [`LENT_BYTES`] (an exact `bytes` sent by reference).
+    /// Registered in [`LENT_BYTES`] (an exact `bytes` sent by reference)
+    /// until its buffer is released.
     lent_bytes: bool,
 }
 
@@ -64,7 +85,7 @@ impl Owner {
     pub(crate) fn lend_bytes(b: &Bound<'_, PyBytes>) -> Option<Owner> {
         let buf = PyUntypedBuffer::get(b.as_any()).ok()?;
         let mut owner = Owner::new(buf, None);
-        let mut map = LENT_BYTES.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = lent_map(b.py());
         map.get_or_insert_with(HashMap::new)
             .entry(owner.ptr as usize)
             .or_insert((b.as_ptr() as usize, owner.len, 0))
@@ -76,9 +97,15 @@ impl Owner {
 }
 
 /// `bytes` bodies lent to the core by a copying send: data pointer ->
-/// (object, length, how many owners). An entry lives exactly as long as an
-/// owner that keeps the object alive.
+/// (object, length, how many owners). An entry lives as long as an owner,
+/// or its buffer waiting in [`RELEASED`], keeps the object alive. Taken only
+/// with the GIL held (see the module's doc: what makes it fork-safe).
 static LENT_BYTES: Mutex<Option<LentMap>> = Mutex::new(None);
+
+/// [`LENT_BYTES`], for a caller that shows it holds the GIL.
+fn lent_map(_gil: Python<'_>) -> MutexGuard<'static, Option<LentMap>> {
+    LENT_BYTES.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Data pointer -> (object pointer, body length, owners alive).
 type LentMap = HashMap<usize, (usize, usize, usize)>;
@@ -93,14 +120,14 @@ pub(crate) fn lent_bytes_object(py: Python<'_>, data: &[u8]) -> Option<Py<PyAny>
     if LENT_COUNT.load(Ordering::Relaxed) == 0 {
         return None;
     }
-    let map = LENT_BYTES.lock().unwrap_or_else(|e| e.into_inner());
+    let map = lent_map(py);
     let &(obj, len, _) = map.as_ref()?.get(&(data.as_ptr() as usize))?;
     if len != data.len() {
         return None;
     }
-    // SAFETY: the entry exists only while an owner holding a buffer export of
-    // (so a reference to) this `bytes` object is alive, and the caller's
-    // message holds such an owner; we take a new strong reference.
+    // SAFETY: the entry exists only while a buffer export of (so a reference
+    // to) this `bytes` object is held, by an owner or in `RELEASED`, and the
+    // caller's message holds such an owner; we take a new strong reference.
     Some(unsafe { Bound::from_borrowed_ptr(py, obj as *mut pyo3::ffi::PyObject) }.unbind())
 }
 
@@ -114,23 +141,27 @@ impl AsRef<[u8]> for Owner {
     }
 }
 
+/// One owner of the lent body at `key` is gone and its buffer is being
+/// released.
+fn forget_lent(py: Python<'_>, key: usize) {
+    let mut map = lent_map(py);
+    if let Some(m) = map.as_mut() {
+        if let Some(e) = m.get_mut(&key) {
+            e.2 -= 1;
+            if e.2 == 0 {
+                m.remove(&key);
+            }
+        }
+    }
+    LENT_COUNT.fetch_sub(1, Ordering::Relaxed);
+}
+
 impl Drop for Owner {
     fn drop(&mut self) {
-        if self.lent_bytes {
-            let mut map = LENT_BYTES.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(m) = map.as_mut() {
-                let key = self.ptr as usize;
-                if let Some(e) = m.get_mut(&key) {
-                    e.2 -= 1;
-                    if e.2 == 0 {
-                        m.remove(&key);
-                    }
-                }
-            }
-            LENT_COUNT.fetch_sub(1, Ordering::Relaxed);
-        }
-        if let Some(b) = self.buf.take() {
-            RELEASED.push(b);
+        // Any thread, the I/O thread's included: no lock taken here.
+        if let Some(buf) = self.buf.take() {
+            let lent_key = self.lent_bytes.then_some(self.ptr as usize);
+            RELEASED.push(Released { buf, lent_key });
         }
         if let Some(t) = &self.tracker {
             t.set_done();

@@ -4,6 +4,12 @@
 //! here; a registry of weak references turns it back into that state while
 //! it is alive, and an address that is not (or no longer) registered is
 //! refused rather than dereferenced.
+//!
+//! Fork: the registry's lock is only ever taken with the GIL held (making a
+//! context or socket, shadowing one, and the shared state's drop, which runs
+//! as the last Python object over it is deallocated), and a process forks
+//! with the GIL held by the forking thread, so no other thread holds the
+//! lock then: a child's registry is never left locked.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};

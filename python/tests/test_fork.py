@@ -159,26 +159,19 @@ def child_uses_a_new_context():
     own.term()
 
 
-def test_child_of_a_busy_zero_copy_sender_uses_a_new_context(make):
-    # The parent's I/O thread hands each zero-copy buffer it is done with
-    # back to Python through a queue that Python threads empty in their
-    # socket calls: a fork landing while the I/O thread held a lock on it
-    # left that lock held for good in the child, whose socket calls (which
-    # empty the queue) and I/O thread (which fills it) then hung.
-    pull = make(zmq.PULL)
-    pull.bind("tcp://127.0.0.1:*")
-    push = make(zmq.PUSH, copy_threshold=0)
-    push.connect(pull.last_endpoint.decode())
-    body = bytearray(b"z" * 64)
+def fork_beside_a_busy_sender(pull, send_one, in_child, forks=300):
+    """Fork `forks` times while a thread sends with `send_one()` (to `pull`
+    over tcp) and another drains `pull`; each child runs `in_child()` (given
+    what `send_one` returned last) and exits 0 if it returns. Asserts that
+    every child did so, none failing or hanging."""
+    last = [send_one()]
     stop_sending = threading.Event()
-    sent = threading.Event()
     sender_done = threading.Event()
 
     def send():
         try:
             while not stop_sending.is_set():
-                push.send(body, copy=False)
-                sent.set()
+                last[0] = send_one()
         finally:
             sender_done.set()
 
@@ -194,11 +187,8 @@ def test_child_of_a_busy_zero_copy_sender_uses_a_new_context(make):
         t.start()
     pids = []
     try:
-        assert sent.wait(10), "the parent's sender never sent"
-        # The I/O thread holds such a lock for a small part of its time: with
-        # the lock, 32 and 10 of 300 children hung in two runs (load average
-        # 18 on 2 cores).
-        for _ in range(300):
+        for _ in range(forks):
+            sent_last = last[0]
             with warnings.catch_warnings():
                 # Python 3.12 warns of forking a threaded process: that is the point.
                 warnings.simplefilter("ignore", DeprecationWarning)
@@ -206,7 +196,7 @@ def test_child_of_a_busy_zero_copy_sender_uses_a_new_context(make):
             if pid == 0:
                 code = 1
                 try:
-                    child_uses_a_new_context()
+                    in_child(sent_last)
                     code = 0
                 finally:
                     os._exit(code)
@@ -218,3 +208,66 @@ def test_child_of_a_busy_zero_copy_sender_uses_a_new_context(make):
         codes = wait_children(pids)
     failed = [c for c in codes if c != 0]
     assert not failed, "%d of %d children failed or hung: %s" % (len(failed), len(pids), failed)
+
+
+def test_child_of_a_busy_zero_copy_sender_uses_a_new_context(make):
+    # The parent's I/O thread hands each zero-copy buffer it is done with
+    # back to Python through a queue that Python threads empty in their
+    # socket calls: a fork landing while the I/O thread held a lock on it
+    # left that lock held for good in the child, whose socket calls (which
+    # empty the queue) and I/O thread (which fills it) then hung. The I/O
+    # thread held such a lock for a small part of its time: with the lock,
+    # 32 and 10 of 300 children hung in two runs (load average 18 on 2 cores).
+    pull = make(zmq.PULL)
+    pull.bind("tcp://127.0.0.1:*")
+    push = make(zmq.PUSH, copy_threshold=0)
+    push.connect(pull.last_endpoint.decode())
+    body = bytearray(b"z" * 64)
+    fork_beside_a_busy_sender(pull, lambda: push.send(body, copy=False),
+                              lambda _: child_uses_a_new_context())
+
+
+def child_lends_and_tracks(parents_tracker):
+    """In a fork child: an exact bytes lent by reference on a context of its
+    own (inproc hands that very object back), a tracked zero-copy send, and
+    a wait on the parent's last tracker, which may never be done here."""
+    own = zmq.Context()
+    a = own.socket(zmq.PAIR)
+    b = own.socket(zmq.PAIR)
+    a.rcvtimeo = b.rcvtimeo = a.sndtimeo = 5000
+    a.bind("inproc://child-lends")
+    b.connect("inproc://child-lends")
+    body = b"c" * 8192
+    a.send(body)
+    assert b.recv() is body
+    # copy=False lends from the socket's copy threshold (64 KiB) up.
+    tracker = a.send(bytearray(b"t" * 65536), copy=False, track=True)
+    assert b.recv() == b"t" * 65536
+    tracker.wait(5)
+    try:
+        parents_tracker.wait(0.01)
+    except zmq.NotDone:
+        pass
+    a.close(linger=0)
+    b.close(linger=0)
+    own.term()
+
+
+def test_child_of_a_busy_lending_and_tracking_sender_lends_and_tracks(make):
+    # The parent's I/O thread, done with a message, takes back what Python
+    # lent: it dropped the lent bytes' entry from a map under a lock, and set
+    # the send's tracker under another. A fork landing while it held either
+    # left it held for good in the child, whose first lent send or receive
+    # (the map) or wait on that tracker then hung.
+    pull = make(zmq.PULL)
+    pull.bind("tcp://127.0.0.1:*")
+    push = make(zmq.PUSH, sndhwm=100)
+    push.connect(pull.last_endpoint.decode())
+    body = b"L" * 8192  # an exact bytes from 4 KiB: lent, not copied
+    tracked = bytearray(b"T" * 65536)  # lent by copy=False: the copy threshold
+
+    def send_one():
+        push.send(body)
+        return push.send(tracked, copy=False, track=True)
+
+    fork_beside_a_busy_sender(pull, send_one, child_lends_and_tracks)

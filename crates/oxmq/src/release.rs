@@ -16,8 +16,7 @@ use crate::error::Result;
 use crate::wait::{slice_until, WaitHook};
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Tokens of buffers the core is done with, waiting for a runtime thread.
@@ -140,49 +139,63 @@ impl<T> Default for ReleaseQueue<T> {
 
 /// Completion of a tracked zero-copy send: set (from any thread) when the
 /// core is done with the lent buffer.
+///
+/// No lock: one futex word, so that a fork landing while another thread
+/// (the I/O thread, finishing with a buffer) was setting it leaves the
+/// child's copy usable: a lock held then would stay held for good in the
+/// child, and its first wait on, or drop of, that send would hang.
 #[derive(Default)]
 pub struct Tracker {
-    done: AtomicBool,
-    lock: Mutex<()>,
-    cond: Condvar,
+    /// `PENDING`, `WAITED` (pending, and a thread sleeps on the word) or `DONE`.
+    state: AtomicU32,
 }
 
+const PENDING: u32 = 0;
+const WAITED: u32 = 1;
+const DONE: u32 = 2;
+
 /// How often a wait on trackers hands control back to a runtime that has a
-/// wake descriptor but no slice of its own, or waits itself: a condition
-/// variable cannot include a descriptor, so the runtime is asked at this
-/// pace instead.
+/// wake descriptor but no slice of its own, or waits itself: a futex wait
+/// cannot include a descriptor, so the runtime is asked at this pace
+/// instead.
 const WAKE_FD_SLICE: Duration = Duration::from_millis(50);
 
 impl Tracker {
     /// Whether the send is done with its buffer.
     #[inline]
     pub fn is_done(&self) -> bool {
-        self.done.load(Ordering::Acquire)
+        self.state.load(Ordering::Acquire) == DONE
     }
 
-    /// Mark it done and wake its waiters; callable from any thread.
+    /// Mark it done and wake its waiters; callable from any thread. Never
+    /// waits for another thread; a system call only when one sleeps on it.
     pub fn set_done(&self) {
-        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        self.done.store(true, Ordering::Release);
-        self.cond.notify_all();
+        // Release: what the core did with the buffer happens-before a waiter
+        // that sees DONE.
+        if self.state.swap(DONE, Ordering::Release) == WAITED {
+            futex(&self.state, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, i32::MAX as u32, None);
+        }
     }
 
     /// Block this thread until done or `until`; returns whether done.
     fn wait_until(&self, until: Option<Instant>) -> bool {
-        let mut g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        while !self.is_done() {
-            g = match until {
-                None => self.cond.wait(g).unwrap_or_else(|e| e.into_inner()),
-                Some(u) => {
-                    let now = Instant::now();
-                    if now >= u {
-                        return false;
-                    }
-                    self.cond.wait_timeout(g, u - now).unwrap_or_else(|e| e.into_inner()).0
-                }
+        loop {
+            // Announce a sleeper (a no-op once announced); set_done then wakes.
+            match self.state.compare_exchange(PENDING, WAITED, Ordering::Acquire, Ordering::Acquire) {
+                Ok(_) | Err(WAITED) => {}
+                Err(_) => return true,
+            }
+            let timeout = match until {
+                None => None,
+                Some(u) => match u.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => return self.is_done(),
+                },
             };
+            // Sleeps only while the word still says WAITED, so a set_done
+            // between the exchange and here is not missed.
+            futex(&self.state, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, WAITED, timeout);
         }
-        true
     }
 
     /// Wait until every tracker in `all` is done (`Ok(true)`) or `timeout`
@@ -224,6 +237,24 @@ impl Tracker {
             }
         }
         Ok(true)
+    }
+}
+
+/// `futex(2)` on `word` (`FUTEX_WAIT_PRIVATE` while it holds `val`, for at
+/// most `timeout`; or `FUTEX_WAKE_PRIVATE` for up to `val` sleepers). Its
+/// result is not needed: a waiter looks at the word again either way
+/// (woken, timed out, interrupted, or the word had changed).
+fn futex(word: &AtomicU32, op: i32, val: u32, timeout: Option<Duration>) {
+    let ts = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
+        tv_nsec: t.subsec_nanos() as libc::c_long,
+    });
+    let ts_ptr = ts.as_ref().map_or(ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a live, aligned 32-bit atomic for the whole call; the
+    // timespec (relative, as FUTEX_WAIT takes it) outlives the call, or is
+    // null for no timeout; the other arguments are unused by these two ops.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, ts_ptr, ptr::null::<u32>(), 0u32);
     }
 }
 

@@ -151,7 +151,9 @@ pub struct SocketStats {
     /// their frames) that crossed between this socket and its peers: taken
     /// from a peer (`_in`: including those a receiving CONFLATE then
     /// replaced) and handed to one (`_out`: a PUB message to three
-    /// subscribers counts three times, a dropped one not at all). ROUTER's
+    /// subscribers counts three times, a dropped one not at all, nor do
+    /// frames taken back unsent, such as those of a multipart message left
+    /// half-written when its connection went). ROUTER's
     /// routing-id frames are envelope, not traffic. Peers that are gone
     /// still count.
     pub msgs_in: u64,
@@ -269,24 +271,28 @@ impl SocketStats {
     /// The counters by name, as [`PeerStats::counters`] (whose names mean
     /// the same here, summed or for the whole socket), then the socket's own.
     pub fn counters(&self) -> [(&'static str, u64); 15] {
-        let (d, h) = (&self.drops, &self.handshake_failures);
-        [
-            ("msgs_in", self.msgs_in),
-            ("bytes_in", self.bytes_in),
-            ("msgs_out", self.msgs_out),
-            ("bytes_out", self.bytes_out),
-            ("queued_in", self.queued_in),
-            ("queued_out", self.queued_out),
-            ("drops_hwm", d.hwm),
-            ("drops_no_route", d.no_route),
-            ("drops_conflate", d.conflate),
-            ("drops_oversize", d.oversize),
+        let totals = PeerStats {
+            msgs_in: self.msgs_in,
+            bytes_in: self.bytes_in,
+            msgs_out: self.msgs_out,
+            bytes_out: self.bytes_out,
+            queued_in: self.queued_in,
+            queued_out: self.queued_out,
+            drops: self.drops,
+            ..PeerStats::default()
+        };
+        let h = &self.handshake_failures;
+        let mut all = [("", 0); 15];
+        let (shared, own) = all.split_at_mut(10);
+        shared.copy_from_slice(&totals.counters());
+        own.copy_from_slice(&[
             ("reconnects", self.reconnects),
             ("handshake_failed_protocol", h.protocol),
             ("handshake_failed_auth", h.auth),
             ("handshake_failed_timeout", h.timeout),
             ("handshake_failed_other", h.other),
-        ]
+        ]);
+        all
     }
 
     /// The counter an oxmq-only `STATS_*` option reads (see `opt`).

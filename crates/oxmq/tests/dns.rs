@@ -15,9 +15,7 @@ use common::*;
 use oxmq::{monitor_event as ev, opt, Context, Socket, SocketType};
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-const BOUND: Duration = Duration::from_secs(10);
+use std::time::Duration;
 
 fn env_path(name: &str) -> PathBuf {
     PathBuf::from(std::env::var(name).unwrap_or_else(|_| panic!("{name} unset: run these with `make dns-test`")))
@@ -58,32 +56,10 @@ fn bound_pull(ctx: &Context, ep: &str) -> Socket {
     s
 }
 
-fn monitor(ctx: &Context, s: &Socket) -> Socket {
-    let ep = inproc_endpoint();
-    s.monitor(Some(&ep), ev::ALL as u32).unwrap();
-    let reader = sock(ctx, SocketType::Pair);
-    reader.connect(&ep).unwrap();
-    reader
-}
-
-fn next_event(reader: &Socket) -> (u16, u32) {
-    let parts = recv_parts(reader);
-    let h = &parts[0];
-    (u16::from_ne_bytes([h[0], h[1]]), u32::from_ne_bytes([h[2], h[3], h[4], h[5]]))
-}
-
-/// Events up to and including the first `id`.
+/// The ids of the monitor's events up to and including the first `id`.
 fn events_until(reader: &Socket, id: u16) -> Vec<u16> {
-    let deadline = Instant::now() + BOUND;
-    let mut seen = Vec::new();
-    while Instant::now() < deadline {
-        let (e, _) = next_event(reader);
-        seen.push(e);
-        if e == id {
-            return seen;
-        }
-    }
-    panic!("event {id:#x} never came: {seen:x?}");
+    let (last, before) = wait_for(reader, id);
+    before.iter().chain([&last]).map(|e| e.id).collect()
 }
 
 /// A lookup the DNS server has not answered yet holds up only its own
@@ -139,7 +115,7 @@ fn every_address_is_tried_until_one_connects() {
     let mut dead_first = 0;
     for round in 0..12 {
         let push = sock(&ctx, SocketType::Push);
-        let mon = monitor(&ctx, &push);
+        let mon = monitor(&ctx, &push, u32::from(ev::ALL));
         push.connect(&format!("tcp://multi.oxmq.test:{port}")).unwrap();
         send(&push, format!("found {round}").as_bytes());
         assert_eq!(recv(&pull), format!("found {round}").as_bytes());
@@ -190,7 +166,7 @@ fn an_address_that_never_answers_does_not_hold_up_the_next() {
     let mut hole_first = 0;
     for round in 0..12 {
         let push = sock(&ctx, SocketType::Push);
-        let mon = monitor(&ctx, &push);
+        let mon = monitor(&ctx, &push, u32::from(ev::ALL));
         push.connect(&format!("tcp://he.oxmq.test:{port}")).unwrap();
         send(&push, format!("past {round}").as_bytes());
         assert_eq!(recv(&pull), format!("past {round}").as_bytes());
@@ -223,7 +199,7 @@ fn a_dual_stack_name_tries_each_family_the_options_allow() {
     let attempts = |ipv6: i64, round: usize| {
         let push = sock(&ctx, SocketType::Push);
         push.set_option_int(opt::IPV6, ipv6).unwrap();
-        let mon = monitor(&ctx, &push);
+        let mon = monitor(&ctx, &push, u32::from(ev::ALL));
         push.connect(&format!("tcp://ds.oxmq.test:{port}")).unwrap();
         send(&push, format!("ds {round}").as_bytes());
         assert_eq!(recv(&pull), format!("ds {round}").as_bytes());
@@ -260,7 +236,7 @@ fn a_reconnect_follows_a_record_that_moved() {
 
     let push = sock(&ctx, SocketType::Push);
     push.set_option_int(opt::RECONNECT_IVL, 50).unwrap();
-    let mon = monitor(&ctx, &push);
+    let mon = monitor(&ctx, &push, u32::from(ev::ALL));
     push.connect(&format!("tcp://moving.oxmq.test:{port}")).unwrap();
     send(&push, b"to old");
     assert_eq!(recv(&old), b"to old");
@@ -287,10 +263,10 @@ fn a_failed_lookup_is_reported_and_retried() {
 
     let push = sock(&ctx, SocketType::Push);
     push.set_option_int(opt::RECONNECT_IVL, 50).unwrap();
-    let mon = monitor(&ctx, &push);
+    let mon = monitor(&ctx, &push, u32::from(ev::ALL));
     push.connect(&format!("tcp://later.oxmq.test:{port}")).unwrap();
     for _ in 0..2 {
-        let (e, ivl) = next_event(&mon);
+        let Event { id: e, value: ivl, .. } = next_event(&mon);
         assert_eq!(e, ev::CONNECT_RETRIED, "a failed lookup is reported as a retry, nothing else");
         assert!(ivl >= 50, "the retry waits RECONNECT_IVL: {ivl}");
     }
@@ -338,7 +314,7 @@ fn the_a_answer_starts_the_connect_and_a_late_aaaa_answer_joins_it() {
 
     let push = sock(&ctx, SocketType::Push);
     push.set_option_int(opt::IPV6, 1).unwrap();
-    let mon = monitor(&ctx, &push);
+    let mon = monitor(&ctx, &push, u32::from(ev::ALL));
     push.connect(&format!("tcp://v6-late.slow.oxmq.test:{port}")).unwrap();
     send(&push, b"joined");
     let before = events_until(&mon, ev::CONNECT_DELAYED);
@@ -350,14 +326,6 @@ fn the_a_answer_starts_the_connect_and_a_late_aaaa_answer_joins_it() {
     assert_eq!(recv(&pull), b"joined");
     let after = events_until(&mon, ev::CONNECTED);
     assert_eq!(after, [ev::CONNECT_DELAYED, ev::CONNECTED], "the AAAA address joined the race and won");
-}
-
-/// A version-2 event: id and first value.
-fn next_event_v2(reader: &Socket) -> (u64, u64) {
-    let parts = recv_parts(reader);
-    let u64_of = |b: &[u8]| u64::from_ne_bytes(b.try_into().expect("an 8-byte frame"));
-    assert!(parts.len() >= 5, "id, count, a value, two endpoints: {parts:?}");
-    (u64_of(&parts[0]), u64_of(&parts[2]))
 }
 
 /// A lookup that finds nothing is reported to version-2 monitors as
@@ -376,18 +344,16 @@ fn a_failed_lookup_is_a_resolve_failed_event_for_version_2_monitors() {
     let push = sock(&ctx, SocketType::Push);
     push.set_option_int(opt::RECONNECT_IVL, 50).unwrap();
     push.set_option_int(opt::IPV6, 1).unwrap();
-    let ep = inproc_endpoint();
-    push.monitor_versioned(Some(&ep), ev::ALL_OXMQ, 2, SocketType::Pair).unwrap();
-    let mon = sock(&ctx, SocketType::Pair);
-    mon.connect(&ep).unwrap();
+    let mon = monitor_v2(&ctx, &push, ev::ALL_OXMQ);
     push.connect(&format!("tcp://absent.oxmq.test:{port}")).unwrap();
     for _ in 0..2 {
-        let (e, code) = next_event_v2(&mon);
-        assert_eq!(e, ev::RESOLVE_FAILED);
-        assert_eq!(code as i64, i64::from(libc::EAI_NONAME), "getaddrinfo's code for a name that does not exist");
-        let (e, ivl) = next_event_v2(&mon);
-        assert_eq!(e, u64::from(ev::CONNECT_RETRIED), "then the retry, as in libzmq");
-        assert!(ivl >= 50, "the retry waits RECONNECT_IVL: {ivl}");
+        let e = next_event_v2(&mon);
+        assert_eq!(e.id, ev::RESOLVE_FAILED);
+        let code = e.values[0] as i64;
+        assert_eq!(code, i64::from(libc::EAI_NONAME), "getaddrinfo's code for a name that does not exist");
+        let e = next_event_v2(&mon);
+        assert_eq!(e.id, u64::from(ev::CONNECT_RETRIED), "then the retry, as in libzmq");
+        assert!(e.values[0] >= 50, "the retry waits RECONNECT_IVL: {e:?}");
     }
     set_hosts("127.0.0.16 absent.oxmq.test\n", "absent.oxmq.test", Some("127.0.0.16"));
     send(&push, b"found");

@@ -8,23 +8,9 @@
 mod common;
 
 use common::*;
-use oxmq::{monitor_event as ev, Context, Socket, SocketType};
+use oxmq::{monitor_event as ev, Context, SocketType};
 use std::fs::File;
 use std::time::{Duration, Instant};
-
-fn monitor(ctx: &Context, s: &Socket, events: u16) -> Socket {
-    let ep = inproc_endpoint();
-    s.monitor(Some(&ep), u32::from(events)).expect("monitor");
-    let reader = sock(ctx, SocketType::Pair);
-    reader.connect(&ep).expect("connect monitor reader");
-    reader
-}
-
-/// Next monitor event (id, value), bounded by the reader's RCVTIMEO.
-fn next_event(reader: &Socket) -> (u16, u32) {
-    let p = recv_parts(reader);
-    (u16::from_ne_bytes([p[0][0], p[0][1]]), u32::from_ne_bytes([p[0][2], p[0][3], p[0][4], p[0][5]]))
-}
 
 fn nofile() -> libc::rlimit {
     let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
@@ -53,7 +39,7 @@ fn fd_limit_during_accept() {
     let _g = guard();
     let ctx = Context::new();
     let pull = sock(&ctx, SocketType::Pull);
-    let mon = monitor(&ctx, &pull, ev::ACCEPTED | ev::ACCEPT_FAILED);
+    let mon = monitor(&ctx, &pull, u32::from(ev::ACCEPTED | ev::ACCEPT_FAILED));
     let ep = bind_fresh(Transport::Tcp, &pull);
     let addr: std::net::SocketAddr = ep.strip_prefix("tcp://").unwrap().parse().unwrap();
 
@@ -62,7 +48,7 @@ fn fd_limit_during_accept() {
     push.connect(&ep).unwrap();
     send(&push, b"before");
     assert_eq!(recv(&pull), b"before");
-    assert_eq!(next_event(&mon).0, ev::ACCEPTED);
+    assert_eq!(next_event(&mon).id, ev::ACCEPTED);
 
     // Client sockets made now (their descriptors exist), connected later.
     const LATE: usize = 3;
@@ -88,7 +74,7 @@ fn fd_limit_during_accept() {
         c.connect(&addr.into()).expect("connect completes in the kernel's backlog");
     }
     // accept() fails with EMFILE: the monitor says so.
-    let (id, value) = next_event(&mon);
+    let Event { id, value, .. } = next_event(&mon);
     assert_eq!(id, ev::ACCEPT_FAILED, "expected ACCEPT_FAILED, got {id:#06x}");
     assert_eq!(value as i32, libc::EMFILE, "ACCEPT_FAILED carries the errno");
 
@@ -116,10 +102,10 @@ fn fd_limit_during_accept() {
             Instant::now() < deadline,
             "only {accepted} of {LATE} waiting connections accepted after the limit rose"
         );
-        match next_event(&mon) {
-            (id, _) if id == ev::ACCEPTED => accepted += 1,
-            (id, _) if id == ev::ACCEPT_FAILED => {}
-            (id, _) => panic!("unexpected event {id:#06x}"),
+        match next_event(&mon).id {
+            ev::ACCEPTED => accepted += 1,
+            ev::ACCEPT_FAILED => {}
+            id => panic!("unexpected event {id:#06x}"),
         }
     }
     drop(clients);

@@ -143,28 +143,6 @@ fn child_entry() {
 // ---------------------------------------------------------------------------
 // Helpers
 
-fn monitor(ctx: &Context, s: &Socket, events: u16) -> Socket {
-    let ep = inproc_endpoint();
-    s.monitor(Some(&ep), u32::from(events)).expect("monitor");
-    let reader = sock(ctx, SocketType::Pair);
-    reader.connect(&ep).expect("connect monitor reader");
-    reader
-}
-
-/// Wait (bounded) for monitor event `id`; returns its value.
-#[track_caller]
-fn wait_event(reader: &Socket, id: u16, bound: Duration) -> u32 {
-    let deadline = Instant::now() + bound;
-    loop {
-        assert!(Instant::now() < deadline, "monitor event {id:#06x} did not come within {bound:?}");
-        let parts = recv_parts(reader);
-        let got = u16::from_ne_bytes([parts[0][0], parts[0][1]]);
-        if got == id {
-            return u32::from_ne_bytes([parts[0][2], parts[0][3], parts[0][4], parts[0][5]]);
-        }
-    }
-}
-
 fn still_serves(ctx: &Context, ep: &str, pull: &Socket) {
     let push = sock(ctx, SocketType::Push);
     push.connect(ep).unwrap();
@@ -179,7 +157,7 @@ fn killed_mid_multipart(t: Transport) {
     let _g = guard();
     let ctx = Context::new();
     let pull = sock(&ctx, SocketType::Pull);
-    let mon = monitor(&ctx, &pull, ev::DISCONNECTED);
+    let mon = monitor(&ctx, &pull, u32::from(ev::DISCONNECTED));
     let ep = bind_fresh(t, &pull);
     let mut peer = Peer::spawn("raw-torn-push", &ep);
     peer.expect_line("mid");
@@ -187,7 +165,7 @@ fn killed_mid_multipart(t: Transport) {
         assert_eq!(recv_parts(&pull), vec![b"head".to_vec(), vec![i; 300]], "whole message {i}");
     }
     peer.signal(libc::SIGKILL);
-    wait_event(&mon, ev::DISCONNECTED, BOUND);
+    wait_for(&mon, ev::DISCONNECTED);
     // The torn third message is dropped whole: not even its first frame.
     assert_nothing_within(&pull, 200);
     still_serves(&ctx, &ep, &pull);
@@ -209,7 +187,7 @@ fn oxmq_peer_killed_while_streaming_large_multipart() {
     let _g = guard();
     let ctx = Context::new();
     let pull = sock(&ctx, SocketType::Pull);
-    let mon = monitor(&ctx, &pull, ev::DISCONNECTED);
+    let mon = monitor(&ctx, &pull, u32::from(ev::DISCONNECTED));
     let ep = bind_fresh(Transport::Tcp, &pull);
     let mut peer = Peer::spawn("oxmq-push-big", &ep);
     peer.expect_line("sending");
@@ -233,7 +211,7 @@ fn oxmq_peer_killed_while_streaming_large_multipart() {
         next += 1;
     }
     assert!(next >= 3, "the stream stopped before the kill ({next})");
-    wait_event(&mon, ev::DISCONNECTED, BOUND);
+    wait_for(&mon, ev::DISCONNECTED);
     pull.set_option_int(opt::RCVTIMEO, TIMEOUT_MS).unwrap();
     still_serves(&ctx, &ep, &pull);
 }
@@ -248,7 +226,7 @@ fn reset_mid_multipart_drops_only_that_connection() {
     let _g = guard();
     let ctx = Context::new();
     let pull = sock(&ctx, SocketType::Pull);
-    let mon = monitor(&ctx, &pull, ev::DISCONNECTED);
+    let mon = monitor(&ctx, &pull, u32::from(ev::DISCONNECTED));
     let ep = bind_fresh(Transport::Tcp, &pull);
     let other = sock(&ctx, SocketType::Push);
     other.connect(&ep).unwrap();
@@ -263,7 +241,7 @@ fn reset_mid_multipart_drops_only_that_connection() {
     assert_eq!(recv_parts(&pull), vec![b"head".to_vec(), b"whole".to_vec()]);
     socket2::SockRef::from(&raw.stream).set_linger(Some(Duration::ZERO)).unwrap();
     drop(raw);
-    wait_event(&mon, ev::DISCONNECTED, BOUND);
+    wait_for(&mon, ev::DISCONNECTED);
     assert_nothing_within(&pull, 200);
     send(&other, b"after");
     assert_eq!(recv(&pull), b"after");
@@ -279,16 +257,16 @@ fn connect_side_reconnects_after_reset() {
     let ep = format!("tcp://{}", listener.local_addr().unwrap());
     let dealer = sock(&ctx, SocketType::Dealer);
     dealer.set_option_int(opt::RECONNECT_IVL, 20).unwrap();
-    let mon = monitor(&ctx, &dealer, ev::CONNECTED | ev::DISCONNECTED);
+    let mon = monitor(&ctx, &dealer, u32::from(ev::CONNECTED | ev::DISCONNECTED));
     dealer.connect(&ep).unwrap();
 
     let (first, _) = listener.accept().unwrap();
     let mut first = RawPeer::from_stream(first);
     first.handshake("ROUTER", None).unwrap();
-    wait_event(&mon, ev::CONNECTED, BOUND);
+    wait_for(&mon, ev::CONNECTED);
     socket2::SockRef::from(&first.stream).set_linger(Some(Duration::ZERO)).unwrap();
     drop(first);
-    wait_event(&mon, ev::DISCONNECTED, BOUND);
+    wait_for(&mon, ev::DISCONNECTED);
 
     let (second, _) = listener.accept().unwrap();
     let mut second = RawPeer::from_stream(second);
@@ -312,7 +290,7 @@ fn half_open_peer_caught_by_heartbeats() {
     let pull = sock(&ctx, SocketType::Pull);
     pull.set_option_int(opt::HEARTBEAT_IVL, 100).unwrap();
     pull.set_option_int(opt::HEARTBEAT_TIMEOUT, 400).unwrap();
-    let mon = monitor(&ctx, &pull, ev::DISCONNECTED);
+    let mon = monitor(&ctx, &pull, u32::from(ev::DISCONNECTED));
     let ep = bind_fresh(Transport::Tcp, &pull);
     let mut peer = Peer::spawn("oxmq-push-idle", &ep);
     peer.expect_line("up");
@@ -321,7 +299,7 @@ fn half_open_peer_caught_by_heartbeats() {
     // otherwise shorten what is measured.
     let start = Instant::now();
     peer.signal(libc::SIGSTOP);
-    wait_event(&mon, ev::DISCONNECTED, Duration::from_secs(5));
+    wait_for(&mon, ev::DISCONNECTED);
     let took = start.elapsed();
     assert!(took >= Duration::from_millis(300), "closed before the timeout could expire ({took:?})");
     still_serves(&ctx, &ep, &pull);
@@ -342,7 +320,7 @@ fn eof_behind_hwm_backlog_closes_connection() {
     let ctx = Context::new();
     let pull = sock(&ctx, SocketType::Pull);
     pull.set_option_int(opt::RCVHWM, 10).unwrap();
-    let mon = monitor(&ctx, &pull, ev::DISCONNECTED);
+    let mon = monitor(&ctx, &pull, u32::from(ev::DISCONNECTED));
     let ep = bind_fresh(Transport::Tcp, &pull);
     let mut raw = RawPeer::connect(&ep);
     raw.handshake("PUSH", None).unwrap();
@@ -366,7 +344,7 @@ fn eof_behind_hwm_backlog_closes_connection() {
         assert_eq!(recv(&pull)[..4], i.to_le_bytes());
     }
     w.join().unwrap();
-    wait_event(&mon, ev::DISCONNECTED, BOUND);
+    wait_for(&mon, ev::DISCONNECTED);
     assert!(raw.wait_closed(BOUND), "the socket never closed its side");
 }
 

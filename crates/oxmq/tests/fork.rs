@@ -1,12 +1,13 @@
 //! A fork child's copy of its parent's context (libzmq's test_fork): closing
 //! its sockets and terminating it wait for nothing (the I/O thread is the
 //! parent's) and disturb nothing in the parent; a new context works, and so
-//! does the queue that hands zero-copy buffers back to a runtime.
+//! do the queue that hands zero-copy buffers back to a runtime and the
+//! trackers of zero-copy sends.
 
 mod common;
 
 use common::*;
-use oxmq::{Context, ReleaseQueue, SocketType};
+use oxmq::{Context, CoreWait, ReleaseQueue, SocketType, Tracker};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -127,6 +128,31 @@ fn child_dropping_its_copies_leaves_the_parent_working() {
     assert_eq!(recv(&pull), b"after the child");
 }
 
+/// Forks 50 times while another thread runs `step` over and over; each child
+/// runs `child` (exit 0 if it returns true). Asserts every child did, none
+/// failing or hanging; stops at the first that did not.
+fn forks_beside(mut step: impl FnMut() + Send + 'static, child: impl Fn() -> bool) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                step();
+            }
+        })
+    };
+    let mut statuses = Vec::new();
+    for _ in 0..50 {
+        statuses.push(in_child(&child, || {}));
+        if statuses.last() != Some(&Some(0)) {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    busy.join().unwrap();
+    assert!(statuses.iter().all(|s| *s == Some(0)), "a child failed or hung: {statuses:?}");
+}
+
 /// A release queue another thread keeps pushing onto and draining while the
 /// process forks: the child pushes and drains it too, never waiting for
 /// that thread, which the child does not have (a lock it held at the fork
@@ -135,36 +161,41 @@ fn child_dropping_its_copies_leaves_the_parent_working() {
 fn a_release_queue_busy_at_the_fork_serves_the_child() {
     let _g = guard();
     static QUEUE: ReleaseQueue<u64> = ReleaseQueue::new();
-    let stop = Arc::new(AtomicBool::new(false));
-    let busy = {
-        let stop = Arc::clone(&stop);
-        std::thread::spawn(move || {
-            let mut n = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                QUEUE.push(n);
-                n += 1;
-                if n.is_multiple_of(64) {
-                    QUEUE.drain(drop);
-                }
+    let mut n = 0u64;
+    forks_beside(
+        move || {
+            QUEUE.push(n);
+            n += 1;
+            if n.is_multiple_of(64) {
+                QUEUE.drain(drop);
             }
-        })
-    };
-    let mut statuses = Vec::new();
-    for _ in 0..50 {
-        statuses.push(in_child(
-            || {
-                QUEUE.push(u64::MAX);
-                let mut found = false;
-                QUEUE.drain(|token| found |= token == u64::MAX);
-                found && QUEUE.drain(drop) == 0
-            },
-            || {},
-        ));
-        if statuses.last() != Some(&Some(0)) {
-            break;
-        }
-    }
-    stop.store(true, Ordering::Relaxed);
-    busy.join().unwrap();
-    assert!(statuses.iter().all(|s| *s == Some(0)), "a child failed or hung: {statuses:?}");
+        },
+        || {
+            QUEUE.push(u64::MAX);
+            let mut found = false;
+            QUEUE.drain(|token| found |= token == u64::MAX);
+            found && QUEUE.drain(drop) == 0
+        },
+    );
+}
+
+/// A tracker another thread keeps setting while the process forks (as the
+/// I/O thread sets one when it is done with a tracked send's buffer): the
+/// child sets it and waits on it without waiting for that thread (a lock it
+/// held at the fork would stay held in the child for good).
+#[test]
+fn a_tracker_being_set_at_the_fork_serves_the_child() {
+    let _g = guard();
+    let tracker = Arc::new(Tracker::default());
+    let busy = Arc::clone(&tracker);
+    forks_beside(
+        move || busy.set_done(),
+        || {
+            tracker.set_done();
+            let pending = Tracker::default();
+            let waited = Tracker::wait_all_with(&[&pending], Some(Duration::from_millis(5)), &mut CoreWait);
+            matches!(waited, Ok(false))
+                && Tracker::wait_all_with(&[&tracker], Some(Duration::from_secs(1)), &mut CoreWait).unwrap()
+        },
+    );
 }

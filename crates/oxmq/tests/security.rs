@@ -55,32 +55,6 @@ fn zap_handler(
     })
 }
 
-fn monitor(ctx: &Context, s: &Socket) -> Socket {
-    let ep = inproc_endpoint();
-    s.monitor(Some(&ep), ev::ALL as u32).unwrap();
-    let reader = sock(ctx, SocketType::Pair);
-    reader.connect(&ep).unwrap();
-    reader
-}
-
-/// Waits for a monitor event with `id`; returns its value.
-fn wait_event(reader: &Socket, id: u16) -> u32 {
-    let mut seen = Vec::new();
-    loop {
-        let parts = match reader.recv_multipart(0) {
-            Ok(p) => p,
-            Err(e) => panic!("event {id:#x} never came ({e}); saw {seen:x?}"),
-        };
-        let head = parts[0].to_vec();
-        let got = u16::from_ne_bytes([head[0], head[1]]);
-        let value = u32::from_ne_bytes([head[2], head[3], head[4], head[5]]);
-        if got == id {
-            return value;
-        }
-        seen.push((got, value));
-    }
-}
-
 #[test]
 fn options_read_back_as_libzmq_does() {
     let _g = guard();
@@ -205,12 +179,12 @@ fn curve_zap_denial_fails_auth_on_both_sides() {
     let client = sock(&ctx, SocketType::Push);
     curve_server(&server, &sk);
     curve_client(&client, &ck, &sk.public);
-    let smon = monitor(&ctx, &server);
-    let cmon = monitor(&ctx, &client);
+    let smon = monitor(&ctx, &server, u32::from(ev::ALL));
+    let cmon = monitor(&ctx, &client, u32::from(ev::ALL));
     let ep = bind_fresh(Transport::Tcp, &server);
     connect_to(&ep, &client);
-    assert_eq!(wait_event(&smon, ev::HANDSHAKE_FAILED_AUTH), 400);
-    assert_eq!(wait_event(&cmon, ev::HANDSHAKE_FAILED_AUTH), 400);
+    assert_eq!(wait_for(&smon, ev::HANDSHAKE_FAILED_AUTH).0.value, 400);
+    assert_eq!(wait_for(&cmon, ev::HANDSHAKE_FAILED_AUTH).0.value, 400);
     handler.join().unwrap();
     assert_nothing(&server);
 }
@@ -222,12 +196,12 @@ fn curve_wrong_server_key_is_refused_and_others_still_served() {
     let (sk, good, bad) = (keys(), keys(), keys());
     let server = sock(&ctx, SocketType::Pull);
     curve_server(&server, &sk);
-    let smon = monitor(&ctx, &server);
+    let smon = monitor(&ctx, &server, u32::from(ev::ALL));
     let ep = bind_fresh(Transport::Tcp, &server);
     let wrong = sock(&ctx, SocketType::Push);
     curve_client(&wrong, &bad, &keys().public);
     connect_to(&ep, &wrong);
-    assert_eq!(wait_event(&smon, ev::HANDSHAKE_FAILED_PROTOCOL), 0x1100_0001, "ZMTP_CRYPTOGRAPHIC");
+    assert_eq!(wait_for(&smon, ev::HANDSHAKE_FAILED_PROTOCOL).0.value, 0x1100_0001, "ZMTP_CRYPTOGRAPHIC");
     let right = sock(&ctx, SocketType::Push);
     curve_client(&right, &good, &sk.public);
     connect_to(&ep, &right);
@@ -242,11 +216,11 @@ fn curve_against_null_is_a_mechanism_mismatch() {
     let sk = keys();
     let server = sock(&ctx, SocketType::Pull);
     curve_server(&server, &sk);
-    let smon = monitor(&ctx, &server);
+    let smon = monitor(&ctx, &server, u32::from(ev::ALL));
     let ep = bind_fresh(Transport::Tcp, &server);
     let plain = sock(&ctx, SocketType::Push);
     connect_to(&ep, &plain);
-    assert_eq!(wait_event(&smon, ev::HANDSHAKE_FAILED_PROTOCOL), 0x1100_0002, "MECHANISM_MISMATCH");
+    assert_eq!(wait_for(&smon, ev::HANDSHAKE_FAILED_PROTOCOL).0.value, 0x1100_0002, "MECHANISM_MISMATCH");
 }
 
 #[test]
@@ -276,9 +250,9 @@ fn plain_with_zap_allow_and_deny() {
     let bad = sock(&ctx, SocketType::Req);
     bad.set_option_bytes(opt::PLAIN_USERNAME, b"admin").unwrap();
     bad.set_option_bytes(opt::PLAIN_PASSWORD, b"wrong").unwrap();
-    let cmon = monitor(&ctx, &bad);
+    let cmon = monitor(&ctx, &bad, u32::from(ev::ALL));
     connect_to(&ep, &bad);
-    assert_eq!(wait_event(&cmon, ev::HANDSHAKE_FAILED_AUTH), 400);
+    assert_eq!(wait_for(&cmon, ev::HANDSHAKE_FAILED_AUTH).0.value, 400);
     let seen = handler.join().unwrap();
     assert_eq!(seen[0][5], b"PLAIN");
     assert_eq!(seen[0][3], b"", "ipc peers have no address");
@@ -290,12 +264,12 @@ fn plain_server_without_zap_handler_refuses_with_efault() {
     let ctx = Context::new();
     let server = sock(&ctx, SocketType::Pull);
     server.set_option_int(opt::PLAIN_SERVER, 1).unwrap();
-    let smon = monitor(&ctx, &server);
+    let smon = monitor(&ctx, &server, u32::from(ev::ALL));
     let ep = bind_fresh(Transport::Tcp, &server);
     let client = sock(&ctx, SocketType::Push);
     client.set_option_bytes(opt::PLAIN_USERNAME, b"u").unwrap();
     connect_to(&ep, &client);
-    assert_eq!(wait_event(&smon, ev::HANDSHAKE_FAILED_NO_DETAIL), libc::EFAULT as u32);
+    assert_eq!(wait_for(&smon, ev::HANDSHAKE_FAILED_NO_DETAIL).0.value, libc::EFAULT as u32);
 }
 
 #[test]
@@ -307,12 +281,12 @@ fn zap_handler_that_never_answers_times_out_at_handshake_ivl() {
     let server = sock(&ctx, SocketType::Pull);
     server.set_option_int(opt::PLAIN_SERVER, 1).unwrap();
     server.set_option_int(opt::HANDSHAKE_IVL, 200).unwrap();
-    let smon = monitor(&ctx, &server);
+    let smon = monitor(&ctx, &server, u32::from(ev::ALL));
     let ep = bind_fresh(Transport::Tcp, &server);
     let client = sock(&ctx, SocketType::Push);
     client.set_option_bytes(opt::PLAIN_USERNAME, b"u").unwrap();
     connect_to(&ep, &client);
-    assert_eq!(wait_event(&smon, ev::HANDSHAKE_FAILED_NO_DETAIL), libc::ETIMEDOUT as u32);
+    assert_eq!(wait_for(&smon, ev::HANDSHAKE_FAILED_NO_DETAIL).0.value, libc::ETIMEDOUT as u32);
     drop(mute);
 }
 
@@ -333,7 +307,7 @@ fn zap_handler_that_disconnects_then_client_closes_is_epipe() {
     handler.bind("inproc://zeromq.zap.01").unwrap();
     let server = sock(&ctx, SocketType::Dealer);
     server.set_option_bytes(opt::ZAP_DOMAIN, b"test").unwrap();
-    let smon = monitor(&ctx, &server);
+    let smon = monitor(&ctx, &server, u32::from(ev::ALL));
     let ep = bind_fresh(Transport::Tcp, &server);
     let client = sock(&ctx, SocketType::Dealer);
     connect_to(&ep, &client);
@@ -344,7 +318,7 @@ fn zap_handler_that_disconnects_then_client_closes_is_epipe() {
     assert_nothing(&server);
     let started = std::time::Instant::now();
     drop(client);
-    let err = wait_event(&smon, ev::HANDSHAKE_FAILED_NO_DETAIL) as i32;
+    let err = wait_for(&smon, ev::HANDSHAKE_FAILED_NO_DETAIL).0.value as i32;
     assert!(
         [libc::EPIPE, libc::ECONNRESET, libc::ECONNABORTED].contains(&err),
         "HANDSHAKE_FAILED_NO_DETAIL carried errno {err}, not the peer leaving"
@@ -372,11 +346,11 @@ fn null_with_zap_domain_asks_the_handler() {
 
     let denied = sock(&ctx, SocketType::Pull);
     denied.set_option_bytes(opt::ZAP_DOMAIN, b"other").unwrap();
-    let dmon = monitor(&ctx, &denied);
+    let dmon = monitor(&ctx, &denied, u32::from(ev::ALL));
     let ep = bind_fresh(Transport::Tcp, &denied);
     let client2 = sock(&ctx, SocketType::Push);
     connect_to(&ep, &client2);
-    assert_eq!(wait_event(&dmon, ev::HANDSHAKE_FAILED_AUTH), 500);
+    assert_eq!(wait_for(&dmon, ev::HANDSHAKE_FAILED_AUTH).0.value, 500);
     let seen = handler.join().unwrap();
     assert_eq!(seen[0][5], b"NULL");
     assert_eq!(seen[0].len(), 6, "NULL has no credential frames");
@@ -426,10 +400,10 @@ fn curve_heartbeats_held_behind_large_messages_keep_nonces_in_order() {
         s.set_option_int(opt::HEARTBEAT_IVL, 1).unwrap();
         s.set_option_int(opt::HEARTBEAT_TIMEOUT, 30_000).unwrap();
     }
-    let mon = monitor(&ctx, &client);
+    let mon = monitor(&ctx, &client, u32::from(ev::ALL));
     let ep = bind_fresh(Transport::Tcp, &server);
     connect_to(&ep, &client);
-    wait_event(&mon, ev::HANDSHAKE_SUCCEEDED);
+    wait_for(&mon, ev::HANDSHAKE_SUCCEEDED);
     for m in 0..MESSAGES {
         let parts: Vec<Vec<u8>> = (0..FRAMES).map(|f| vec![(m * FRAMES + f) as u8; FRAME]).collect();
         client.send_multipart(parts, 0).unwrap();

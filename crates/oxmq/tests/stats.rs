@@ -57,6 +57,43 @@ fn traffic_is_counted_per_socket_and_per_peer() {
     }
 }
 
+/// Only what left counts: a multipart message under way has sent nothing
+/// yet, and frames taken back unsent (abandoned half-written when the
+/// connection is dropped, or written as the peer vanished) count as neither
+/// messages nor bytes out.
+#[test]
+fn frames_taken_back_unsent_are_not_counted_as_sent() {
+    let _g = guard();
+    let ctx = Context::new();
+    let pull = sock(&ctx, SocketType::Pull);
+    let push = sock(&ctx, SocketType::Push);
+    let ep = link(Transport::InprocBindFirst, &pull, &push);
+    send(&push, b"whole");
+    assert_eq!(recv(&pull), b"whole");
+    push.send(&b"head"[..], SNDMORE).unwrap();
+    let s = push.stats().unwrap();
+    assert_eq!((s.msgs_out, s.bytes_out), (1, 5), "a message under way has not left: {s:?}");
+    assert_eq!((s.peers[0].msgs_out, s.peers[0].bytes_out), (1, 5), "{s:?}");
+    push.disconnect(&ep).unwrap();
+    // The rest of the abandoned message goes nowhere.
+    push.send(&b"tail"[..], 0).unwrap();
+    let s = push.stats().unwrap();
+    assert_eq!((s.msgs_out, s.bytes_out, s.peers.len()), (1, 5, 0), "the abandoned frames never left: {s:?}");
+
+    let pull = sock(&ctx, SocketType::Pull);
+    let push = sock(&ctx, SocketType::Push);
+    link(Transport::InprocBindFirst, &pull, &push);
+    send(&push, b"whole");
+    assert_eq!(recv(&pull), b"whole");
+    push.send(&b"head"[..], SNDMORE).unwrap();
+    drop(pull);
+    // Taken back, whether the pipe is found gone before this frame or at its flush.
+    push.send(&b"tail"[..], 0).unwrap();
+    assert!(eventually(BOUND, || push.stats().unwrap().peers.is_empty()), "the pipe to the closed peer stayed");
+    let s = push.stats().unwrap();
+    assert_eq!((s.msgs_out, s.bytes_out), (1, 5), "nothing of the message the peer never got counts: {s:?}");
+}
+
 #[test]
 fn queue_depths_show_unread_messages() {
     let _g = guard();
@@ -294,24 +331,6 @@ fn stats_options_read_the_same_counters() {
     assert_errno(pull.get_option_int(*oxmq::option_table::OXMQ_ONLY.end() + 1), oxmq::errno::EINVAL);
 }
 
-/// A version-2 monitor on `s` with its reader: (event id, values, local, remote) per event.
-fn monitor(ctx: &Context, s: &Socket, events: u64) -> Socket {
-    let ep = inproc_endpoint();
-    s.monitor_versioned(Some(&ep), events, 2, SocketType::Pair).unwrap();
-    let reader = sock(ctx, SocketType::Pair);
-    reader.connect(&ep).unwrap();
-    reader
-}
-
-fn event(reader: &Socket) -> (u64, Vec<u64>, String, String) {
-    let parts = recv_parts(reader);
-    let u = |b: &Vec<u8>| u64::from_ne_bytes(b.as_slice().try_into().unwrap());
-    let n = u(&parts[1]) as usize;
-    assert_eq!(parts.len(), 4 + n, "{parts:?}");
-    let text = |b: &Vec<u8>| String::from_utf8(b.clone()).unwrap();
-    (u(&parts[0]), parts[2..2 + n].iter().map(u).collect(), text(&parts[2 + n]), text(&parts[3 + n]))
-}
-
 #[test]
 fn each_counted_drop_is_also_a_monitor_event() {
     let _g = guard();
@@ -319,14 +338,14 @@ fn each_counted_drop_is_also_a_monitor_event() {
     let pull = sock(&ctx, SocketType::Pull);
     let push = sock(&ctx, SocketType::Push);
     push.set_option_int(opt::CONFLATE, 1).unwrap();
-    let mon = monitor(&ctx, &push, oxmq::monitor_event::MSG_DROPPED);
+    let mon = monitor_v2(&ctx, &push, oxmq::monitor_event::MSG_DROPPED);
     link(Transport::InprocConnectFirst, &pull, &push);
     for i in 0..3u8 {
         send(&push, &[i]);
     }
     for _ in 0..2 {
-        let (id, values, _, _) = event(&mon);
-        assert_eq!((id, values[0]), (oxmq::monitor_event::MSG_DROPPED, oxmq::drop_reason::CONFLATE));
+        let e = next_event_v2(&mon);
+        assert_eq!((e.id, e.values[0]), (oxmq::monitor_event::MSG_DROPPED, oxmq::drop_reason::CONFLATE));
     }
     assert_nothing_within(&mon, 50);
     assert_eq!(push.stats().unwrap().drops.conflate, 2);
@@ -358,7 +377,7 @@ fn monitor_pipes_stats_reports_each_pipes_queues() {
     let push = sock(&ctx, SocketType::Push);
     // Not asked for by the monitor (or no monitor): EINVAL.
     assert_errno(push.monitor_pipes_stats(), oxmq::errno::EINVAL);
-    let mon = monitor(&ctx, &push, oxmq::monitor_event::PIPES_STATS);
+    let mon = monitor_v2(&ctx, &push, oxmq::monitor_event::PIPES_STATS);
     // No pipes: EAGAIN.
     assert_errno(push.monitor_pipes_stats(), oxmq::errno::EAGAIN);
     let pull = sock(&ctx, SocketType::Pull);
@@ -388,7 +407,7 @@ fn monitor_pipes_stats_reports_each_pipes_queues() {
         sent += 1;
     }
     push.monitor_pipes_stats().unwrap();
-    let (id, values, local, remote) = event(&mon);
+    let EventV2 { id, values, local, remote } = next_event_v2(&mon);
     assert_eq!(id, oxmq::monitor_event::PIPES_STATS);
     assert_eq!(values.len(), 2, "{values:?}");
     assert_eq!(values[0], 4, "outbound: the writer's view of a full pipe, as libzmq's");
@@ -397,12 +416,12 @@ fn monitor_pipes_stats_reports_each_pipes_queues() {
     assert!(remote.starts_with("tcp://127.0.0.1:") && remote != ep, "{remote}");
     assert_eq!(push.stats().unwrap().queued_out, values[0]);
     // The receiving side: its queue of unread messages.
-    let mon2 = monitor(&ctx, &pull, oxmq::monitor_event::PIPES_STATS);
+    let mon2 = monitor_v2(&ctx, &pull, oxmq::monitor_event::PIPES_STATS);
     // RCVHWM 4 still holds "first": the reader publishes its count when it
     // next runs dry, so the engine stopped at 3 more.
     assert!(eventually(BOUND, || pull.stats().unwrap().queued_in == 3), "{:?}", pull.stats());
     pull.monitor_pipes_stats().unwrap();
-    let (_, values, local, remote) = event(&mon2);
+    let EventV2 { values, local, remote, .. } = next_event_v2(&mon2);
     assert_eq!(values, vec![0, 3]);
     // Monitored after the connection came up: only the endpoint it was given.
     assert_eq!((local.as_str(), remote.as_str()), ("", ep.as_str()));

@@ -33,11 +33,12 @@ pub(crate) fn new_pipe_key() -> u64 {
 pub(crate) struct SocketWriter {
     pipe: PipeWriter,
     /// Body bytes of the frames written (the socket writes no bookkeeping
-    /// frames through here: those go in before the pipe is wrapped). Frames
-    /// taken back unsent keep their bytes counted (a message abandoned
-    /// half-written when the pipe is let go, one written as its peer
-    /// vanished): rare, and keeping a flushed total exact for them would
-    /// cost every message a store.
+    /// frames through here: those go in before the pipe is wrapped),
+    /// including frames that then never left: those the pipe counts apart
+    /// (`WriterCounts::bytes_unsent`: a message abandoned half-written when
+    /// the pipe is let go, one written as its peer vanished, frames not
+    /// flushed yet), where they are dropped, so a send pays for no second
+    /// count.
     bytes: u64,
 }
 
@@ -82,7 +83,10 @@ impl SocketWriter {
     /// What this end wrote, for statistics.
     pub(crate) fn counts(&self) -> EndCounts {
         let c = self.pipe.counts();
-        EndCounts { msgs: c.msgs, bytes: self.bytes, conflated: c.conflated }
+        // Saturating: the unsent frames may include inproc's HELLO_MSG,
+        // written uncounted; it is only ever taken back when the reader was
+        // gone at the pipe's first flush, and then so is all that follows.
+        EndCounts { msgs: c.msgs, bytes: self.bytes.saturating_sub(c.bytes_unsent), conflated: c.conflated }
     }
 }
 

@@ -41,12 +41,22 @@ impl PipeWriter {
     /// The unflushed frame replaced the kept one: both are gone.
     #[cold]
     pub(super) fn rollback_conflated(&mut self) {
+        self.bytes_taken_back += self.unflushed_conflated_bytes();
         if let Some(last) = &self.core.last {
             let old = lock(last).take();
             drop(old);
         }
         self.write_idx = self.flushed_idx;
         self.msgs_written = self.msgs_flushed;
+    }
+
+    /// The body bytes of the unflushed frame (called only while there is
+    /// one): the kept frame, which it replaced, if the reader has not taken
+    /// it ahead of its flush, and unless a bookkeeping frame.
+    pub(super) fn unflushed_conflated_bytes(&self) -> u64 {
+        let Some(last) = &self.core.last else { return 0 };
+        let kept = lock(last);
+        kept.as_ref().filter(|m| m.flags() & FLAGS_UNCOUNTED == 0).map_or(0, |m| m.len() as u64)
     }
 }
 

@@ -64,6 +64,11 @@ pub(crate) struct WriterCounts {
     pub(crate) msgs: u64,
     /// CONFLATE: messages replaced before the reader took them.
     pub(crate) conflated: u64,
+    /// Body bytes of frames that never reached the reader: taken back by a
+    /// rollback (explicit, or a flush that found the reader gone) or not
+    /// flushed yet. Bookkeeping frames (routing ids, peer properties) are
+    /// left out, as the socket's byte count leaves them out.
+    pub(crate) bytes_unsent: u64,
 }
 
 /// Pads its contents to its own cache line(s) to avoid false sharing.
@@ -193,6 +198,7 @@ fn new_pipe(
         msgs_flushed: 0,
         peer_read: 0,
         conflated: 0,
+        bytes_taken_back: 0,
     };
     let r = PipeReader { core, front: first, read_idx: 0, avail: 0, msgs_read: 0, published: 0, conflate };
     (w, r)
@@ -219,6 +225,10 @@ pub(crate) struct PipeWriter {
     /// CONFLATE: whole messages replaced before the reader took them
     /// (counted on the conflating path only).
     conflated: u64,
+    /// Body bytes of the frames rollbacks dropped (see `WriterCounts`):
+    /// counted where they are dropped, which is rare, so that sending costs
+    /// nothing more.
+    bytes_taken_back: u64,
 }
 
 // SAFETY: the raw chunk pointers are only dereferenced by this end, under the
@@ -315,6 +325,7 @@ impl PipeWriter {
         if self.conflate {
             return self.rollback_conflated();
         }
+        self.bytes_taken_back += self.unflushed_bytes();
         let mut c = self.flush_chunk;
         let mut idx = self.flushed_idx;
         while idx < self.write_idx {
@@ -400,7 +411,41 @@ impl PipeWriter {
 
     /// What this end counted, for statistics (see [`WriterCounts`]).
     pub(crate) fn counts(&self) -> WriterCounts {
-        WriterCounts { msgs: self.msgs_written, conflated: self.conflated }
+        WriterCounts {
+            msgs: self.msgs_written,
+            conflated: self.conflated,
+            bytes_unsent: self.bytes_taken_back + self.unflushed_bytes(),
+        }
+    }
+
+    /// Body bytes of the frames written and not flushed yet (bookkeeping
+    /// frames left out). Walks them: only rollbacks and statistics ask, and
+    /// a message is flushed as soon as its last frame is written.
+    fn unflushed_bytes(&self) -> u64 {
+        if self.write_idx == self.flushed_idx {
+            return 0;
+        }
+        if self.conflate {
+            return self.unflushed_conflated_bytes();
+        }
+        let mut bytes = 0;
+        let mut c = self.flush_chunk;
+        let mut idx = self.flushed_idx;
+        while idx < self.write_idx {
+            let i = (idx % CHUNK_U64) as usize;
+            // SAFETY: `[C, W)` is owned by the writer and initialized by
+            // `write`; the reader never touches it.
+            let msg = unsafe { &*Chunk::slot(c, i) };
+            if msg.flags() & FLAGS_UNCOUNTED == 0 {
+                bytes += msg.len() as u64;
+            }
+            idx += 1;
+            if i + 1 == CHUNK {
+                // SAFETY: `c` is full, so `grow` linked its successor.
+                c = unsafe { (*c).next.load(Ordering::Relaxed) };
+            }
+        }
+        bytes
     }
 
     /// Whether this is a CONFLATE pipe's writer.
