@@ -569,7 +569,7 @@ impl PipeReader {
     #[cold]
     fn at_lwm_step(&mut self, lwm: u64) {
         self.lwm = lwm;
-        if self.msgs_read % lwm == 0 {
+        if self.msgs_read.is_multiple_of(lwm) {
             self.publish();
         }
         self.next_publish = (self.msgs_read / lwm + 1).saturating_mul(lwm);
