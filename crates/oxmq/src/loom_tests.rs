@@ -5,8 +5,7 @@
 //!   and waits is always woken by the flush that follows, never misses data,
 //!   and never sleeps forever at the writer's departure;
 //! * the pipe's HWM protocol: a writer stopped at the HWM is always woken by
-//!   the reader's publication (the Dekker handshake on `writer_waiting`),
-//!   also after an HWM change left a drained reader's count unpublished;
+//!   the reader's publication (the Dekker handshake on `writer_waiting`);
 //! * the mailbox: a command sent while the socket's thread drains its inbox
 //!   is either taken by that drain or left with the `pending` flag set, so the
 //!   socket's fast-path check cannot skip it.
@@ -109,45 +108,6 @@ fn pipe_writer_at_hwm_is_always_woken() {
         }
         writer.join().unwrap();
         assert_eq!(got, [0, 1, 2]);
-    });
-}
-
-// The reader acknowledges at LWM multiples only (libzmq's cadence). After
-// an HWM change a drained reader may owe the writer its count: the
-// handshake between its falling asleep and the writer's wait must not
-// leave the writer waiting for room that is there.
-#[test]
-fn pipe_writer_at_a_lowered_hwm_is_always_woken() {
-    loom::model(|| {
-        let writer_note = Arc::new(Notify::new());
-        let reader_note = Arc::new(Notify::new());
-        let (mut w, mut r) = pipe(
-            0,
-            WakeSlot::with(Arc::new(NotifyWake(reader_note.clone()))),
-            WakeSlot::with(Arc::new(NotifyWake(writer_note.clone()))),
-        );
-        let writer = loom::thread::spawn(move || {
-            for i in 0..3 {
-                w.write(num(i));
-            }
-            w.flush();
-            // LWM 2: the reader may have read 3 unacknowledged by now.
-            w.set_hwm(3);
-            while !w.check_write() {
-                writer_note.wait();
-            }
-            w.write(num(3));
-            w.flush();
-        });
-        let mut got = Vec::new();
-        while got.len() < 4 {
-            match r.read() {
-                Some(m) => got.push(val(&m)),
-                None => reader_note.wait(),
-            }
-        }
-        writer.join().unwrap();
-        assert_eq!(got, [0, 1, 2, 3]);
     });
 }
 

@@ -176,13 +176,6 @@ impl SocketPipe {
         self.inn.queued() + head
     }
 
-    /// The depths libzmq's `zmq_socket_monitor_pipes_stats` reports:
-    /// (outbound, inbound), each as its pipe's writer counts it, messages
-    /// written less the reads acknowledged (at LWM multiples).
-    pub(crate) fn unacknowledged(&self) -> (u64, u64) {
-        (self.out.unacknowledged(), self.inn.unacknowledged())
-    }
-
     /// What this side read, for statistics (`conflated` stays 0).
     pub(crate) fn counts_in(&self) -> EndCounts {
         EndCounts { msgs: self.inn.msgs_read(), bytes: self.bytes_in, conflated: 0 }

@@ -29,17 +29,12 @@
 //!   the reader is awake. This is ypipe's "CAS the last-flushed pointer
 //!   against NULL" trick, with a flag bit instead of a NULL pointer.
 //! * **Flow control.** The writer counts whole messages written; the reader
-//!   counts messages read and publishes its count whenever it is a multiple
-//!   of `lwm` (libzmq's `activate_write` cadence, so the writer's room, and
-//!   the depths libzmq's pipe statistics report, are libzmq's; running dry
-//!   tells only statistics). The writer caches the published count and
-//!   reloads it only when its cached view says the pipe is full; it then
-//!   marks itself waiting and re-checks (a Dekker / store-buffer handshake
-//!   with `SeqCst` fences on both sides), and the reader wakes it at its next
-//!   publication point. After an HWM change a drained reader may owe the
-//!   writer an unpublished count: its falling asleep is the other half of
-//!   that handshake (it publishes if it sees the writer waiting, or the
-//!   writer sees it asleep, having read everything).
+//!   counts messages read and publishes its count every `lwm` messages and
+//!   whenever it runs dry (libzmq's `activate_write` cadence). The writer
+//!   caches the published count and reloads it only when its cached view says
+//!   the pipe is full; it then marks itself waiting and re-checks (a Dekker /
+//!   store-buffer handshake with `SeqCst` fences on both sides), and the
+//!   reader wakes it at its next publication point.
 //! * **Termination.** Each end announces its departure, wakes the other end
 //!   unconditionally, and disposes of the frames it owns. The index ranges
 //!   owned by each side are disjoint (see `ypipe::Core`), and the chunk memory that

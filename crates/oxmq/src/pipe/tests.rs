@@ -271,49 +271,6 @@ fn writer_woken_when_reader_drains_without_reaching_lwm_boundary() {
 }
 
 #[test]
-fn room_follows_the_readers_lwm_steps_not_its_draining() {
-    // libzmq's reader acknowledges only when its count is a multiple of
-    // the LWM: a drained pipe gives the writer no more room than that.
-    let (mut w, mut r, _, _) = counted(4);
-    for _ in 0..3 {
-        assert!(w.check_write());
-        w.write(Msg::new());
-    }
-    w.flush();
-    while r.read().is_some() {}
-    // Acknowledged 2 (lwm 2) of the 3 read: room for 4 - (3 - 2) = 3 more.
-    for i in 0..3 {
-        assert!(w.check_write(), "message {i}");
-        w.write(Msg::new());
-    }
-    assert!(!w.check_write(), "6 written, 2 acknowledged: at the HWM");
-    w.flush();
-    assert_eq!(w.unacknowledged(), 4, "libzmq's pipe statistics");
-    assert_eq!(w.queued(), 3, "statistics know of the 3 read");
-    assert_eq!(r.unacknowledged(), 4, "the same count, from the reading end");
-    r.read().unwrap();
-    assert_eq!(r.unacknowledged(), 2, "4 read: acknowledged");
-}
-
-#[test]
-fn lowered_hwm_after_a_drain_leaves_no_writer_stuck() {
-    // The reader drained the pipe at a count no LWM multiple, then the HWM
-    // went down: the writer must still see the room (libzmq's would wait).
-    let (mut w, mut r, _, _) = counted(0);
-    for _ in 0..3 {
-        w.write(Msg::new());
-    }
-    w.flush();
-    while r.read().is_some() {}
-    w.set_hwm(2);
-    assert!(w.check_write(), "the reader sleeps having read all 3");
-    w.write(Msg::new());
-    w.write(Msg::new());
-    w.flush();
-    assert!(!w.check_write(), "2 unread: at the HWM");
-}
-
-#[test]
 fn writer_gone_terminates_after_reading_everything() {
     let released = Arc::new(AtomicUsize::new(0));
     let (mut w, mut r, rc, _) = counted(0);

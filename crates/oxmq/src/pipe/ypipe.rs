@@ -94,16 +94,10 @@ struct Core {
     /// wakes the reader. Bit `READER_GONE`: set once by the reader's drop
     /// (`fetch_or`), which freezes `C` for good (every later flush CAS fails).
     committed: Padded<AtomicU64>,
-    /// Messages read, as published by the reader: whenever its count is a
-    /// multiple of `lwm` (libzmq's `activate_write`), so the writer's room
-    /// and the queue depth libzmq's pipe statistics report follow libzmq's
-    /// exactly. Only the reader stores; the writer loads it when its cached
-    /// copy says the pipe is full.
+    /// Messages read, as published by the reader (every `lwm` messages and
+    /// when it runs dry). Only the reader stores; the writer loads it when its
+    /// cached copy says the pipe is full.
     read_count: Padded<AtomicU64>,
-    /// Messages read, as the reader last told statistics: `read_count`'s
-    /// publications and, besides, every time it runs dry. Never used for
-    /// room (that would give the writer more than libzmq's HWM allows).
-    read_seen: Padded<AtomicU64>,
     /// The writer found the pipe full and wants a wake-up. Set (and cleared
     /// when it finds room after all) only by the writer; cleared by the reader
     /// with a `swap` that elects it to call `writer_wake`.
@@ -183,7 +177,6 @@ fn new_pipe(
     let core = Arc::new(Core {
         committed: Padded(AtomicU64::new(0)),
         read_count: Padded(AtomicU64::new(0)),
-        read_seen: Padded(AtomicU64::new(0)),
         writer_waiting: AtomicBool::new(false),
         lwm: AtomicU64::new(lwm_for(hwm)),
         hwm: AtomicU64::new(hwm as u64),
@@ -207,19 +200,7 @@ fn new_pipe(
         conflated: 0,
         bytes_taken_back: 0,
     };
-    let lwm = lwm_for(hwm);
-    let r = PipeReader {
-        core,
-        front: first,
-        read_idx: 0,
-        avail: 0,
-        msgs_read: 0,
-        published: 0,
-        seen: 0,
-        lwm,
-        next_publish: lwm,
-        conflate,
-    };
+    let r = PipeReader { core, front: first, read_idx: 0, avail: 0, msgs_read: 0, published: 0, conflate };
     (w, r)
 }
 
@@ -275,31 +256,17 @@ impl PipeWriter {
         }
         // Cached view says full: refresh (Relaxed: the count carries no data,
         // slot memory is handed over via `committed` / `spare`).
-        self.refresh_peer_read();
+        self.peer_read = self.core.read_count.0.load(Ordering::Relaxed);
         if self.msgs_written - self.peer_read < hwm {
             return true;
         }
-        // Store-buffer handshake with `PipeReader::publish` and with the
-        // reader's falling asleep (`refill`): we store `waiting`, fence,
-        // load the count and `committed`; the reader stores the count (or
-        // its sleep mark), fences, loads `waiting`. With SeqCst fences at
-        // least one side sees the other's store, so either we see the room
-        // or the reader sees us.
+        // Store-buffer handshake with `PipeReader::publish`: we store
+        // `waiting`, fence, load the count; the reader stores the count,
+        // fences, loads `waiting`. With SeqCst fences at least one side sees
+        // the other's store, so either we see the room or the reader sees us.
         self.core.writer_waiting.store(true, Ordering::Relaxed);
         fence(Ordering::SeqCst);
-        self.refresh_peer_read();
-        if self.msgs_written - self.peer_read >= hwm
-            && self.msgs_written == self.msgs_flushed
-            && self.core.committed.0.load(Ordering::Relaxed) == self.flushed_idx | ASLEEP
-        {
-            // The reader sleeps having read all we wrote, without having
-            // published it (its count was no LWM multiple): we know its count.
-            // Only possible after an HWM change (at a constant HWM a drained
-            // pipe is never full), where libzmq's writer could wait forever.
-            // (With messages unflushed, the flush before waiting wakes the
-            // reader, whose running dry then sees us waiting.)
-            self.peer_read = self.peer_read.max(self.msgs_flushed);
-        }
+        self.peer_read = self.core.read_count.0.load(Ordering::Relaxed);
         if self.msgs_written - self.peer_read < hwm {
             // Room after all; withdraw the request (a concurrent reader swap
             // may still wake us once: a harmless spurious wake-up).
@@ -307,12 +274,6 @@ impl PipeWriter {
             return true;
         }
         false
-    }
-
-    /// Takes the reader's published count, never moving back from what
-    /// this end inferred (see `check_write`).
-    fn refresh_peer_read(&mut self) {
-        self.peer_read = self.peer_read.max(self.core.read_count.0.load(Ordering::Relaxed));
     }
 
     /// Store a frame privately; it becomes visible at the next `flush`.
@@ -493,23 +454,14 @@ impl PipeWriter {
     }
 
     /// Messages written and not read yet, as far as this end knows: the
-    /// reader tells its count at every LWM multiple and whenever it runs dry.
+    /// reader publishes its count every LWM messages and whenever it runs
+    /// dry (libzmq's pipe statistics count the same way).
     pub(crate) fn queued(&self) -> u64 {
         if self.conflate {
-            return self.core.kept();
+            self.core.kept()
+        } else {
+            self.msgs_written.saturating_sub(self.core.read_count.0.load(Ordering::Relaxed))
         }
-        let seen = self.core.read_seen.0.load(Ordering::Relaxed);
-        self.msgs_written.saturating_sub(seen.max(self.core.read_count.0.load(Ordering::Relaxed)).max(self.peer_read))
-    }
-
-    /// libzmq's pipe statistics (`zmq_socket_monitor_pipes_stats`):
-    /// messages written less the reads the reader acknowledged, which it
-    /// does at LWM multiples only; what the HWM is checked against.
-    pub(crate) fn unacknowledged(&self) -> u64 {
-        if self.conflate {
-            return self.core.kept();
-        }
-        self.msgs_written.saturating_sub(self.core.read_count.0.load(Ordering::Relaxed).max(self.peer_read))
     }
 
     /// The slot used to wake *this* writer (its owner may re-point it).
@@ -542,13 +494,6 @@ pub(crate) struct PipeReader {
     msgs_read: u64,
     /// Last value stored into `core.read_count`.
     published: u64,
-    /// Last value stored into `core.read_seen`.
-    seen: u64,
-    /// `core.lwm` as this end last saw it, and the next multiple of it,
-    /// where `read` publishes (libzmq's `msgs_read % lwm == 0` without a
-    /// division per message).
-    lwm: u64,
-    next_publish: u64,
 }
 
 // SAFETY: as for `PipeWriter`: the chunk pointer is used only by this end,
@@ -596,28 +541,13 @@ impl PipeReader {
         }
         if msg.flags() & (FLAG_MORE | FLAGS_UNCOUNTED) == 0 {
             self.msgs_read += 1;
-            // Relaxed: a stale `lwm` only changes when we publish; the
-            // handshake when running dry (`refill`, `check_write`)
-            // guarantees liveness regardless.
-            let lwm = self.core.lwm.load(Ordering::Relaxed);
-            if self.msgs_read >= self.next_publish || lwm != self.lwm {
-                self.at_lwm_step(lwm);
+            // Relaxed: a stale `lwm` only changes how often we publish; the
+            // publication when running dry guarantees liveness regardless.
+            if self.msgs_read - self.published >= self.core.lwm.load(Ordering::Relaxed) {
+                self.publish();
             }
         }
         Some(msg)
-    }
-
-    /// libzmq's reader acknowledges its reads when their count is a
-    /// multiple of the LWM (then the writer has room again), whatever
-    /// happened before: so, after an HWM change too, the writer's room is
-    /// what libzmq's would be.
-    #[cold]
-    fn at_lwm_step(&mut self, lwm: u64) {
-        self.lwm = lwm;
-        if self.msgs_read.is_multiple_of(lwm) {
-            self.publish();
-        }
-        self.next_publish = (self.msgs_read / lwm + 1).saturating_mul(lwm);
     }
 
     /// Step from a fully consumed chunk to its successor and retire it.
@@ -639,9 +569,7 @@ impl PipeReader {
     /// Store our count and, if the writer waits at the HWM, wake it.
     fn publish(&mut self) {
         self.published = self.msgs_read;
-        self.seen = self.msgs_read;
         self.core.read_count.0.store(self.msgs_read, Ordering::Relaxed);
-        self.core.read_seen.0.store(self.msgs_read, Ordering::Relaxed);
         // Pairs with the fence in `check_write` (store-buffer handshake).
         fence(Ordering::SeqCst);
         if self.core.writer_waiting.load(Ordering::Relaxed) && self.core.writer_waiting.swap(false, Ordering::Relaxed) {
@@ -662,32 +590,18 @@ impl PipeReader {
                 return true;
             }
             if v & ASLEEP != 0 {
-                // Already asleep (and the writer's wait already handled).
+                // Already asleep (and already published our count).
                 return false;
             }
-            if self.msgs_read != self.seen {
-                // For statistics only: no room for the writer (libzmq's
-                // reader acknowledges at LWM multiples only).
-                self.seen = self.msgs_read;
-                self.core.read_seen.0.store(self.msgs_read, Ordering::Relaxed);
+            if self.msgs_read != self.published || self.core.writer_waiting.load(Ordering::Relaxed) {
+                // Running dry is a publication point: a writer waiting at
+                // the HWM must learn that the pipe drained.
+                self.publish();
             }
             // Only succeeds if nothing was flushed since `v`. Acquire on
             // failure: the new value may publish frames.
             match self.core.committed.0.compare_exchange(v, v | ASLEEP, Ordering::Relaxed, Ordering::Acquire) {
-                Ok(_) => {
-                    if self.msgs_read != self.published {
-                        // The other half of `check_write`'s handshake: a
-                        // writer that found the pipe full before our sleep
-                        // mark must learn it drained. Only after an HWM
-                        // change can it be waiting here (at a constant HWM
-                        // a drained pipe is never full).
-                        fence(Ordering::SeqCst);
-                        if self.core.writer_waiting.load(Ordering::Relaxed) {
-                            self.publish();
-                        }
-                    }
-                    return false;
-                }
+                Ok(_) => return false,
                 Err(actual) => v = actual,
             }
         }
@@ -713,16 +627,6 @@ impl PipeReader {
     /// Whole messages read, for statistics (the count flow control keeps).
     pub(crate) fn msgs_read(&self) -> u64 {
         self.msgs_read
-    }
-
-    /// libzmq's pipe statistics of this pipe, as its writer counts them
-    /// (see `PipeWriter::unacknowledged`): messages published and not read
-    /// yet, plus those read and not yet acknowledged.
-    pub(crate) fn unacknowledged(&self) -> u64 {
-        if self.conflate {
-            return self.core.kept();
-        }
-        self.queued() + (self.msgs_read - self.published)
     }
 
     /// Whole messages published and not read yet. Walks the published,

@@ -24,11 +24,8 @@ impl Socket {
 
     /// libzmq's draft `zmq_socket_monitor_pipes_stats`: one
     /// `ZMQ_EVENT_PIPES_STATS` event per connection on the version-2
-    /// monitor, with two values (messages queued outbound, then inbound,
-    /// counted as libzmq's pipes count them: written less the reads the
-    /// reader acknowledged, which it does every LWM messages, so up to an
-    /// LWM more than `stats()`'s exact depths) and the connection's local
-    /// and remote endpoints. EINVAL when the
+    /// monitor, with two values (messages queued outbound, then inbound)
+    /// and the connection's local and remote endpoints. EINVAL when the
     /// monitor does not ask for the event, EAGAIN when there is no
     /// connection. libzmq gathers the counts through its I/O thread and
     /// sends the events later; here they are sent before this returns.
@@ -122,8 +119,7 @@ impl Core {
         for id in ids {
             let p = self.pipes.get(id);
             let (local, remote) = self.names(p);
-            let (out, inn) = p.unacknowledged();
-            let values = [out, inn];
+            let values = [p.out.queued(), p.queued_in()];
             let src = Source { endpoint: "", local: &local, remote: &remote, routing_id: None };
             self.monitor.emit_values(ev::PIPES_STATS, &values, &src);
         }
