@@ -151,6 +151,16 @@ fn since_epoch(t: Instant) -> u64 {
     t.saturating_duration_since(epoch()).as_nanos().min(u64::MAX as u128) as u64
 }
 
+/// This process's CPU time so far, all threads (`CLOCK_PROCESS_CPUTIME_ID`).
+fn process_cpu_time() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into a live local.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
+}
+
 /// How many `spin_loop` hints between two looks at the clock (and a yield):
 /// about a microsecond.
 const SPINS_PER_CHECK: u32 = 32;
@@ -201,20 +211,24 @@ pub(crate) enum Spun {
     No,
     /// Ready within the budget: the spin saved a sleep and a wake-up.
     Paid,
-    /// Ready, but the CPU was someone else's meanwhile: no sleep needed
-    /// now, yet spinning did not pay. Like [`Spun::Contended`], it stops
-    /// every spin in the process for [`CONTENDED_PAUSE`].
-    Late,
-    /// Not ready, and a yield gave the CPU to another thread for longer
-    /// than the spin: the CPU is contended, where a spinner only loses the
-    /// wake-up preemption a sleeper gets (its turn comes a time slice later).
-    Contended,
+    /// A yield let another thread of this process run for longer than the
+    /// whole spin (a stream whose threads share a CPU, or the work this
+    /// wait was waiting for; `ready`: the wait is over all the same). The
+    /// CPU was busy anyway, so spinning saves nothing here: this waiter
+    /// backs off fully, and only it: its own flow, not the machine, decides.
+    Late { ready: bool },
+    /// A yield gave the CPU to other processes for longer than the spin
+    /// (`ready`: the wait is over all the same). The machine is loaded,
+    /// where a spinner only loses the wake-up preemption a sleeper gets
+    /// (its turn comes a time slice later): it stops every spin in the
+    /// process for [`CONTENDED_PAUSE`].
+    Contended { ready: bool },
 }
 
 impl Spun {
     /// Whether the wait is over (no sleep needed).
     pub(crate) fn ready(self) -> bool {
-        matches!(self, Spun::Paid | Spun::Late)
+        matches!(self, Spun::Paid | Spun::Late { ready: true } | Spun::Contended { ready: true })
     }
 }
 
@@ -233,14 +247,17 @@ impl Spin {
     /// Re-check `ready` (which must not block) until it holds or the budget
     /// is spent, yielding the CPU about every microsecond so that a thread
     /// this one waits for, on the same CPU, can run. [`Spun::Paid`]: ready
-    /// within the budget. [`Spun::Late`]: ready, but only after a yield that
-    /// outlasted the budget: another thread had work for this CPU, so it
-    /// would not have idled, and the spin bought nothing (a streaming flow's
-    /// threads sharing a CPU; other processes' load).
+    /// within the budget. A yield that outlasted the whole budget ends the
+    /// spin: [`Spun::Late`] when this process's own threads had the CPU
+    /// meanwhile, [`Spun::Contended`] when other processes did.
     pub(crate) fn run(&self, mut ready: impl FnMut() -> bool) -> Spun {
         if self.budget.is_zero() {
             return Spun::No;
         }
+        // When the first yield began and the process's CPU time then: taken
+        // only once a spin yields, so a wait that ends within its first
+        // microsecond makes no syscall for it.
+        let mut since: Option<(Instant, Duration)> = None;
         loop {
             for _ in 0..SPINS_PER_CHECK {
                 if ready() {
@@ -251,11 +268,19 @@ impl Spin {
             if self.start.elapsed() >= self.budget {
                 return if ready() { Spun::Paid } else { Spun::No };
             }
+            let (t0, cpu0) = *since.get_or_insert_with(|| (Instant::now(), process_cpu_time()));
             let before = Instant::now();
             std::thread::yield_now();
-            if before.elapsed() >= self.budget {
+            let away = before.elapsed();
+            if away >= self.budget {
                 // Another thread had this CPU for longer than the whole spin.
-                return if ready() { Spun::Late } else { Spun::Contended };
+                // Wall time in which no thread of this process ran went to
+                // other processes (exact when the process has one CPU, as a
+                // pinned one does; an underestimate when its threads run
+                // elsewhere meanwhile, which only makes a pause rarer).
+                let ours = process_cpu_time().saturating_sub(cpu0);
+                let others = t0.elapsed().saturating_sub(ours);
+                return after_long_yield(away, others, ready());
             }
             if self.start.elapsed() >= self.budget {
                 return if ready() { Spun::Paid } else { Spun::No };
@@ -266,6 +291,18 @@ impl Spin {
     /// When the spin began.
     pub(crate) fn start(&self) -> Instant {
         self.start
+    }
+}
+
+/// How a spin ends after a yield that kept the CPU away for `away` (longer
+/// than the spin's budget), `others` of the spin's wall time having gone to
+/// other processes: [`Spun::Contended`] when they had most of that yield,
+/// else [`Spun::Late`] (this process's own threads had the CPU).
+fn after_long_yield(away: Duration, others: Duration, ready: bool) -> Spun {
+    if others >= away / 2 {
+        Spun::Contended { ready }
+    } else {
+        Spun::Late { ready }
     }
 }
 
@@ -307,13 +344,21 @@ impl BusyPoll {
     /// The wait ended: `spun` is how its spin did, `woken` whether it ended
     /// on readiness at all (not a timeout or a signal).
     pub(crate) fn end(&self, spin: Spin, spun: Spun, woken: bool) {
+        self.end_in(spin, spun, woken, &CONTENDED_UNTIL)
+    }
+
+    /// [`BusyPoll::end`] with the process's pause in `paused_until`.
+    fn end_in(&self, spin: Spin, spun: Spun, woken: bool, paused_until: &AtomicU64) {
         let gap = if woken { spin.start.elapsed().as_nanos().min(u64::MAX as u128) as u64 } else { u64::MAX };
         self.gap_ns.store(gap, Relaxed);
-        if matches!(spun, Spun::Late | Spun::Contended) {
-            CONTENDED_UNTIL.store(since_epoch(Instant::now() + CONTENDED_PAUSE), Relaxed);
+        if matches!(spun, Spun::Contended { .. }) {
+            paused_until.store(since_epoch(Instant::now() + CONTENDED_PAUSE), Relaxed);
         }
         if spun == Spun::Paid {
             self.misses.store(0, Relaxed);
+        } else if matches!(spun, Spun::Late { .. }) {
+            self.misses.store(MAX_BACKOFF, Relaxed);
+            self.skip.store((1 << MAX_BACKOFF) - 1, Relaxed);
         } else if spin.allowed() {
             let misses = (self.misses.load(Relaxed) + 1).min(MAX_BACKOFF);
             self.misses.store(misses, Relaxed);
@@ -394,9 +439,52 @@ mod tests {
             Spun::Paid
         );
         let spin = b.begin_capped(CAP, None).unwrap();
-        assert_eq!(spin.run(|| false), Spun::No);
+        // No, or on a loaded machine a yield that outlasted the budget.
+        assert!(!spin.run(|| false).ready());
         assert!(spin.start().elapsed() >= CAP);
         let never = Spin { start: Instant::now(), budget: Duration::ZERO };
         assert_eq!(never.run(|| true), Spun::No, "no budget: no look at all");
+    }
+
+    #[test]
+    fn a_long_yield_is_contention_only_when_other_processes_had_the_cpu() {
+        let away = Duration::from_micros(400);
+        let most = Duration::from_micros(300);
+        let little = Duration::from_micros(20);
+        assert_eq!(after_long_yield(away, most, true), Spun::Contended { ready: true });
+        assert_eq!(after_long_yield(away, most, false), Spun::Contended { ready: false });
+        assert_eq!(after_long_yield(away, little, true), Spun::Late { ready: true });
+        assert_eq!(after_long_yield(away, little, false), Spun::Late { ready: false });
+        assert!(Spun::Late { ready: true }.ready() && Spun::Contended { ready: true }.ready());
+        assert!(!Spun::Late { ready: false }.ready() && !Spun::Contended { ready: false }.ready());
+    }
+
+    #[test]
+    fn a_late_spin_backs_off_its_waiter_and_only_contention_pauses_the_process() {
+        let paused = AtomicU64::new(0);
+        let b = BusyPoll::default();
+        woken_soon(&b);
+        let spin = b.begin_capped(CAP, None).unwrap();
+        b.end_in(spin, Spun::Late { ready: true }, true, &paused);
+        assert_eq!(paused.load(Relaxed), 0, "the process's own threads had the CPU: no pause");
+        for _ in 0..(1u32 << MAX_BACKOFF) - 1 {
+            assert_eq!(budget(&b, None), Duration::ZERO, "a late spin backs its waiter off fully");
+        }
+        let spin = b.begin_capped(CAP, None).unwrap();
+        assert!(spin.allowed());
+        b.end_in(spin, Spun::Contended { ready: false }, true, &paused);
+        assert!(paused.load(Relaxed) > since_epoch(Instant::now()), "other processes had it: pause");
+    }
+
+    #[test]
+    fn process_cpu_time_counts_this_processes_work() {
+        let t0 = process_cpu_time();
+        let wall = Instant::now();
+        let mut x = 0u64;
+        while process_cpu_time().saturating_sub(t0) < Duration::from_millis(2) {
+            assert!(wall.elapsed() < Duration::from_secs(30), "no CPU time counted");
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        assert!(process_cpu_time() >= t0);
     }
 }
