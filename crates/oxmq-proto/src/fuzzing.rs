@@ -80,6 +80,7 @@ pub mod security {
 
     use crate::handshake::{CurveConfig, Handshake, HandshakeConfig, MechanismConfig, PlainConfig};
     use crate::mechanism::curve::keypair_from_entropy;
+    use crate::session::{Session, SessionConfig};
     use crate::socket_type::SocketType;
     use crate::zap::ZapReply;
 
@@ -139,8 +140,9 @@ pub mod security {
 
     /// One side of a PLAIN or CURVE handshake fed arbitrary peer bytes.
     /// Octet 0: bit 0 = we serve; bits 1-2 = the ZAP answer (200, 400,
-    /// 300, no handler). Octet 1: chunk size (0 = all at once). The rest is
-    /// the peer's stream, greeting first. Returns whether it completed.
+    /// 300, no handler); bit 3 = CURVE traffic goes through a session.
+    /// Octet 1: chunk size (0 = all at once). The rest is the peer's
+    /// stream, greeting first. Returns whether it completed.
     pub fn handshake(mech: Mech, data: &[u8]) -> bool {
         let (Some(&mode), Some(&chunk)) = (data.first(), data.get(1)) else {
             return false;
@@ -167,14 +169,23 @@ pub mod security {
             }
             hs.poll_transmit(&mut out);
             match res {
-                Ok(Some(_)) => {
-                    // Whatever follows must unbox or be refused, never panic.
+                Ok(Some(peer)) => {
+                    // Whatever follows must unbox or be refused, never panic:
+                    // frame by frame through the codec, or (bit 3) through a
+                    // session, which opens each frame in its receive buffer.
                     if let Some(mut codec) = hs.take_codec() {
-                        let mut dec = crate::frame::FrameDecoder::new(None);
-                        while let Ok(Some(f)) = dec.decode(&mut buf) {
-                            if codec.decode(f.body).is_err() {
-                                break;
+                        if mode & 8 == 0 {
+                            let mut dec = crate::frame::FrameDecoder::new(None);
+                            while let Ok(Some(f)) = dec.decode(&mut buf) {
+                                if codec.decode(f.body).is_err() {
+                                    break;
+                                }
                             }
+                        } else {
+                            let ours = if mode & 1 != 0 { SocketType::Router } else { SocketType::Dealer };
+                            let now = std::time::Instant::now();
+                            let mut session = Session::new(&SessionConfig::new(ours), &peer, Some(codec), now);
+                            while let Ok(Some(_)) = session.poll_inbound(&mut buf, now) {}
                         }
                     }
                     return true;

@@ -39,7 +39,7 @@ pub use frame::{
 pub use greeting::{Greeting, GREETING_LEN};
 pub use handshake::{CurveConfig, Handshake, HandshakeConfig, MechanismConfig, PeerInfo, PlainConfig};
 pub use heartbeat::{Heartbeat, HeartbeatAction};
-pub use mechanism::curve::{keypair_from_entropy, public_key_of, Unboxed, KEY_LEN as CURVE_KEY_LEN};
+pub use mechanism::curve::{keypair_from_entropy, public_key_of, Opened, Unboxed, KEY_LEN as CURVE_KEY_LEN};
 pub use mechanism::gssapi::{GssContext, GssContextFactory, GssFailure, GssStep, GssapiCodec, GssapiConfig};
 pub use mechanism::{CurveCodec, TrafficCodec};
 pub use session::{Framing, Inbound, Session, SessionConfig, Zmtp3};

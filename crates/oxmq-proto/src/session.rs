@@ -21,14 +21,15 @@
 
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 use crate::command::Command;
 use crate::error::{ProtocolError, SessionError};
 use crate::frame::{encode_frame_header, encode_zmtp10_frame_header, Frame, FrameDecoder, FrameHeader, FLAG_MORE};
 use crate::handshake::PeerInfo;
 use crate::heartbeat::{Heartbeat, HeartbeatAction};
-use crate::mechanism::TrafficCodec;
+use crate::mechanism::curve::Opened;
+use crate::mechanism::{CurveCodec, TrafficCodec};
 use crate::socket_type::SocketType;
 
 /// Socket-side settings of a session (the options libzmq reads for it).
@@ -57,6 +58,21 @@ impl SessionConfig {
             heartbeat_timeout: None,
         }
     }
+}
+
+/// The next whole CURVE frame at the front of `rx`, opened in place and
+/// split off as its plaintext; `Ok(None)` until one is complete.
+fn open_next(
+    decoder: &FrameDecoder,
+    codec: &mut CurveCodec,
+    rx: &mut BytesMut,
+) -> Result<Option<Frame>, ProtocolError> {
+    let Some(h) = decoder.complete_header(rx)? else { return Ok(None) };
+    let end = h.header_len + h.body_len;
+    let opened = codec.open_in_place(&mut rx[h.header_len..end])?;
+    rx.advance(h.header_len + Opened::PLAINTEXT_AT);
+    let body = rx.split_to(h.body_len - Opened::PLAINTEXT_AT).freeze();
+    Ok(Some(Frame { more: opened.more, command: opened.command, body }))
 }
 
 /// How traffic is framed on this connection.
@@ -354,6 +370,17 @@ impl Session {
             }
             return Ok(Some(Inbound::Frame { more: false, body: rx.split().freeze() }));
         }
+        // CURVE: each whole frame is opened where it lies in `rx`, then split
+        // off as its plaintext alone: no allocation and no copy of its own
+        // before the caller takes its bytes.
+        if let Framing::Zmtp3(Zmtp3 { codec: Some(TrafficCodec::Curve(_)), .. }) = self.framing {
+            while let Some(frame) = self.next_curve_frame(rx)? {
+                if let Some(inbound) = self.handle_plain_frame(frame, now)? {
+                    return Ok(Some(inbound));
+                }
+            }
+            return Ok(None);
+        }
         while let Some(frame) = self.decoder.decode(rx)? {
             if self.plain_data && !frame.command {
                 return Ok(Some(Inbound::Frame { more: frame.more, body: frame.body }));
@@ -365,6 +392,16 @@ impl Session {
         Ok(None)
     }
 
+    /// Under CURVE, the next whole frame in `rx`, opened in place.
+    fn next_curve_frame(&mut self, rx: &mut BytesMut) -> Result<Option<Frame>, ProtocolError> {
+        match &mut self.framing {
+            Framing::Zmtp3(Zmtp3 { codec: Some(TrafficCodec::Curve(codec)), .. }) => {
+                open_next(&self.decoder, codec, rx)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// One whole frame as it came off the wire (still boxed under CURVE or GSSAPI):
     /// what it means for the socket, if anything.
     pub fn handle_frame(&mut self, frame: Frame, now: Instant) -> Result<Option<Inbound>, SessionError> {
@@ -373,9 +410,40 @@ impl Session {
                 let u = codec.decode(frame.body)?;
                 Frame { more: u.more, command: u.command, body: u.body }
             }
-            Framing::Raw { .. } => return Ok(Some(Inbound::Frame { more: false, body: frame.body })),
             _ => frame,
         };
+        self.handle_plain_frame(frame, now)
+    }
+
+    /// [`handle_frame`](Self::handle_frame) for a whole frame whose body the
+    /// caller read into a buffer of its own (`more` and `command` from its
+    /// header): a CURVE box is opened in that buffer, and `freeze` turns the
+    /// buffer into the body handed on, which then starts at the plaintext.
+    /// No copy of the body is made, where `handle_frame` on a body that is
+    /// not its buffer's only view must copy it to open it.
+    pub fn handle_owned_frame<B: AsMut<[u8]>>(
+        &mut self,
+        more: bool,
+        command: bool,
+        mut body: B,
+        freeze: impl FnOnce(B) -> Bytes,
+        now: Instant,
+    ) -> Result<Option<Inbound>, SessionError> {
+        let frame = match &mut self.framing {
+            Framing::Zmtp3(Zmtp3 { codec: Some(TrafficCodec::Curve(codec)), .. }) => {
+                let opened = codec.open_in_place(body.as_mut())?;
+                Frame { more: opened.more, command: opened.command, body: freeze(body).slice(Opened::PLAINTEXT_AT..) }
+            }
+            _ => return self.handle_frame(Frame { more, command, body: freeze(body) }, now),
+        };
+        self.handle_plain_frame(frame, now)
+    }
+
+    /// A frame as the peer meant it (unboxed, if it was boxed).
+    fn handle_plain_frame(&mut self, frame: Frame, now: Instant) -> Result<Option<Inbound>, SessionError> {
+        if let Framing::Raw { .. } = self.framing {
+            return Ok(Some(Inbound::Frame { more: false, body: frame.body }));
+        }
         if frame.command {
             return self.on_command(&frame.body, now);
         }

@@ -534,6 +534,53 @@ fn curve_traffic_flows_both_ways_boxed() {
     assert_eq!(p.a.frames(), vec![(false, Bytes::from(big))]);
 }
 
+/// Frames of every size around the box's own boundaries (block 0, the
+/// small/large switch) arrive whole however the bytes are cut, each opened
+/// where it lies in the receive buffer.
+#[test]
+fn curve_frames_of_every_size_arrive_in_any_chunking() {
+    let sizes = [0usize, 1, 30, 31, 32, 33, 38, 39, 64, 1022, 1023, 1024, 1025, 5000, 70_000];
+    let bodies: Vec<Vec<u8>> = sizes.iter().map(|&n| (0..n).map(|i| (i * 31 + n) as u8).collect()).collect();
+    for chunk in [0, 13, 4096] {
+        let mut p = curve_pair(cfg(SocketType::Router), cfg(SocketType::Dealer));
+        p.chunk = chunk;
+        for (i, b) in bodies.iter().enumerate() {
+            p.a.send(i + 1 < bodies.len(), b);
+        }
+        p.drive();
+        let want: Vec<(bool, Bytes)> =
+            bodies.iter().enumerate().map(|(i, b)| (i + 1 < bodies.len(), Bytes::from(b.clone()))).collect();
+        assert_eq!(p.b.error, None, "chunk {chunk}");
+        assert_eq!(p.b.frames(), want, "chunk {chunk}");
+    }
+}
+
+/// The engine reads a large frame's body into a buffer of its own: the box
+/// is opened there and the body handed on is that buffer, not a copy. A
+/// forged box in such a buffer is refused as in the receive buffer.
+#[test]
+fn a_curve_frame_in_its_own_buffer_is_opened_there() {
+    let mut p = curve_pair(cfg(SocketType::Router), cfg(SocketType::Dealer));
+    let body: Vec<u8> = (0..50_000).map(|i| (i % 251) as u8).collect();
+    p.a.send(true, &body);
+    let wire = std::mem::take(&mut p.a.out);
+    let h = p.b.session.pending_header(&wire).expect("a complete header");
+    let own = wire[h.header_len..].to_vec();
+    let start = own.as_ptr() as usize;
+    let got = p.b.session.handle_owned_frame(h.more, h.command, own, Bytes::from, p.now).unwrap();
+    let Some(Inbound::Frame { more: true, body: got }) = got else { panic!("expected a frame, got {got:?}") };
+    assert_eq!(got, body);
+    assert_eq!(got.as_ptr() as usize, start + 33, "the plaintext where the box was, after its header");
+
+    p.a.send(false, &body);
+    let mut wire = std::mem::take(&mut p.a.out);
+    let last = wire.len() - 1;
+    wire[last] ^= 1;
+    let h = p.b.session.pending_header(&wire).expect("a complete header");
+    let err = p.b.session.handle_owned_frame(h.more, h.command, wire[h.header_len..].to_vec(), Bytes::from, p.now);
+    assert_eq!(err.unwrap_err(), SessionError::Protocol(ProtocolError::Cryptographic { what: "MESSAGE" }));
+}
+
 #[test]
 fn curve_subscriptions_and_heartbeats_are_boxed_commands() {
     let mut p = curve_pair(hb(SocketType::XPub, 1000, 0, 0), cfg(SocketType::Sub));

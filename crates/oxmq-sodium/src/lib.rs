@@ -22,7 +22,8 @@
 //! (tested below).
 //!
 //! This crate is the only place in oxmq that calls libsodium; every `unsafe`
-//! block here is one FFI call on buffers whose lengths Rust checked.
+//! block here is one FFI call on buffers whose lengths Rust checked (or the
+//! `set_len` after one that filled a vector's spare capacity).
 
 #![warn(missing_docs)]
 
@@ -123,6 +124,83 @@ impl BoxKey {
         };
         // Sealing has no failure case for a well-formed key and buffer.
         assert_eq!(rc, 0, "crypto_box_detached_afternm failed");
+        tag
+    }
+
+    /// Appends the box of `first` followed by `rest` to `out` and returns
+    /// its tag: the box [`seal_in_place`](Self::seal_in_place) makes of
+    /// their concatenation, sealed from where `rest` lies. A large box is
+    /// written in one pass, read from `rest` and written to `out`, with no
+    /// copy of the plaintext into `out` first.
+    ///
+    /// That pass is `crypto_secretbox`'s own construction spelt out with
+    /// libsodium's primitives, because its plaintext (CURVE's flags octet,
+    /// then the frame body) is in two places: the first 64-byte block of
+    /// the XSalsa20 stream gives the Poly1305 key (its first 32 bytes) and
+    /// encrypts the first 32 plaintext bytes, the stream from block 1 on the
+    /// rest, and Poly1305 authenticates the ciphertext. The tests below
+    /// check it against `crypto_box_detached_afternm` at every length
+    /// around each boundary.
+    pub fn seal_append(&self, nonce: &[u8; NONCE_LEN], first: u8, rest: &[u8], out: &mut Vec<u8>) -> [u8; TAG_LEN] {
+        let at = out.len();
+        if 1 + rest.len() < SMALL_BOX {
+            out.push(first);
+            out.extend_from_slice(rest);
+            return self.seal_in_place(nonce, &mut out[at..]);
+        }
+        let len = 1 + rest.len();
+        // Block 0: 32 bytes of Poly1305 key, then the first 32 plaintext bytes.
+        let head = rest.len().min(31);
+        let mut block0 = Zeroizing::new([0u8; 64]);
+        block0[32] = first;
+        block0[33..33 + head].copy_from_slice(&rest[..head]);
+        let b = block0.as_mut_ptr();
+        // SAFETY: `b` addresses 64 writable bytes, of which the first
+        // 33 + head (<= 64) are the message and, in place, the ciphertext
+        // (identical pointers are supported); the nonce is 24 bytes
+        // (crypto_stream_xsalsa20_NONCEBYTES) and the key 32 (KEYBYTES).
+        let rc = unsafe {
+            libsodium_sys::crypto_stream_xsalsa20_xor_ic(b, b, (33 + head) as u64, nonce.as_ptr(), 0, self.key.as_ptr())
+        };
+        assert_eq!(rc, 0, "crypto_stream_xsalsa20_xor_ic failed");
+        out.reserve(len);
+        out.extend_from_slice(&block0[32..33 + head]);
+        let tail = &rest[head..];
+        if !tail.is_empty() {
+            let dst = out.spare_capacity_mut();
+            // SAFETY: `dst` has room for at least `tail.len()` bytes (reserved
+            // above: `len` = 1 + head + tail.len(), 1 + head of them used),
+            // which the call writes; `tail` is readable and does not overlap
+            // `out`'s allocation (it is borrowed shared while `out` is
+            // borrowed mutably); nonce 24 bytes, key 32. Counter 1: the
+            // stream from byte 64 on, which is where plaintext byte 32 falls.
+            let rc = unsafe {
+                libsodium_sys::crypto_stream_xsalsa20_xor_ic(
+                    dst.as_mut_ptr().cast::<u8>(),
+                    tail.as_ptr(),
+                    tail.len() as u64,
+                    nonce.as_ptr(),
+                    1,
+                    self.key.as_ptr(),
+                )
+            };
+            assert_eq!(rc, 0, "crypto_stream_xsalsa20_xor_ic failed");
+            // SAFETY: the call above initialised those `tail.len()` bytes.
+            unsafe { out.set_len(out.len() + tail.len()) };
+        }
+        let mut tag = [0u8; TAG_LEN];
+        let sealed = &out[at..];
+        // SAFETY: `tag` has crypto_onetimeauth_BYTES (16) bytes, `sealed`
+        // is `sealed.len()` readable bytes and the key the first 32 of block 0.
+        let rc = unsafe {
+            libsodium_sys::crypto_onetimeauth_poly1305(
+                tag.as_mut_ptr(),
+                sealed.as_ptr(),
+                sealed.len() as u64,
+                block0.as_ptr(),
+            )
+        };
+        assert_eq!(rc, 0, "crypto_onetimeauth_poly1305 failed");
         tag
     }
 
@@ -251,6 +329,31 @@ mod tests {
                 )
                 .is_ok());
             assert_eq!(ls, plain);
+        }
+    }
+
+    /// `seal_append` makes exactly the box `seal_in_place` makes of the
+    /// concatenation, after whatever `out` held, around block 0's end, the
+    /// small/large switch and beyond.
+    #[test]
+    fn seal_append_is_the_box_of_the_concatenation() {
+        let a = BoxKey::precompute(&arr(&hex(BOB_PK)), &arr(&hex(ALICE_SK))).unwrap();
+        let b = BoxKey::precompute(&arr(&hex(ALICE_PK)), &arr(&hex(BOB_SK))).unwrap();
+        let nonce = arr(&hex(NONCE));
+        let mut lens: Vec<usize> = (0..130).collect();
+        lens.extend((SMALL_BOX - 34..SMALL_BOX + 70).chain([4095, 4096, 65535, 65536, 1 << 20]));
+        for len in lens {
+            let rest: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
+            let mut whole = vec![0x03];
+            whole.extend_from_slice(&rest);
+            let want_tag = a.seal_in_place(&nonce, &mut whole);
+            let mut out = b"prefix".to_vec();
+            let tag = a.seal_append(&nonce, 0x03, &rest, &mut out);
+            assert_eq!(&out[..6], b"prefix");
+            assert_eq!((&out[6..], tag), (&whole[..], want_tag), "len {len}");
+            assert!(b.open_in_place(&nonce, &mut out[6..], &tag));
+            assert_eq!(out[6], 0x03);
+            assert_eq!(&out[7..], &rest[..]);
         }
     }
 

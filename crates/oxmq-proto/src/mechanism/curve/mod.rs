@@ -13,8 +13,9 @@
 //!   C' and s' come back inside the cookie, sealed with a key only it has.
 //!
 //! The boxes are NaCl's `crypto_box` (X25519, XSalsa20, Poly1305) from
-//! RustCrypto's `crypto_box`, and the cookie a `crypto_secretbox`. Nothing
-//! cryptographic is written here; this module only lays out bytes.
+//! `oxmq-sodium` (libsodium, RustCrypto's secretbox for small boxes), and
+//! the cookie a `crypto_secretbox`. Nothing cryptographic is written here;
+//! this module only lays out bytes.
 
 mod client;
 mod server;
@@ -106,10 +107,11 @@ pub fn keypair_from_entropy(entropy: [u8; KEY_LEN]) -> ([u8; KEY_LEN], Zeroizing
 /// Boxes and unboxes traffic frames once a CURVE handshake is done.
 ///
 /// Each ZMTP frame the socket sends becomes one flag-less frame whose body is
-/// `\x07MESSAGE`, the short nonce and `Box[flags + body]`. Encryption happens
-/// in place in the caller's output buffer: the plaintext is written there
-/// once and sealed where it lies. Decryption works in place too when the
-/// received frame owns its buffer (large frames do), else on one copy.
+/// `\x07MESSAGE`, the short nonce and `Box[flags + body]`. A frame is sealed
+/// into the caller's output buffer, read from the body where it lies (a
+/// large one in one pass, a small one copied and sealed in place). Frames
+/// are opened in place, in the buffer they were received into
+/// ([`open_in_place`](Self::open_in_place)).
 pub struct CurveCodec {
     bx: BoxKey,
     send_prefix: &'static [u8; 16],
@@ -157,18 +159,36 @@ impl CurveCodec {
         let tag_at = out.len();
         out.extend_from_slice(&[0; TAG_LEN]);
         let plain_at = out.len();
-        out.push((u8::from(more) * FLAG_MORE) | (u8::from(command) * FLAG_COMMAND));
-        for p in parts {
-            out.extend_from_slice(p);
-        }
-        let tag = self.bx.seal_in_place(&nonce, &mut out[plain_at..]);
+        let flags = (u8::from(more) * FLAG_MORE) | (u8::from(command) * FLAG_COMMAND);
+        let tag = if let [body] = parts {
+            // A data frame: sealed from the message body straight into `out`.
+            self.bx.seal_append(&nonce, flags, body, out)
+        } else {
+            out.push(flags);
+            for p in parts {
+                out.extend_from_slice(p);
+            }
+            self.bx.seal_in_place(&nonce, &mut out[plain_at..])
+        };
         out[tag_at..plain_at].copy_from_slice(&tag);
     }
 
-    /// Unboxes one received frame body.
+    /// Unboxes one received frame body: in place when `body` is its
+    /// buffer's only view, else on one copy.
     pub fn decode(&mut self, body: Bytes) -> Result<Unboxed, ProtocolError> {
+        let mut buf = body.try_into_mut().unwrap_or_else(|shared| BytesMut::from(&shared[..]));
+        let opened = self.open_in_place(&mut buf)?;
+        Ok(Unboxed { more: opened.more, command: opened.command, body: buf.freeze().slice(Opened::PLAINTEXT_AT..) })
+    }
+
+    /// Opens one received frame body where it lies: on success the frame's
+    /// plaintext is `body[Opened::PLAINTEXT_AT..]`, so a caller that owns
+    /// the buffer hands it on without a copy (libzmq opens in place too,
+    /// then moves the plaintext to the buffer's start). On an error the
+    /// box did not open and `body` is as it was.
+    pub fn open_in_place(&mut self, body: &mut [u8]) -> Result<Opened, ProtocolError> {
         if !body.starts_with(MESSAGE_PREFIX) {
-            return Err(ProtocolError::UnexpectedCommand { name: super::command_name(&body) });
+            return Err(ProtocolError::UnexpectedCommand { name: super::command_name(body) });
         }
         if body.len() < MESSAGE_OVERHEAD {
             return Err(ProtocolError::MalformedCommand { name: b"MESSAGE".to_vec() });
@@ -178,13 +198,28 @@ impl CurveCodec {
             return Err(ProtocolError::InvalidSequence);
         }
         let nonce = short_nonce(self.recv_prefix, n);
-        let tag: [u8; TAG_LEN] = body[16..32].try_into().expect("16 octets");
-        let mut buf = body.try_into_mut().unwrap_or_else(|shared| BytesMut::from(&shared[..]));
-        if !self.bx.open_in_place(&nonce, &mut buf[32..], &tag) {
+        let (head, sealed) = body.split_at_mut(32);
+        let tag: &[u8; TAG_LEN] = head[16..32].try_into().expect("16 octets");
+        if !self.bx.open_in_place(&nonce, sealed, tag) {
             return Err(ProtocolError::Cryptographic { what: "MESSAGE" });
         }
         self.last_recv_nonce = n;
-        let flags = buf[32];
-        Ok(Unboxed { more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0, body: buf.freeze().slice(33..) })
+        let flags = sealed[0];
+        Ok(Opened { more: flags & FLAG_MORE != 0, command: flags & FLAG_COMMAND != 0 })
     }
+}
+
+/// The flags of a frame [`CurveCodec::open_in_place`] opened.
+#[derive(Clone, Copy, Debug)]
+pub struct Opened {
+    /// More frames of the same message follow.
+    pub more: bool,
+    /// A command (PING, SUBSCRIBE...) inside the box, not message data.
+    pub command: bool,
+}
+
+impl Opened {
+    /// Where an opened frame's plaintext starts in its body: after
+    /// `\x07MESSAGE`, the short nonce, the tag and the flags octet.
+    pub const PLAINTEXT_AT: usize = MESSAGE_OVERHEAD;
 }

@@ -6,7 +6,7 @@ use crate::io::stream::Stream;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE, INLINE_CAPACITY};
 use bytes::{Buf, BytesMut};
 use oxmq_proto::Session;
-use oxmq_proto::{Frame, FrameHeader, Framing, Inbound};
+use oxmq_proto::{FrameHeader, Framing, Inbound};
 use std::io;
 use std::time::Instant;
 
@@ -61,8 +61,10 @@ impl BigFrame {
         self.body.len() == self.len
     }
 
-    fn into_frame(self) -> Frame {
-        Frame { more: self.more, command: self.command, body: crate::bufpool::freeze(self.body) }
+    /// What the session makes of the whole frame: a CURVE box is opened in
+    /// this buffer, which then becomes the message body as it is.
+    fn finish(self, session: &mut Session, now: Instant) -> Result<Option<Inbound>, oxmq_proto::SessionError> {
+        session.handle_owned_frame(self.more, self.command, self.body, crate::bufpool::freeze, now)
     }
 }
 
@@ -133,7 +135,7 @@ impl Engine {
                     session.handle_bytes_received(now);
                     if self.big.as_ref().is_some_and(BigFrame::is_complete) {
                         if let Some(big) = self.big.take() {
-                            self.stalled = session.handle_frame(big.into_frame(), now)?;
+                            self.stalled = big.finish(session, now)?;
                         }
                     }
                 }
