@@ -563,15 +563,22 @@ def _cpu_table(cells, keys, labels):
 
 def trailing(data, threshold=1.0):
     """Every comparison in which oxmq is slower (or costs more) than a peer:
-    (study, cell label, metric, oxmq side, peer side, ratio), worst first."""
+    (study, cell label, metric, oxmq side, peer side, ratio, ratio text, facts), worst first. facts is what
+    WHY_RULES match on: the cell's key, the metric, the two side keys (the peer is "raw" or "ping" for the
+    rows held against the machine) and whether the two sides' ranges overlap."""
     out = []
+
+    def facts(n, c, metric, mine, peer, overlap):
+        return dict(c.get("key", {}), study=n, metric=metric, oxmq=mine, peer=peer, overlap=bool(overlap))
+
     for n, st in data.get("studies", {}).items():
         for c in st.get("cells", []):
             for metric, rs in c.get("ratios", {}).items():
                 for r in rs:
                     if r["ratio"] < threshold:
                         out.append((n, c["label"], metric, c["sides"][r["oxmq"]]["label"],
-                                    c["sides"][r["peer"]]["label"], r["ratio"], fmt_ratio(r)))
+                                    c["sides"][r["peer"]]["label"], r["ratio"], fmt_ratio(r),
+                                    facts(n, c, metric, r["oxmq"], r["peer"], r.get("overlap"))))
             # Large messages against the machine: the goal is 0.9x raw socket bandwidth.
             raw = c["sides"].get("raw", {}).get("metrics", {}).get("mb_per_s")
             if raw and c["key"].get("transport") in ("tcp", "ipc"):
@@ -579,7 +586,8 @@ def trailing(data, threshold=1.0):
                     d = e.get("metrics", {}).get("mb_per_s")
                     if e.get("oxmq") and d and d["median"] < 0.9 * raw["median"]:
                         q = d["median"] / (0.9 * raw["median"])
-                        out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket", q, "%.2f×" % q))
+                        out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket", q, "%.2f×" % q,
+                                    facts(n, c, "mb_per_s", k, "raw", False)))
             # Latency: a REQ/REP round trip within 1.3x (issue 21's goal) the plain-socket ping-pong of the same cell.
             ping = c["sides"].get("ping", {}).get("metrics", {}).get("p50_us")
             if ping:
@@ -588,9 +596,111 @@ def trailing(data, threshold=1.0):
                     if e.get("oxmq") and d and d["median"] > 1.3 * ping["median"]:
                         q = 1.3 * ping["median"] / d["median"]
                         out.append((n, c["label"], "p50_us ÷ 1.3×ping-pong", e["label"], "plain socket ping-pong", q,
-                                    "%.2f×" % q))
+                                    "%.2f×" % q, facts(n, c, "p50_us", k, "ping", False)))
     out.sort(key=lambda t: t[5])
     return out
+
+
+# The sections of TRAILING.md a row of "Where oxmq trails" can point to: key -> (link text, anchor, branch).
+# An anchor is a heading's GitHub slug or an explicit <a id="..."> in TRAILING.md; test_harness.py checks that
+# each exists, except those with a branch: sections being written there, whose anchors the lead reconciles
+# when that branch merges.
+TRAILING_SECTIONS = {
+    "pipe": ("§1", "1-small-messages-when-the-reader-keeps-up-with-the-writer", None),
+    "lent": ("§2", "2-c-abi-zero-copy-on-inproc-one-allocation-per-zmq_msg_init_data", None),
+    "tcp-large": ("§3", "3-large-messages-over-tcp-in-copy-mode", None),
+    "py-tcp-large": ("§4", "4-python-large-messages-over-tcp", None),
+    "rtt": ("§5", "5-round-trips-latency-at-256-kib-and-the-rpc-shapes", None),
+    "spread": ("§6", "6-cells-within-the-run-to-run-spread", None),
+    "threads": ("§7", "7-one-process-two-threads-over-tcp-issue-21-item-4", None),
+    "scale": ("§8", "8-study-13-connect-time-of-10000-dealers-to-one-router-issue-24", None),
+    "curve": ("§9", "9-curve-throughput-at-64-kib-and-1-mib-issue-21-branch-curve", None),
+    "ipc-large": ("§10", "10-large-messages-over-ipc-against-the-raw-unix-socket", None),
+    "null-large": ("§11", "11-study-9-null-at-1-mib-against-libzmq", None),
+    "py-rtt": ("§12", "12-python-round-trips-against-pyomq", None),
+    "streams-vs-monocoque": ("streams-vs-monocoque", "streams-vs-monocoque", "streams"),
+    "python-inproc-large": ("python-inproc-large", "python-inproc-large", "pyinproc"),
+}
+
+C, RUST, PY = {"c_oxmq"}, {"rust_oxmq"}, {"oxmq_py"}
+BIG = (1 << 20, 1 << 30)  # 1 MiB and up: where the goal is 0.9x the raw socket
+SMALL = (0, 1024)
+NULL9 = {"c_oxmq_null", "rust_oxmq_null", "oxmq_py_null"}
+CURVE9 = {"c_oxmq_curve", "rust_oxmq_curve", "oxmq_py_curve"}
+
+# Which section explains a trailing row. First match wins; a field left out matches anything; "size" is an
+# inclusive (low, high) range in bytes, the other fields a set of allowed values. A row no rule takes is
+# counted under the table as having no profile yet (never guessed into a section). Each rule says why.
+WHY_RULES = [
+    # The one-process, two-thread layout has its own profile and fix, whatever the size or peer.
+    ("threads", {"study": {"2"}, "layout": {True}}, "one I/O thread serves both ends: its own profile"),
+    # Rust streams against monocoque (no I/O thread, a coalescing sender) are being profiled on branch streams.
+    ("streams-vs-monocoque", {"study": {"2"}, "oxmq": RUST, "peer": {"rust_monocoque"},
+                              "transport": {"tcp", "ipc"}}, "the per-message cost of the sending side"),
+    # Python inproc large bytearray copies against pyzmq: branch pyinproc's section.
+    ("python-inproc-large", {"study": {"2"}, "oxmq": PY, "transport": {"inproc"}, "size": (4096, 1 << 30)},
+     "a forced copy on one thread, pyzmq's path is different"),
+    # Large tcp frames, copy or zero-copy, against the raw socket or a C/Rust peer: the write pattern and the
+    # copy into a fresh body that the raw socket does not make.
+    ("tcp-large", {"study": {"2"}, "transport": {"tcp"}, "size": BIG, "oxmq": C | RUST},
+     "the application's copy, page faults and TCP work in the sender's context"),
+    ("py-tcp-large", {"study": {"2"}, "transport": {"tcp"}, "size": (65536, 1 << 30), "oxmq": PY},
+     "Python's receive copies each body into a fresh bytes"),
+    # Large ipc frames against the Unix socket or libzmq: the same copies without TCP's work.
+    ("ipc-large", {"study": {"2"}, "transport": {"ipc"}, "size": BIG}, "copy and page faults over AF_UNIX"),
+    # C ABI zero-copy over inproc against libzmq: the lent buffer's owner and the receive path.
+    ("lent", {"study": {"2"}, "transport": {"inproc"}, "mode": {"zc"}, "oxmq": C}, "one allocation per lent buffer"),
+    # Small messages between threads or processes against libzmq or omq.rs: the pipe's hand-off per message.
+    ("pipe", {"study": {"2"}, "size": SMALL, "oxmq": C | RUST, "peer": {"c_libzmq", "c_omq", "rust_omq"}},
+     "the hand-off between threads per message while the reader keeps up"),
+    ("pipe", {"study": {"4"}}, "inproc PAIR: the same pipe"),
+    # Round trips: against the plain-socket floor and the C/Rust peers, the thread hand-offs a REQ/REP makes.
+    ("rtt", {"study": {"3"}, "peer": {"ping"}}, "six thread hand-offs per round trip against the floor's two"),
+    ("py-rtt", {"study": {"3"}, "oxmq": PY, "peer": {"pyomq"}}, "Python against pyomq's round trip"),
+    ("rtt", {"study": {"3"}, "oxmq": C | RUST}, "the same hand-offs against peers that spin or have fewer"),
+    ("py-rtt", {"study": {"7"}, "peer": {"pyomq"}}, "the rpc shapes are Python round trips too"),
+    ("rtt", {"study": {"7"}, "peer": {"py_pipe"}}, "the rpc shapes against multiprocessing.Pipe"),
+    # CURVE: the boxes and the copies around them; NULL at 1 MiB is the large tcp frame path without CURVE.
+    ("curve", {"study": {"9"}, "oxmq": CURVE9}, "CURVE's copies per message"),
+    ("null-large", {"study": {"9"}, "oxmq": NULL9, "size": BIG}, "the large tcp frame path in study 9's set-up"),
+    # Study 13: connect storms and round trips with many connections open.
+    ("scale", {"study": {"13"}, "metric": {"connect_seconds", "p99_us", "p50_us"}, "overlap": {False}},
+     "connect time and round trips with many connections"),
+    # Anything else whose two sides' ranges overlap is not shown to differ.
+    ("spread", {"overlap": {True}}, "the ranges overlap: not shown to trail"),
+]
+
+
+def why_section(facts):
+    """The TRAILING_SECTIONS key that explains a row (its facts, from trailing()), or None."""
+    for section, rule, _ in WHY_RULES:
+        ok = True
+        for field, want in rule.items():
+            have = facts.get(field)
+            if field == "size":
+                ok = have is not None and want[0] <= have <= want[1]
+            elif field in ("layout", "pinned"):
+                ok = bool(have) in want
+            else:
+                ok = have in want
+            if not ok:
+                break
+        if ok:
+            return section
+    return None
+
+
+def why_link(section):
+    text, anchor, branch = TRAILING_SECTIONS[section]
+    link = "[%s](TRAILING.md#%s)" % (text, anchor)
+    return link + (" (branch %s)" % branch if branch else "")
+
+
+def row_family(row):
+    """How a row without a section is named under the table: what a section for it would cover."""
+    n, _, metric, mine, peer, _, _, f = row
+    where = " ".join(str(x) for x in (f.get("transport"), f.get("kind"), f.get("shape")) if x)
+    return "study %s%s %s: %s vs %s" % (n, " " + where if where else "", metric, mine, peer)
 
 
 def sec_trailing(data):
@@ -603,15 +713,38 @@ def sec_trailing(data):
               "times, costs and memory it is peer ÷ oxmq), worst first; large tcp/ipc messages are also held "
               "against 0.9× the raw socket's bandwidth measured in the same cell, and REQ/REP round trips (p50) against 1.3× a plain-socket ping-pong of the same size. %d comparisons.\n" % len(rows))
     md.append("Why each family of these cells trails, from profiles, and what closing the gap would take: "
-              "[TRAILING.md](TRAILING.md) (written by hand; it names the commit and runs it comes from).\n")
+              "[TRAILING.md](TRAILING.md) (written by hand; it names the commit and runs it comes from). The "
+              "\"why\" column links each row to its section, chosen by the rules `WHY_RULES` in `bench/report.py` "
+              "(study, transport, size, measure, oxmq side, peer; a row whose ranges overlap and that no other rule "
+              "takes goes to the section on the run-to-run spread); a section with a branch is being written there.\n")
     md.append("Ratios carry their range over the repetitions (slowest ÷ fastest .. fastest ÷ slowest); ≈ marks "
               "sides whose ranges overlap (a difference within the noise), [lend≠copy] a Python cell where oxmq "
               "lends the `bytes` and the peer copies it.\n")
-    md.append("| study | cell | measure | oxmq side | peer | ratio (range) |")
-    md.append("|---|---|---|---|---|---|")
-    for n, cell, metric, mine, peer, ratio, text in rows:
-        md.append("| %s | %s | %s | %s | %s | %s |" % (n, cell, metric, mine, peer, text))
+    md.append("| study | cell | measure | oxmq side | peer | ratio (range) | why |")
+    md.append("|---|---|---|---|---|---|---|")
+    orphans = {}
+    for row in rows:
+        n, cell, metric, mine, peer, ratio, text, f = row
+        section = why_section(f)
+        if section is None:
+            orphans.setdefault(row_family(row), []).append(cell)
+        md.append("| %s | %s | %s | %s | %s | %s | %s |" % (n, cell, metric, mine, peer, text,
+                                                          why_link(section) if section else "–"))
     md.append("")
+    count = sum(len(v) for v in orphans.values())
+    md.append("%d comparisons have no profile in TRAILING.md yet%s\n" % (count, ":" if count else "."))
+    for fam, cells in sorted(orphans.items()):
+        md.append("- %s (%s)" % (fam, ", ".join(dict.fromkeys(cells))))
+    if orphans:
+        md.append("")
+    pending = {}
+    for row in rows:
+        section = why_section(row[7])
+        if section and TRAILING_SECTIONS[section][2]:
+            pending[section] = pending.get(section, 0) + 1
+    if pending:
+        md.append("Sections still being written on their branches: %s.\n" % ", ".join(
+            "%s (branch %s, %d comparisons)" % (s, TRAILING_SECTIONS[s][2], k) for s, k in sorted(pending.items())))
     return md
 
 

@@ -168,10 +168,58 @@ def main():
     absent = [r for r in ratios if (r[1], r[2], label[r[3]], label[r[4]]) not in rows]
     check(bool(ratios) and not absent, "every ratio where oxmq is behind (%d) is in \"Where oxmq trails\"%s" % (
         len(ratios), "" if not absent else " (absent %d, e.g. %s)" % (len(absent), absent[:3])))
+    for ok, what in trailing_links():
+        check(ok, what)
     check(conformance_section_ok(), "the conformance section shows each column, each difference's bytes and "
           "a column not available")
     print("test_harness: %s" % ("%d failed" % len(failed) if failed else "all passed"))
     return 1 if failed else 0
+
+
+def anchors(md):
+    """The anchors a Markdown page offers: GitHub's slug of each heading, and explicit <a id/name="...">."""
+    import re
+
+    out = set(re.findall(r'<a (?:id|name)="([^"]+)"', md))
+    for line in md.splitlines():
+        m = re.match(r"#{1,6} (.*)", line)
+        if m:
+            out.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
+    return out
+
+
+def trailing_links():
+    """The "why" column on the committed run: WHY_RULES name known sections, every row of the committed
+    results.json gets its link (or is counted as having none), every linked anchor exists in TRAILING.md
+    (sections still being written on a named branch excepted), and the committed REPORT.md carries the table
+    as report.py renders it now."""
+    import json
+
+    data = json.loads((BENCH / "results.json").read_text())
+    have = anchors((BENCH / "TRAILING.md").read_text())
+    rows = report.trailing(data)
+    picked = [report.why_section(r[7]) for r in rows]
+    yield (all(s in report.TRAILING_SECTIONS for s, _, _ in report.WHY_RULES),
+           "every WHY_RULES section is one of TRAILING_SECTIONS")
+    yield (all(s is not None for s, r in zip(picked, rows) if r[7]["overlap"]),
+           "committed run: every trailing row whose ranges overlap has a section (%d rows)" % len(rows))
+    used = {s for s in picked if s}
+    dangling = ["%s -> #%s" % (s, report.TRAILING_SECTIONS[s][1]) for s in sorted(used)
+                if report.TRAILING_SECTIONS[s][1] not in have and not report.TRAILING_SECTIONS[s][2]]
+    pending = sorted(s for s in used if report.TRAILING_SECTIONS[s][2] and report.TRAILING_SECTIONS[s][1] not in have)
+    yield (bool(used) and not dangling, "committed run: every section the rows link (%d) has its anchor in "
+           "TRAILING.md%s%s" % (len(used), " (missing: %s)" % "; ".join(dangling) if dangling else "",
+                                " (pending on their branches: %s)" % ", ".join(pending) if pending else ""))
+    unused = sorted(k for k, v in report.TRAILING_SECTIONS.items() if not v[2] and v[1] not in have)
+    yield (not unused, "every section TRAILING_SECTIONS names exists in TRAILING.md%s" % (
+        " (missing: %s)" % ", ".join(unused) if unused else ""))
+    orphans = sum(s is None for s in picked)
+    md = "\n".join(report.sec_trailing(data))
+    yield ("%d comparisons have no profile in TRAILING.md yet" % orphans in md,
+           "the table counts the %d committed rows no rule maps" % orphans)
+    committed = (BENCH / "REPORT.md").read_text()
+    yield (md.strip() in committed, "the committed REPORT.md's \"Where oxmq trails\" is what report.py renders "
+           "from the committed results.json (re-render with run.py --report-only)")
 
 
 def conformance_section_ok():
@@ -195,6 +243,17 @@ def conformance_section_ok():
         md = "\n".join(conformance_report.section(f.name))
     return ("04095e52524f5203343030" in md and "| oxmq C ABI (zmq_version 4.3.5) | 1 | 0 |" in md
             and "not available: not built" in md and "400 \\| ERROR" in md)
+
+
+def test_harness():
+    """pytest's entry: the whole script above, every check passing."""
+    assert main() == 0
+
+
+def test_trailing_links():
+    """pytest's entry for the "why" column alone, with each failing check named."""
+    failed = [what for ok, what in trailing_links() if not ok]
+    assert not failed, failed
 
 
 if __name__ == "__main__":
