@@ -746,9 +746,10 @@ def sec_trailing(data):
     bare = sum(len(v) for v in orphans.values())
     count = bare + sum(linked.values())
     parts = ["%d with no section" % bare]
-    parts += ["%d linked to %s, %s" % (k, TRAILING_SECTIONS[sec][0], "which says not profiled yet"
-                                        if sec in UNPROFILED else "being written on branch %s" % TRAILING_SECTIONS[sec][2])
-              for sec, k in sorted(linked.items(), key=lambda t: -t[1])]
+    for sec, k in sorted(linked.items(), key=lambda t: -t[1]):
+        why = ("which says not profiled yet" if sec in UNPROFILED
+               else "being written on branch %s" % TRAILING_SECTIONS[sec][2])
+        parts.append("%d linked to %s, %s" % (k, TRAILING_SECTIONS[sec][0], why))
     md.append("%d comparisons have no profile in TRAILING.md yet (%s)%s\n" % (count, "; ".join(parts),
                                                                              ":" if orphans else "."))
     for fam, cells in sorted(orphans.items()):
