@@ -994,6 +994,19 @@ def goals_summary(cells):
         n[MET], len(rows), n[MISSED], n[UNSHOWN], n[UNMEASURED])
 
 
+def goals_profiled(cells):
+    """How many goal cells not met or not shown have a profile in TRAILING.md (issue 21's "Done when")."""
+    rows = [r for rs in cells for r in rs if r["verdict"] in (MISSED, UNSHOWN)]
+    pending = sum(1 for r in rows if r["why"] and (r["why"] in UNPROFILED or TRAILING_SECTIONS[r["why"]][2]))
+    bare = sum(1 for r in rows if not r["why"])
+    spread = sum(1 for r in rows if r["why"] == "spread")
+    return ("Of the %d goal cells not met or not shown, %d link a TRAILING.md section with a profile, %d the "
+            "section on the run-to-run spread (%s), %d a section that says not profiled yet or is still being "
+            "written on its branch, and %d no section." % (
+                len(rows), len(rows) - pending - bare - spread, spread, TRAILING_SECTIONS["spread"][0], pending,
+                bare))
+
+
 def _goal_figure(r):
     """The figure and the target as the goal words them: a speed ratio, or for the floor oxmq's p50 ÷ the
     floor's (so lower is better there)."""
@@ -1025,6 +1038,7 @@ def sec_goals(data):
               "only); Rust peers: %s.\n" % (data.get("reps", 0), v.get("Debian libzmq (pkg-config)", "?"),
                                             v.get("Rust peers", "?")))
     md.append("**%s**\n" % goals_summary(cells))
+    md.append(goals_profiled(cells) + "\n")
     for i, (goal, rows) in enumerate(zip(GOALS, cells), 1):
         md.append("**Goal %d.** \"%s\"\n" % (i, goal["quote"]))
         if not goal["parts"]:
