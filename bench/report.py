@@ -774,6 +774,10 @@ LANGUAGE_PEERS = {"c_oxmq": ("c_libzmq", "c_omq"),
                   "rust_oxmq": ("rust_omq", "rust_zeromq", "rust_rzmq", "rust_monocoque"),
                   "oxmq_py": ("pyzmq", "pyomq")}
 TWO_PROCESSES = {"layout": {False}}
+# Transports a peer library does not have, so it is no peer in those cells (the run's own failures say so: zmq.rs
+# "bind: Endpoint(UnknownTransport("inproc"))", monocoque "has no cross-process inproc transport"). Any other peer
+# without a figure is a measurement missing from the run.
+NO_TRANSPORT = {"rust_zeromq": {"inproc"}, "rust_monocoque": {"inproc"}}
 
 # Issue 21's goals, each quoted as the issue words it, and the cells of the committed run each covers. A part
 # holds the oxmq sides of the study's cells that match "where" (a WHY_RULES-style filter) against "vs": peer
@@ -897,7 +901,11 @@ def _goal_against(part, cell, side, raws, beaten):
         if not have:
             return [(None, "best of %s" % ", ".join(SHORT.get(p, p) for p in LANGUAGE_PEERS[side]), None, None)]
         best = max(have)[1]
-        return [(best, "best: %s" % sides[best]["label"], sides[best], None)]
+        # A peer with no figure here might have been the best: the cell cannot show oxmq at least its equal.
+        absent = [SHORT.get(p, p) for p in LANGUAGE_PEERS[side] if p not in dict((k, v) for v, k in have)
+                  and cell["key"].get("transport") not in NO_TRANSPORT.get(p, ())]
+        return [(best, "best: %s" % sides[best]["label"], sides[best],
+                 ("%s not measured here" % ", ".join(absent)) if absent else None)]
     return [(p, sides[p]["label"] if p in sides else SHORT.get(p, p), sides.get(p), None) for p in vs]
 
 
@@ -953,10 +961,16 @@ def _goal_rows(n, part, c, side, mine, metric, lead, raws, beaten):
                                   None if span else "no CPU figure", "speed %.2f× (%.2f–%.2f)" % speed))
         return rows
     for p, label, theirs, doubt in _goal_against(part, c, side, raws, beaten):
+        absent = doubt if doubt and doubt.endswith("not measured here") else None
+        if absent:
+            doubt = None
         if lend_note(c, side) and p in ("pyzmq", "pyomq"):
             doubt = "lend≠copy: the bytearray row is the like-for-like one"
         span = speed_span(mine, theirs, metric) if theirs is not None else None
-        rows.append(_goal_row(n, c, side, p, label, span, part, metric, lead, doubt))
+        row = _goal_row(n, c, side, p, label, span, part, metric, lead, doubt)
+        if absent and row["verdict"] != MISSED:
+            row.update(verdict=UNMEASURED, doubt=absent, why=None)
+        rows.append(row)
     return rows
 
 
