@@ -890,7 +890,8 @@ def _goal_against(part, cell, side, raws, beaten):
     vs, sides = part["vs"], cell["sides"]
     metric = part["metric"]
     if vs == "raw":
-        raw = raws.get((cell["key"].get("transport"), cell["key"].get("size")))
+        k = cell["key"]
+        raw = cell["sides"].get("raw") or raws.get((k.get("transport"), k.get("size"), variant(cell)))
         return [("raw", "raw socket", raw, None)]
     if vs == "floor":
         doubt = "a library beats this floor" if cell["label"] in beaten else None
@@ -917,8 +918,8 @@ def goal_cells(data):
     beaten = {row[0] for row in floor_beaten(data)}
     raws = {}
     for c in studies.get("2", {}).get("cells", []):
-        if "raw" in c["sides"] and not variant(c):
-            raws[(c["key"].get("transport"), c["key"].get("size"))] = c["sides"]["raw"]
+        if "raw" in c["sides"]:  # probed in the copy cell of each size, for its zero-copy cell too
+            raws[(c["key"].get("transport"), c["key"].get("size"), variant(c))] = c["sides"]["raw"]
     out = []
     for goal in GOALS:
         rows = []
@@ -1047,10 +1048,16 @@ def sec_goals(data):
               "plain-socket floor) are decided by the median. **not measured**: a side, peer or cell missing from "
               "the run. Cells not met or not shown link the TRAILING.md section that explains them (by "
               "`WHY_RULES`, as in \"Where oxmq trails\").\n")
-    md.append("The run's caveats: %d repetitions; results.json joins the runs its notes name (the issue asks for "
-              "one `make bench`); the C libzmq of studies 2 and 3 is Debian's %s (libzmq 4.3.5 runs in study 9 "
-              "only); Rust peers: %s.\n" % (data.get("reps", 0), v.get("Debian libzmq (pkg-config)", "?"),
-                                            v.get("Rust peers", "?")))
+    caveats = ["%d repetitions" % data.get("reps", 0)]
+    if data.get("notes"):
+        caveats.append("results.json joins the runs its %d notes name (the issue asks for one `make bench`)"
+                       % len(data["notes"]))
+    debian = v.get("Debian libzmq (pkg-config)", "?")
+    if debian != "4.3.5":
+        caveats.append("the C libzmq of studies 2 and 3 is Debian's %s, not the 4.3.5 the first goal names "
+                       "(4.3.5 runs in study 9)" % debian)
+    caveats.append("Rust peers: %s" % v.get("Rust peers", "?"))
+    md.append("The run's caveats: %s.\n" % "; ".join(caveats))
     md.append("**%s**\n" % goals_summary(cells))
     md.append(goals_profiled(cells) + "\n")
     for i, (goal, rows) in enumerate(zip(GOALS, cells), 1):
