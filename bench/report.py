@@ -828,6 +828,7 @@ GOALS = [
                 "target": 1.0, "expect": ["tcp 1 MiB copy (one process, two threads)"]}]},
     {"quote": "CURVE throughput at every size at least 1.0× libzmq 4.3.5 on a current libsodium (1 MiB is "
               "0.91–0.95× today).",
+     # The C ABI and Rust against the C library the goal names; Python against pyzmq is study 9's own table.
      "parts": [{"study": "9", "where": {"kind": {"thr"}}, "sides": {"c_oxmq_curve", "rust_oxmq_curve"},
                 "vs": ("c_libzmq435_curve",), "metric": "msgs_per_s", "target": 1.0}]},
     {"quote": "Python: tcp and ipc 16–256 B at least 3× pyzmq and 2× pyomq; large messages with a real copy at "
