@@ -636,7 +636,7 @@ WHY_RULES = [
     ("threads", {"study": {"2"}, "layout": {True}}, "one I/O thread serves both ends: its own profile"),
     # Rust streams against monocoque (no I/O thread, a coalescing sender): one family at every size and
     # transport, being profiled on branch streams.
-    ("streams-vs-monocoque", {"study": {"2"}, "oxmq": RUST, "peer": {"rust_monocoque"},
+    ("streams-vs-monocoque", {"study": {"2"}, "oxmq": C | RUST, "peer": {"rust_monocoque"},
                               "transport": {"tcp", "ipc"}}, "monocoque's design differs at every size"),
     # Python's large inproc messages (copy, lend, bytearray) against pyzmq and pyomq: branch pyinproc's section.
     ("python-inproc-large", {"study": {"2"}, "oxmq": PY, "transport": {"inproc"}, "size": (4096, 1 << 30)},
