@@ -209,4 +209,45 @@ RSpec.describe 'safety' do
       trap('USR1', old || 'DEFAULT')
     end
   end
+
+  describe 'fork' do
+    def threads_named(prefix)
+      Dir.glob('/proc/self/task/*/comm').count do |f|
+        File.read(f).start_with?(prefix)
+      rescue SystemCallError
+        false # the thread has gone
+      end
+    end
+
+    # Contexts, each with its I/O thread running, left to the GC: made in a
+    # method of their own, so that no reference stays on the stack.
+    def leave_contexts(n)
+      n.times { ZMQ::Context.new.socket(:PUSH).bind('tcp://127.0.0.1:*') }
+      nil
+    end
+
+    it "drops a fork child's garbage, though the parent's reaper thread is not in the child" do
+      # The parent has a reaper (thread names keep 15 characters).
+      eventually(10) do
+        leave_contexts(2)
+        GC.start
+        threads_named('oxmq-ruby-reap').positive?
+      end
+      pid = fork do
+        leave_contexts(8)
+        running = threads_named('ZMQbg/IO')
+        ok = running.positive? && begin
+          eventually(10) do
+            GC.start
+            threads_named('ZMQbg/IO') < running
+          end
+        rescue RuntimeError
+          false
+        end
+        exit!(ok ? 0 : 1)
+      end
+      _, status = Process.wait2(pid)
+      expect(status.exitstatus).to eq(0), 'the child never dropped its contexts'
+    end
+  end
 end

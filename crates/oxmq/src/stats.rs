@@ -136,8 +136,11 @@ pub struct PeerStats {
     /// Messages the peer sent that the socket has not read yet.
     pub queued_in: u64,
     /// Messages to the peer not yet taken by its connection (or inproc
-    /// peer), as far as the socket knows: the reader reports progress every
-    /// LWM messages and whenever it drains.
+    /// peer; a message its poll has seen counts as taken): 0 once the peer
+    /// has read everything. Not libzmq's pipes-stats count, which
+    /// [`crate::Socket::monitor_pipes_stats`] reports: that one goes by
+    /// the reader's acknowledgements, sent every LWM messages (and in oxmq
+    /// also when it drains).
     pub queued_out: u64,
     /// Drops attributed to this peer (HWM, and CONFLATE on the sending
     /// side or of messages it sent).

@@ -32,19 +32,41 @@ pub(crate) fn new_pipe_key() -> u64 {
 /// it. Reads go through `Deref`; every mutation is one of these methods.
 pub(crate) struct SocketWriter {
     pipe: PipeWriter,
-    /// Body bytes of the frames written (the socket writes no bookkeeping
-    /// frames through here: those go in before the pipe is wrapped),
+    /// Body bytes of the frames written through `write` (the transport's
+    /// own frames go through `write_joining`, which leaves this alone),
     /// including frames that then never left: those the pipe counts apart
     /// (`WriterCounts::bytes_unsent`: a message abandoned half-written when
     /// the pipe is let go, one written as its peer vanished, frames not
     /// flushed yet), where they are dropped, so a send pays for no second
     /// count.
     bytes: u64,
+    /// What the pipe counted of the frames the transport wrote on the
+    /// socket's behalf (inproc's HELLO_MSG; anything in the pipe before it
+    /// was wrapped too): whole messages, and body bytes taken back. They
+    /// are in the pipe, where the HWM counts them as libzmq's does, but not
+    /// the socket's traffic, as over tcp and ipc, where the engine sends
+    /// HELLO_MSG without the pipe.
+    joined: (u64, u64),
 }
 
 impl SocketWriter {
     pub(crate) fn new(pipe: PipeWriter) -> SocketWriter {
-        SocketWriter { pipe, bytes: 0 }
+        let c = pipe.counts();
+        SocketWriter { pipe, bytes: 0, joined: (c.msgs, c.bytes_unsent) }
+    }
+
+    /// Write and flush frames the transport sends on the socket's behalf as
+    /// the pipe is joined (inproc's routing id and HELLO_MSG), leaving them
+    /// out of the socket's counts.
+    pub(crate) fn write_joining(&mut self, frames: impl IntoIterator<Item = Msg>) {
+        let before = self.pipe.counts();
+        for m in frames {
+            self.pipe.write(m);
+        }
+        self.pipe.flush();
+        let after = self.pipe.counts();
+        self.joined.0 += after.msgs.saturating_sub(before.msgs);
+        self.joined.1 += after.bytes_unsent.saturating_sub(before.bytes_unsent);
     }
 
     // Always inlined, as the pipe's own `write` is where it is called: out of
@@ -52,13 +74,6 @@ impl SocketWriter {
     #[inline(always)]
     pub(crate) fn write(&mut self, msg: Msg) {
         self.bytes += msg.len() as u64;
-        self.pipe.write(msg);
-    }
-
-    /// A frame the transport writes on the socket's behalf as the pipe is
-    /// joined (inproc's routing id and HELLO_MSG), as `write` does before
-    /// the pipe is wrapped: not the socket's traffic.
-    pub(crate) fn write_uncounted(&mut self, msg: Msg) {
         self.pipe.write(msg);
     }
 
@@ -83,10 +98,18 @@ impl SocketWriter {
     /// What this end wrote, for statistics.
     pub(crate) fn counts(&self) -> EndCounts {
         let c = self.pipe.counts();
-        // Saturating: the unsent frames may include inproc's HELLO_MSG,
-        // written uncounted; it is only ever taken back when the reader was
-        // gone at the pipe's first flush, and then so is all that follows.
-        EndCounts { msgs: c.msgs, bytes: self.bytes.saturating_sub(c.bytes_unsent), conflated: c.conflated }
+        let (joined_msgs, joined_unsent) = self.joined;
+        // Neither count goes below what was joined (a rollback returns the
+        // pipe's message count to its last flush, and the joining frames
+        // were flushed, or taken back and counted apart, at once), nor the
+        // socket's bytes below what it wrote and never sent: saturating only
+        // so that a broken invariant cannot panic here.
+        let unsent = c.bytes_unsent.saturating_sub(joined_unsent);
+        EndCounts {
+            msgs: c.msgs.saturating_sub(joined_msgs),
+            bytes: self.bytes.saturating_sub(unsent),
+            conflated: c.conflated,
+        }
     }
 }
 

@@ -270,6 +270,35 @@ fn writer_woken_when_reader_drains_without_reaching_lwm_boundary() {
     assert!(w.check_write());
 }
 
+/// `unread` counts each read at once; `queued` (libzmq's pipe statistics)
+/// only what the reader acknowledged (every LWM messages; when it ran dry
+/// too, which is left out here, as libzmq does not do it).
+#[test]
+fn unread_counts_every_read_queued_only_acknowledged_ones() {
+    let (mut w, mut r, _, _) = counted(8);
+    for i in 0..5 {
+        w.write(num(i));
+        w.flush();
+    }
+    assert_eq!((w.unread(), w.queued()), (5, 5));
+    for i in 0..3 {
+        assert_eq!(r.read().map(|m| val(&m)), Some(i));
+    }
+    // LWM 4: nothing acknowledged yet.
+    assert_eq!((w.unread(), w.queued()), (2, 5));
+    assert_eq!(r.read().map(|m| val(&m)), Some(3));
+    assert_eq!((w.unread(), w.queued()), (1, 1));
+    assert_eq!(r.read().map(|m| val(&m)), Some(4));
+    assert_eq!((w.unread(), w.queued()), (0, 1));
+    assert!(r.read().is_none());
+    assert_eq!(w.unread(), 0);
+    // A frame of an unfinished message is no message yet.
+    w.write(num(9).with_flags(crate::msg::FLAG_MORE));
+    w.flush();
+    assert_eq!(r.read().map(|m| val(&m)), Some(9));
+    assert_eq!(w.unread(), 0);
+}
+
 #[test]
 fn writer_gone_terminates_after_reading_everything() {
     let released = Arc::new(AtomicUsize::new(0));

@@ -98,6 +98,11 @@ struct Core {
     /// when it runs dry). Only the reader stores; the writer loads it when its
     /// cached copy says the pipe is full.
     read_count: Padded<AtomicU64>,
+    /// Messages read, stored by the reader at every read, for statistics
+    /// only ([`PipeWriter::unread`]): flow control goes by `read_count`,
+    /// which is also what libzmq's pipe statistics report. Its own line,
+    /// which only the reader writes and nothing reads per message.
+    taken: Padded<AtomicU64>,
     /// The writer found the pipe full and wants a wake-up. Set (and cleared
     /// when it finds room after all) only by the writer; cleared by the reader
     /// with a `swap` that elects it to call `writer_wake`.
@@ -177,6 +182,7 @@ fn new_pipe(
     let core = Arc::new(Core {
         committed: Padded(AtomicU64::new(0)),
         read_count: Padded(AtomicU64::new(0)),
+        taken: Padded(AtomicU64::new(0)),
         writer_waiting: AtomicBool::new(false),
         lwm: AtomicU64::new(lwm_for(hwm)),
         hwm: AtomicU64::new(hwm as u64),
@@ -453,14 +459,27 @@ impl PipeWriter {
         self.conflate
     }
 
-    /// Messages written and not read yet, as far as this end knows: the
-    /// reader publishes its count every LWM messages and whenever it runs
-    /// dry (libzmq's pipe statistics count the same way).
+    /// Messages written and not acknowledged yet: the reader publishes its
+    /// count every LWM messages and whenever it runs dry, so this may still
+    /// count messages read since (libzmq's pipe statistics count the same
+    /// way, and its pipes-stats test relies on it). See [`Self::unread`].
     pub(crate) fn queued(&self) -> u64 {
         if self.conflate {
             self.core.kept()
         } else {
             self.msgs_written.saturating_sub(self.core.read_count.0.load(Ordering::Relaxed))
+        }
+    }
+
+    /// Messages written and not read yet: 0 once the reader has taken
+    /// everything. Exact when the reader's last read happened-before this
+    /// call (on the same thread, or before a message this thread has since
+    /// received from it); otherwise it may lag by the reads in flight.
+    pub(crate) fn unread(&self) -> u64 {
+        if self.conflate {
+            self.core.kept()
+        } else {
+            self.msgs_written.saturating_sub(self.core.taken.0.load(Ordering::Relaxed))
         }
     }
 
@@ -541,6 +560,7 @@ impl PipeReader {
         }
         if msg.flags() & (FLAG_MORE | FLAGS_UNCOUNTED) == 0 {
             self.msgs_read += 1;
+            self.core.taken.0.store(self.msgs_read, Ordering::Relaxed);
             // Relaxed: a stale `lwm` only changes how often we publish; the
             // publication when running dry guarantees liveness regardless.
             if self.msgs_read - self.published >= self.core.lwm.load(Ordering::Relaxed) {

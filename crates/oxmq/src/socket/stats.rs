@@ -87,7 +87,12 @@ impl Core {
             msgs_out: w.msgs,
             bytes_out: w.bytes,
             queued_in: p.queued_in(),
-            queued_out: p.out.queued(),
+            // What the peer has not taken, not what it has acknowledged
+            // (`queued`, which the pipes-stats event reports as libzmq does):
+            // readers acknowledge only every LWM messages and when they run
+            // dry, so a peer that read everything without ever running dry
+            // (REQ/REP in one thread) would seem to have it all queued.
+            queued_out: p.out.unread(),
             drops: p.drops,
         }
     }

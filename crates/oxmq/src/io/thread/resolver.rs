@@ -7,6 +7,14 @@
 //! ordinary wake-up path. The pool is shared by every context of the process
 //! (lookups carry nothing context-specific) and its threads exit when idle.
 //!
+//! Fork: a child inherits the pool's memory but none of its workers, and
+//! its queue's lock as it was, possibly held by a worker or by the parent's
+//! I/O thread, which it then stays for good. So each process has a pool of
+//! its own, found by pid before any lock is taken: a child's first lookup
+//! makes a new one and leaves the parent's copy alone (leaked, as the
+//! child leaks its copy of the parent's context), with no `pthread_atfork`
+//! handler, as the rest of the core.
+//!
 //! A lookup asks for one address family or both (getaddrinfo's `ai_family`
 //! hint), so a connect can ask for AAAA and A records separately, in
 //! parallel, and start on whichever answers first (RFC 8305 section 3;
@@ -19,7 +27,8 @@ use std::ffi::CString;
 use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// Lookups that may block at once; more wait their turn in the queue.
@@ -87,20 +96,38 @@ struct Queue {
     jobs: VecDeque<Job>,
     idle: usize,
     workers: usize,
-    /// The process the counts describe: a child of `fork` inherits them but
-    /// none of the threads, so it starts over.
-    pid: u32,
 }
 
-#[derive(Default)]
 struct Pool {
+    /// The process whose pool this is (see the module's doc on fork).
+    pid: u32,
     queue: Mutex<Queue>,
     more: Condvar,
 }
 
+/// This process's pool. Pools are never freed, so the reference is good
+/// for ever; the one in place is replaced only by a fork child's.
 fn pool() -> &'static Pool {
-    static POOL: OnceLock<Pool> = OnceLock::new();
-    POOL.get_or_init(Pool::default)
+    static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
+    let pid = std::process::id();
+    let mut current = POOL.load(Ordering::Acquire);
+    loop {
+        // SAFETY: a non-null pointer in POOL came from `Box::into_raw` below
+        // and is never freed, and Acquire makes its contents visible.
+        if let Some(p) = unsafe { current.as_ref() }.filter(|p| p.pid == pid) {
+            return p;
+        }
+        let fresh = Box::into_raw(Box::new(Pool { pid, queue: Mutex::default(), more: Condvar::new() }));
+        match POOL.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire) {
+            // The pool replaced, if any, is the parent's copy: leaked.
+            Ok(_) => current = fresh,
+            Err(other) => {
+                // SAFETY: `fresh` was never shared; this is its only free.
+                drop(unsafe { Box::from_raw(fresh) });
+                current = other;
+            }
+        }
+    }
 }
 
 /// Starts resolving `host` (both families); `wake` runs once the answer is
@@ -116,14 +143,11 @@ pub(super) fn resolve_family(host: &str, port: u16, family: Family, wake: Arc<dy
     let job = Job { host: host.to_owned(), port, family, lookup: lookup.clone(), wake };
     let p = pool();
     let mut q = lock(&p.queue);
-    if q.pid != std::process::id() {
-        *q = Queue { pid: std::process::id(), ..Queue::default() };
-    }
     q.jobs.push_back(job);
     // Idle workers not yet woken still count as idle while the jobs they
     // will take are queued: only queued jobs beyond them need a new worker.
     if q.jobs.len() > q.idle && q.workers < MAX_WORKERS {
-        let spawned = std::thread::Builder::new().name("oxmq-resolver".into()).spawn(|| worker(pool()));
+        let spawned = std::thread::Builder::new().name("oxmq-resolver".into()).spawn(move || worker(p));
         if spawned.is_ok() {
             q.workers += 1;
         } else if q.workers == 0 {
@@ -336,5 +360,73 @@ mod tests {
         assert!(local.iter().all(|a| a.ip().is_loopback() && a.port() == 5555), "{local:?}");
         assert!(lookups[1].take().unwrap().is_err());
         assert!(lookups[0].take().is_none());
+    }
+
+    /// Waits (up to `limit`) for `lookup`'s answer, announced through `w`.
+    fn answer(w: &Count, lookup: &Lookup, limit: Duration) -> Option<io::Result<Vec<SocketAddr>>> {
+        let deadline = std::time::Instant::now() + limit;
+        let mut g = lock(&w.1);
+        while w.0.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+            g = w.2.wait_timeout(g, Duration::from_millis(50)).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        drop(g);
+        lookup.take()
+    }
+
+    /// A fork child whose parent had the queue locked at the fork (as a
+    /// worker or the I/O thread has it, briefly, around every lookup) still
+    /// resolves: the lock stays held in the child for good, so the child
+    /// must not need it.
+    #[test]
+    fn a_fork_child_resolves_though_the_queue_was_locked_at_the_fork() {
+        use std::sync::mpsc::channel;
+        // glibc loads its name-service modules at the first lookup: done
+        // here, the child has them and needs no loader lock for them.
+        assert!(getaddrinfo("localhost", 7, Family::Any).is_ok());
+        let (locked_tx, locked) = channel();
+        let (release, release_rx) = channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let q = lock(&pool().queue);
+            locked_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+            drop(q);
+        });
+        locked.recv().unwrap();
+        // SAFETY: the child only resolves, waits for the answer with threads
+        // and locks of its own, and `_exit`s.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let w = Arc::new(Count(AtomicUsize::new(0), Mutex::new(()), Condvar::new()));
+            let lookup = resolve("localhost", 7, w.clone());
+            let ok = matches!(answer(&w, &lookup, Duration::from_secs(10)), Some(Ok(a)) if !a.is_empty());
+            // SAFETY: leaves the child at once, running no destructors.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        release.send(()).unwrap();
+        holder.join().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let mut status = 0;
+        let exited = loop {
+            // SAFETY: `status` is a valid out-pointer; `pid` is our child.
+            if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                break true;
+            }
+            if std::time::Instant::now() >= deadline {
+                // SAFETY: `pid` is our child, reaped just after.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(exited, "the child hung on the queue's lock");
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child's lookup failed: {status}");
+        // The parent's pool still serves the parent.
+        let w = Arc::new(Count(AtomicUsize::new(0), Mutex::new(()), Condvar::new()));
+        let lookup = resolve("localhost", 7, w.clone());
+        assert!(matches!(answer(&w, &lookup, Duration::from_secs(20)), Some(Ok(_))));
     }
 }

@@ -82,10 +82,11 @@ fn routing_id_frame(id: &[u8]) -> Msg {
     Msg::from_slice(id).with_flags(FLAG_ROUTING_ID)
 }
 
-fn write_hello(w: &mut PipeWriter, hello: &[u8]) {
-    if !hello.is_empty() {
-        w.write(Msg::from_slice(hello));
-    }
+/// What a side writes first on its pipe, as a ZMTP handshake and engine
+/// would send it: its routing id, then its HELLO_MSG (draft) if it has one.
+fn joining_frames(routing_id: &[u8], hello: &[u8]) -> impl Iterator<Item = Msg> {
+    let hello = (!hello.is_empty()).then(|| Msg::from_slice(hello));
+    std::iter::once(routing_id_frame(routing_id)).chain(hello)
 }
 
 /// Make the pipes between `a` and `b`; returns (a's side, b's side).
@@ -108,21 +109,17 @@ fn join(
         Some((b_rcvhwm, b_sndhwm)) => (combined_hwm(a.sndhwm, b_rcvhwm), combined_hwm(b_sndhwm, a.rcvhwm)),
         None => (a.sndhwm, a.rcvhwm),
     };
-    let (mut a_to_b, b_from_a) =
+    let (a_to_b, b_from_a) =
         if a.conflate_out { pipe_conflate(b_reader, a_writer) } else { pipe(out_hwm, b_reader, a_writer) };
-    let (mut b_to_a, a_from_b) = pipe(in_hwm, a_reader, b_writer);
-    // Each side learns the other's routing id from the head of its inbound pipe,
-    // as it would from a ZMTP handshake.
-    a_to_b.write(routing_id_frame(&a.routing_id));
-    write_hello(&mut a_to_b, &a.hello);
-    a_to_b.flush();
-    if let Some(id) = b_routing_id {
-        b_to_a.write(routing_id_frame(id));
-        write_hello(&mut b_to_a, b_hello);
-        b_to_a.flush();
-    }
+    let (b_to_a, a_from_b) = pipe(in_hwm, a_reader, b_writer);
     let mut a_side = SocketPipe::new(a_to_b, a_from_b, a.endpoint, key);
     let mut b_side = SocketPipe::new(b_to_a, b_from_a, b_endpoint, key);
+    // Each side learns the other's routing id from the head of its inbound pipe,
+    // as it would from a ZMTP handshake.
+    a_side.out.write_joining(joining_frames(&a.routing_id, &a.hello));
+    if let Some(id) = b_routing_id {
+        b_side.out.write_joining(joining_frames(id, b_hello));
+    }
     if let Some((b_rcvhwm, _)) = b_hwms {
         a_side.hwm_boost = Some((b_rcvhwm, a.rcvhwm));
         b_side.hwm_boost = Some((a.rcvhwm, b_rcvhwm));
@@ -169,11 +166,7 @@ pub(crate) fn bind(names: &InprocRegistry, name: &str, me: InprocPeer) -> Result
             let _ = disconnect_msg.set(me.disconnect_msg.clone());
         }
         // The binder's routing id was unknown when the connector made the pipes.
-        binder_side.out.write_uncounted(routing_id_frame(&me.routing_id));
-        if !me.hello.is_empty() {
-            binder_side.out.write_uncounted(Msg::from_slice(&me.hello));
-        }
-        binder_side.out.flush();
+        binder_side.out.write_joining(joining_frames(&me.routing_id, &me.hello));
         binder_side.endpoint = me.endpoint;
         if connector.conflate_out {
             // libzmq: the binder takes the pipe's first message for the
