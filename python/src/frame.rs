@@ -67,19 +67,67 @@ pub(crate) fn bytes_to_msg(b: &Bound<'_, PyBytes>, lend_min: usize) -> Msg {
             return Msg::from_owner(owner);
         }
     }
-    Msg::from_slice(data)
+    // `b` is held for the whole call and a `bytes` never changes.
+    copy_to_msg(b.py(), data)
+}
+
+/// Copies of at least this many bytes run with the GIL released, so that
+/// the program's other threads (an inproc peer above all) run meanwhile:
+/// two threads of one process copying a message each no longer take turns.
+/// pyzmq copies a send's body without the GIL at every size (its receive
+/// copies with it); below this the release costs more than the copy.
+pub(crate) const NOGIL_COPY_MIN: usize = 64 * 1024;
+
+/// A frame holding a copy of `data`, made with the GIL released when large.
+/// `data` must stay valid and unresized with the GIL released (the caller
+/// holds the object, and for a mutable one its buffer export). Python code
+/// may still write to a mutable buffer meanwhile, as under pyzmq: the frame
+/// then holds whatever the copy read.
+#[inline]
+pub(crate) fn copy_to_msg(py: Python<'_>, data: &[u8]) -> Msg {
+    if data.len() >= NOGIL_COPY_MIN {
+        py.detach(|| Msg::from_slice(data))
+    } else {
+        Msg::from_slice(data)
+    }
+}
+
+/// A new `bytes` holding a copy of `data`; a large one is allocated with the
+/// GIL and filled without it (see [`NOGIL_COPY_MIN`]).
+pub(crate) fn copy_to_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyAny>> {
+    if data.len() < NOGIL_COPY_MIN {
+        return Ok(PyBytes::new(py, data).into_any().unbind());
+    }
+    // SAFETY: a NULL source asks for an uninitialised object of that size
+    // (filled below before anything else sees it); returns a new reference or NULL.
+    let obj = unsafe { ffi::PyBytes_FromStringAndSize(std::ptr::null(), data.len() as ffi::Py_ssize_t) };
+    if obj.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: `obj` is a new, non-null reference that we own.
+    let obj = unsafe { Bound::from_owned_ptr(py, obj) };
+    // SAFETY: `obj` is an exact bytes object, so this is its inline buffer of `data.len()` bytes.
+    let dst = unsafe { ffi::PyBytes_AsString(obj.as_ptr()) } as usize;
+    py.detach(|| {
+        // SAFETY: `dst` is the new object's buffer of `data.len()` bytes. Only
+        // this thread holds a reference to the object (not yet returned, and a
+        // `bytes` is never tracked by the garbage collector), so nothing reads
+        // or frees it while the GIL is released; `data` is a distinct buffer.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, data.len()) }
+    });
+    Ok(obj.unbind())
 }
 
 /// A received body as `bytes`: the sender's own object when it was lent in
 /// this process (inproc) and is at least `lend_min` long, else a copy.
 #[inline]
-pub(crate) fn msg_to_bytes(py: Python<'_>, m: &Msg, lend_min: usize) -> Py<PyAny> {
+pub(crate) fn msg_to_bytes(py: Python<'_>, m: &Msg, lend_min: usize) -> PyResult<Py<PyAny>> {
     if m.len() >= lend_min {
         if let Some(obj) = crate::release::lent_bytes_object(py, m.as_slice()) {
-            return obj;
+            return Ok(obj);
         }
     }
-    PyBytes::new(py, m.as_slice()).into_any().unbind()
+    copy_to_bytes(py, m.as_slice())
 }
 
 /// How [`buffer_to_msg`] made its frame.
@@ -124,9 +172,10 @@ pub(crate) fn buffer_to_msg(
     }
     let len = buf.len_bytes();
     if copy || len < threshold {
-        // SAFETY: the buffer is contiguous and exported for the duration of this borrow.
+        // SAFETY: the buffer is contiguous and stays exported (so valid and
+        // unresized, even with the GIL released) until `release` below.
         let slice = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, len) };
-        let msg = Msg::from_slice(slice);
+        let msg = copy_to_msg(py, slice);
         buf.release(py);
         return Ok((msg, Made::Copied));
     }

@@ -539,7 +539,7 @@ impl Socket {
         release::maybe_drain(py);
         let m = self.recv_msg(py, flags)?;
         if copy {
-            Ok(msg_to_bytes(py, &m, self.lend_min.load(Ordering::Relaxed)))
+            msg_to_bytes(py, &m, self.lend_min.load(Ordering::Relaxed))
         } else {
             Ok(Py::new(py, self.received_frame(py, m, self.peer_props(), track)?)?.into_any())
         }
@@ -703,7 +703,7 @@ impl Socket {
         let list = PyList::empty(py);
         for m in parts {
             if copy {
-                list.append(msg_to_bytes(py, &m, self.lend_min.load(Ordering::Relaxed)))?;
+                list.append(msg_to_bytes(py, &m, self.lend_min.load(Ordering::Relaxed))?)?;
             } else {
                 list.append(Py::new(py, self.received_frame(py, m, props.clone(), track)?)?)?;
             }

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -116,6 +117,92 @@ def test_blocking_poll_releases_the_gil(make):
         counter[0] += 1
     t.join()
     assert counter[0] > 10_000
+
+
+class _GilWaiter:
+    """A thread that wants the GIL once `go` is set and records that it got
+    it. With the switch interval at 100 s the main thread never hands the
+    GIL over by itself, so `ran` is set only if a call of the main thread
+    releases the GIL."""
+
+    def __init__(self):
+        self.go = threading.Event()
+        self.ran = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        self.go.wait()
+        self.ran.set()
+
+    def wait_during(self, call, timeout=10.0):
+        """Call `call()` repeatedly, GIL held in between, until the waiter ran."""
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(100.0)
+        try:
+            self.go.set()
+            deadline = time.monotonic() + timeout
+            while not self.ran.is_set() and time.monotonic() < deadline:
+                call()
+            return self.ran.is_set()
+        finally:
+            sys.setswitchinterval(old)
+            self.thread.join(5)
+
+
+def test_large_send_copy_releases_the_gil(make):
+    """A copying send of a large mutable buffer copies with the GIL released
+    (as pyzmq's does), so another thread, an inproc receiver above all, runs
+    meanwhile. A PUB without subscribers drops each message after the copy:
+    the send itself never blocks."""
+    pub = make(oxmq.PUB)
+    pub.bind("inproc://gil-send-copy")
+    ba = bytearray(1 << 20)
+    waiter = _GilWaiter()
+    assert waiter.wait_during(lambda: pub.send(ba))
+
+
+def test_large_recv_copy_releases_the_gil(make):
+    """recv() fills the `bytes` it returns for a large body with the GIL
+    released. The sender lends an exact bytes (no copy) and the receiver
+    polls with DONTWAIT, so only the receive's copy can release the GIL."""
+    pull = make(oxmq.PULL, rcvtimeo=5000)
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    push = make(oxmq.PUSH)
+    push.connect("tcp://127.0.0.1:%d" % port)
+    big = bytes(range(256)) * 4096
+    push.send(big)
+    assert pull.recv() == big  # connected
+
+    def one():
+        push.send(big)
+        while True:
+            try:
+                got = pull.recv(oxmq.DONTWAIT)
+                break
+            except oxmq.Again:
+                pass
+        assert got == big and got is not big
+
+    waiter = _GilWaiter()
+    assert waiter.wait_during(one)
+
+
+@pytest.mark.parametrize("size", [65535, 65536, 65537, 1 << 20, (4 << 20) + 3])
+def test_large_copies_keep_every_byte(pair, size):
+    """Copies made without the GIL (from 64 KiB) carry every byte, both ways:
+    a mutable buffer copied on send, and the `bytes` a receive fills."""
+    a, b = pair
+    pattern = bytes(range(251)) * (size // 251 + 1)
+    ba = bytearray(pattern[:size])
+    a.send(ba)
+    ba[0] ^= 0xFF  # the copy was taken at send time
+    got = b.recv()
+    assert type(got) is bytes and len(got) == size and got == pattern[:size]
+    a.send_multipart([bytearray(pattern[1 : size + 1]), b"tail", memoryview(pattern)[:size]])
+    parts = b.recv_multipart()
+    assert [len(p) for p in parts] == [size, 4, size]
+    assert parts[0] == pattern[1 : size + 1] and parts[1] == b"tail" and parts[2] == pattern[:size]
 
 
 def test_rcvtimeo_is_honoured_across_slices(make):
