@@ -52,6 +52,68 @@ RUST_PEERS = [("omq", "omq.rs (omq-tokio)", "bench_rust_peers"), ("zeromq", "zmq
               ("monocoque", "monocoque (monocoque-rs, tokio backend)", "bench_monocoque")]
 
 
+# What each oxmq artefact the suite runs is built from (the sources its make
+# step lists): a study must measure the tree it reports, and `bench/run.py`
+# run alone rebuilds nothing. The 19:25 rerun of study 3 (2026-11-26) measured
+# a Python module installed at 16:00, before a fix to the core's busy-poll.
+CORE_SRCS = ("crates/oxmq/src", "crates/oxmq-proto/src", "crates/oxmq-sodium/src", "Cargo.lock")
+STALE_SRCS = {
+    "rust": CORE_SRCS + ("crates/oxmq/examples/bench_oxmq.rs",),
+    "capi": CORE_SRCS + ("crates/oxmq-capi/src",),
+    "python": CORE_SRCS + ("python/src", "python/oxmq", "python/Cargo.toml"),
+}
+
+
+def source_files(paths, root=ROOT):
+    """The files git tracks under `paths` (so that caches such as a test's
+    `__pycache__` never count), or every file there outside git."""
+    try:
+        r = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--", *paths], capture_output=True, timeout=30)
+        if r.returncode == 0:
+            return [root / f for f in r.stdout.decode().split("\0") if f]
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    out = []
+    for p in (root / q for q in paths):
+        out.extend([p] if p.is_file() else (f for f in p.rglob("*") if f.is_file() and "__pycache__" not in f.parts))
+    return out
+
+
+def stale_reason(artefact, paths, rebuild, root=ROOT):
+    """Why `artefact` does not hold the tree's code: a source under `paths`
+    changed after it was built (make's rule), or None. A missing artefact is
+    None here: its own reason says so."""
+    try:
+        built = artefact.stat().st_mtime
+    except OSError:
+        return None
+    newest = None
+    for f in source_files(paths, root):
+        try:
+            m = f.stat().st_mtime
+        except OSError:
+            continue
+        if m > built and (newest is None or m > newest[0]):
+            newest = (m, f)
+    if newest is None:
+        return None
+    return "stale: %s predates %s (run `%s`)" % (_rel(artefact, root), _rel(newest[1], root), rebuild)
+
+
+def _rel(p, root):
+    try:
+        return str(p.relative_to(root))
+    except ValueError:
+        return str(p)
+
+
+def installed_extension(py_bin):
+    """oxmq's extension module in `py_bin`'s venv (pip wrote it when it
+    installed the wheel), or None."""
+    found = sorted(py_bin.parent.parent.glob("lib/python3*/site-packages/oxmq/_oxmq*.so"))
+    return found[0] if found else None
+
+
 def rust_peers_status():
     """Why a Rust peer or omq-libzmq is missing, as mk/bench.mk recorded it."""
     try:
@@ -97,6 +159,7 @@ def discover():
     co = add(Impl("c_oxmq", "C, oxmq C ABI", "C", oxmq=True, peers=["c_libzmq", "c_omq", "c_libzmq435"],
                   expect_capi=True))
     co._argv = lambda prog: [str(C_OXMQ / prog)]
+    capi_reason = capi_reason or stale_reason(CAPI_SO, STALE_SRCS["capi"], "make capi")
     if capi_reason:
         co.reason = capi_reason
     elif not (C_OXMQ / "thr").exists():
@@ -131,6 +194,8 @@ def discover():
     r._argv = lambda prog: [str(RUST_BIN), prog]
     if not RUST_BIN.exists():
         r.reason = "%s not built (cargo build --release --example bench_oxmq -p oxmq)" % RUST_BIN.relative_to(ROOT)
+    else:
+        r.reason = stale_reason(RUST_BIN, STALE_SRCS["rust"], "make bench-rust")
     mx = add(Impl("c_mutex", "C, mutex+condvar queue", "C"))
     mx._argv = lambda prog: [str(C_LIBZMQ / prog)]
     mx.reason = c.reason
@@ -148,6 +213,10 @@ def discover():
             why = probe([str(py_bin), "-c", "import %s" % module])
             if why:
                 i.reason = why + what
+            elif module == "oxmq":
+                ext = installed_extension(py_bin)
+                i.reason = ext and stale_reason(ext, STALE_SRCS["python"],
+                                                "make bench-py312" if py_bin == VENV312_PY else "make python-install")
         return i
 
     py("pyzmq", "Python, pyzmq", "zmq")
