@@ -269,7 +269,18 @@ def stale_check_ok():
         missing = discover.stale_reason(root / "none.so", ["src"], "make it", root=root)
         os.utime(src, (3000, 3000))
         stale = discover.stale_reason(art, ["src"], "make it", root=root)
-    return fresh is None and missing is None and stale == "stale: artefact.so predates src/lib.rs (run `make it`)"
+        # cargo's dep-info: only the files it lists count (a test-only module does not).
+        dep = root / "artefact.d"
+        dep.write_text("%s: %s /elsewhere/registry/x.rs\n\n%s:\n" % (art, root / "src" / "main.rs", src))
+        (root / "src" / "main.rs").write_text("x")
+        os.utime(root / "src" / "main.rs", (1500, 1500))
+        by_dep = discover.stale_reason(art, (), "make it", root=root, dep_file=dep)
+        os.utime(root / "src" / "main.rs", (2500, 2500))
+        by_dep_stale = discover.stale_reason(art, (), "make it", root=root, dep_file=dep)
+        no_dep = discover.stale_reason(art, (), "make it", root=root, dep_file=root / "none.d")
+    return (fresh is None and missing is None and stale == "stale: artefact.so predates src/lib.rs (run `make it`)"
+            and by_dep is None and no_dep is None
+            and by_dep_stale == "stale: artefact.so predates src/main.rs (run `make it`)")
 
 
 def conformance_section_ok():
