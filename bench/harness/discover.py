@@ -66,19 +66,23 @@ STALE_SRCS = {
 }
 
 
+# The kinds of file mk/python.mk rebuilds the wheel for (PY_PKG_SRCS).
+SOURCE_SUFFIXES = (".rs", ".py", ".pyi", "py.typed", "Cargo.toml", "Cargo.lock")
+
+
 def source_files(paths, root=ROOT):
-    """The files git tracks under `paths` (so that caches such as a test's
-    `__pycache__` never count), or every file there outside git."""
+    """The source files git tracks under `paths` (so that caches such as a
+    test's `__pycache__` never count), or every one there outside git."""
     try:
         r = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--", *paths], capture_output=True, timeout=30)
         if r.returncode == 0:
-            return [root / f for f in r.stdout.decode().split("\0") if f]
+            return [root / f for f in r.stdout.decode().split("\0") if f.endswith(SOURCE_SUFFIXES)]
     except (OSError, subprocess.TimeoutExpired):
         pass
     out = []
     for p in (root / q for q in paths):
         out.extend([p] if p.is_file() else (f for f in p.rglob("*") if f.is_file() and "__pycache__" not in f.parts))
-    return out
+    return [f for f in out if f.name.endswith(SOURCE_SUFFIXES)]
 
 
 def dep_info_sources(dep_file, root=ROOT):
