@@ -170,6 +170,12 @@ def main():
         len(ratios), "" if not absent else " (absent %d, e.g. %s)" % (len(absent), absent[:3])))
     for ok, what in trailing_links():
         check(ok, what)
+    goals = [r for rows in report.goal_cells(data) for r in rows]
+    check(bool(goals) and not any(r["verdict"] == report.MET for r in goals),
+          "on a run where oxmq trails every peer, no goal cell of issue 21 is met (%d cells)" % len(goals))
+    check(not report.lead_by_spinning(data), "on that run no lead is listed as bought by spinning")
+    for ok, what in goal_checks():
+        check(ok, what)
     check(conformance_section_ok(), "the conformance section shows each column, each difference's bytes and "
           "a column not available")
     check(stale_check_ok(), "an oxmq artefact older than a source it is built from is not measured (reason: stale)")
@@ -283,6 +289,80 @@ def stale_check_ok():
             and by_dep_stale == "stale: artefact.so predates src/main.rs (run `make it`)")
 
 
+# Issue 21's "Goals" list (`issues show 21`), each bullet as the issue words it: report.GOALS must quote each one,
+# and no other, so that a goal left out of the report, or reworded into an easier one, fails here.
+ISSUE_21_GOALS = [
+    "Every study 2 and study 3 cell at least 1.0× the best peer of its language: libzmq 4.3.5 and omq's C ABI in "
+    "C; omq.rs, zmq.rs, rzmq and monocoque (newest, tuned as its author recommends) in Rust; pyzmq and pyomq in "
+    "Python (1.2× there).",
+    "tcp 16 B and 64 B between two processes at least 2.5× libzmq, pinned and unpinned, and ahead of monocoque and "
+    "omq.rs in the same run.",
+    "REQ/REP p50 over tcp and ipc at every size no more than 1.3× a plain-socket ping-pong of the same size (with a "
+    "floor that really is a floor), and ahead of omq's C ABI.",
+    "tcp and ipc 1 MiB and 4 MiB, copy and zero-copy, at least 0.9× the raw socket measured like for like.",
+    "C ABI inproc zero-copy at every size at least 1.0× libzmq.",
+    "The one-context, two-thread tcp layout of item 4, as a study 2 cell, at every size at least 1.0× libzmq (1 MiB "
+    "is 0.30× today).",
+    "CURVE throughput at every size at least 1.0× libzmq 4.3.5 on a current libsodium (1 MiB is 0.91–0.95× today).",
+    "Python: tcp and ipc 16–256 B at least 3× pyzmq and 2× pyomq; large messages with a real copy at least 1.2× "
+    "pyzmq and pyomq.",
+    "CPU per message reported for each side, and no lead bought by a spinning core: messages per CPU-second at least "
+    "the peer's in every cell that oxmq claims.",
+    "No regression elsewhere: soak, interop matrix, security matrix, pyzmq suite and libzmq's own behaviour stay as "
+    "they are.",
+]
+
+
+def goal_checks():
+    """Issue 21's goals on the committed run: every goal has its rule, every rule that results.json can judge
+    covers cells, the verdicts follow the rules (no claimed lead met on a range that reaches below its target),
+    unmet cells link known sections, leads bought by spinning are found, and the committed REPORT.md carries the
+    section as report.py renders it now."""
+    import json
+
+    quotes = [g["quote"] for g in report.GOALS]
+    missing = [q[:40] for q in ISSUE_21_GOALS if q not in quotes]
+    extra = [q[:40] for q in quotes if q not in ISSUE_21_GOALS]
+    yield (not missing and not extra and len(quotes) == len(set(quotes)),
+           "every goal of issue 21 (%d) has one rule in GOALS, quoted exactly, and GOALS has no other%s%s" % (
+               len(ISSUE_21_GOALS), " (missing: %s)" % "; ".join(missing) if missing else "",
+               " (not in the issue: %s)" % "; ".join(extra) if extra else ""))
+    yield (all(g["parts"] or g.get("outside") for g in report.GOALS),
+           "a goal results.json cannot judge says what judges it")
+    v = report.goal_verdict
+    yield (v((1.1, 0.95, 1.2), 1.0) == report.UNSHOWN and v((1.3, 1.05, 1.5), 1.0) == report.MET
+           and v((0.8, 0.7, 0.9), 1.0) == report.MISSED and v((2.0, 1.5, 2.6), 2.5) == report.UNSHOWN
+           and v((0.95, 0.8, 1.0), 0.9, lead=False) == report.MET and v(None, 1.0) == report.UNMEASURED
+           and v((1.3, 1.2, 1.4), 1.0, doubt="floor beaten") == report.UNSHOWN,
+           "goal verdicts: a claimed lead whose range straddles its target is not shown, a bound is decided by "
+           "the median, a missing figure is not measured, a doubted figure is not shown")
+    fake = {"studies": {"2": {"cells": [{"label": "x", "key": {"transport": "tcp", "size": 16, "mode": "copy"},
+                                         "sides": {"a": {"label": "A"}, "b": {"label": "B"}},
+                                         "ratios": {"msgs_per_s": [{"oxmq": "a", "peer": "b", "ratio": 1.2}],
+                                                    "msgs_per_cpu_s": [{"oxmq": "a", "peer": "b", "ratio": 0.8}]}}]}}}
+    yield (len(report.lead_by_spinning(fake)) == 1, "a lead with fewer messages per CPU-second than the peer's is "
+           "listed as bought by spinning")
+    data = json.loads((BENCH / "results.json").read_text())
+    cells = report.goal_cells(data)
+    empty = [g["quote"][:40] for g, rows in zip(report.GOALS, cells) if g["parts"] and not rows]
+    yield (not empty, "committed run: every goal results.json can judge covers cells%s" % (
+        " (none for: %s)" % "; ".join(empty) if empty else ""))
+    rows = [r for rs in cells for r in rs]
+    yield (all(r["verdict"] in report.VERDICTS for r in rows), "committed run: every goal cell has a verdict")
+    loose = ["%s %s vs %s" % (r["cell"], r["side"], r["against"]) for r in rows
+             if r["lead"] and r["verdict"] == report.MET and r["span"][1] < r["target"]]
+    yield (not loose, "committed run: no claimed lead is counted as met on a range that reaches below its "
+           "target%s" % (" (%s)" % "; ".join(loose[:3]) if loose else ""))
+    unknown = sorted({r["why"] for r in rows if r["why"] and r["why"] not in report.TRAILING_SECTIONS})
+    yield (not unknown and all(r["why"] is None for r in rows if r["verdict"] == report.MET),
+           "committed run: goal cells not met link only known TRAILING.md sections, met cells none")
+    md = "\n".join(report.sec_goals(data))
+    committed = (BENCH / "REPORT.md").read_text()
+    yield (report.goals_summary(cells) in md and md.strip() in committed,
+           "the committed REPORT.md's \"Issue 21's goals, cell by cell\" is what report.py renders from the "
+           "committed results.json (%s)" % report.goals_summary(cells))
+
+
 def conformance_section_ok():
     """bench/conformance_report.py on a matrix.json as conformance/run.py writes it."""
     import json
@@ -309,6 +389,12 @@ def conformance_section_ok():
 def test_harness():
     """pytest's entry: the whole script above, every check passing."""
     assert main() == 0
+
+
+def test_goals():
+    """pytest's entry for issue 21's goals alone, with each failing check named."""
+    failed = [what for ok, what in goal_checks() if not ok]
+    assert not failed, failed
 
 
 def test_trailing_links():
