@@ -178,6 +178,7 @@ def main():
         check(ok, what)
     check(conformance_section_ok(), "the conformance section shows each column, each difference's bytes and "
           "a column not available")
+    check(stale_check_ok(), "an oxmq artefact older than a source it is built from is not measured (reason: stale)")
     print("test_harness: %s" % ("%d failed" % len(failed) if failed else "all passed"))
     return 1 if failed else 0
 
@@ -252,6 +253,40 @@ def trailing_links():
     committed = (BENCH / "REPORT.md").read_text()
     yield (md.strip() in committed, "the committed REPORT.md's \"Where oxmq trails\" is what report.py renders "
            "from the committed results.json (re-render with run.py --report-only)")
+
+
+def stale_check_ok():
+    """discover.stale_reason on a tree outside git: a source changed after the
+    artefact was built makes it stale, a cache under __pycache__ does not."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        (root / "src" / "__pycache__").mkdir(parents=True)
+        src, cache, art = root / "src" / "lib.rs", root / "src" / "__pycache__" / "x.pyc", root / "artefact.so"
+        for f in (src, cache, art):
+            f.write_text("x")
+        os.utime(src, (1000, 1000))
+        os.utime(art, (2000, 2000))
+        os.utime(cache, (3000, 3000))
+        fresh = discover.stale_reason(art, ["src"], "make it", root=root)
+        missing = discover.stale_reason(root / "none.so", ["src"], "make it", root=root)
+        os.utime(src, (3000, 3000))
+        stale = discover.stale_reason(art, ["src"], "make it", root=root)
+        # cargo's dep-info: only the files it lists count (a test-only module does not).
+        dep = root / "artefact.d"
+        dep.write_text("%s: %s /elsewhere/registry/x.rs\n\n%s:\n" % (art, root / "src" / "main.rs", src))
+        (root / "src" / "main.rs").write_text("x")
+        os.utime(root / "src" / "main.rs", (1500, 1500))
+        by_dep = discover.stale_reason(art, (), "make it", root=root, dep_file=dep)
+        os.utime(root / "src" / "main.rs", (2500, 2500))
+        by_dep_stale = discover.stale_reason(art, (), "make it", root=root, dep_file=dep)
+        no_dep = discover.stale_reason(art, (), "make it", root=root, dep_file=root / "none.d")
+    return (fresh is None and missing is None and stale == "stale: artefact.so predates src/lib.rs (run `make it`)"
+            and by_dep is None and no_dep is None
+            and by_dep_stale == "stale: artefact.so predates src/main.rs (run `make it`)")
 
 
 # Issue 21's "Goals" list (`issues show 21`), each bullet as the issue words it: report.GOALS must quote each one,

@@ -169,7 +169,10 @@ bench-py312: venv wheel
 
 bench-peers: bench-rust-peers bench-py312
 
-bench-build: deb-deps bench-venv $(BENCH_OPTIONAL) bench-c bench-c435 bench-rust
+# Where the Python 3.12 venv exists the Python studies run on it (quick runs
+# too), so its oxmq is brought up to the tree's wheel here: bench/run.py
+# reports an oxmq artefact older than its sources as stale, not measured.
+bench-build: deb-deps bench-venv $(BENCH_OPTIONAL) bench-c bench-c435 bench-rust $(if $(wildcard $(VENV312_PY)),bench-py312)
 
 bench-suite: bench-build $(if $(filter-out 0,$(QUICK)),,bench-peers)
 	@echo "==> $(VENV_PY) bench/run.py $(if $(filter-out 0,$(QUICK)),--quick)"

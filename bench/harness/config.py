@@ -14,6 +14,8 @@ C_OXMQ = TARGET / "bench" / "c-oxmq"
 RUST_BIN = TARGET / "release" / "examples" / "bench_oxmq"
 CAPI_DIR = TARGET / "release" / "capi"
 CAPI_SO = CAPI_DIR / "libzmq.so.5"
+# cargo's dep-info for the library CAPI_SO is a copy of (mk/capi.mk): what it is built from.
+CAPI_DEP = TARGET / "release" / "liboxmq.d"
 VENV_PY = ROOT / ".venv" / "bin" / "python"
 # The Python studies run on Python 3.12 (pyomq >= 0.22 needs it) in a bench-only
 # venv that mk/bench.mk makes with pyenv's or Debian's python3.12; without it

@@ -4,9 +4,10 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 from harness.config import (
-    BENCH, C_LIBZMQ, C_OXMQ, CAPI_DIR, CAPI_SO, OMQ_CAPI_DIR, PY_STUDY, ROOT, RUST_BIN, RUST_PEERS_DIR,
+    BENCH, C_LIBZMQ, C_OXMQ, CAPI_DEP, CAPI_DIR, CAPI_SO, OMQ_CAPI_DIR, PY_STUDY, ROOT, RUST_BIN, RUST_PEERS_DIR,
     RUST_PEERS_STATUS, PY312_STATUS, SYS_PY, VENV312_PY, VENV_PY, ZMQ435_DIR, ZMQ435_STATUS)
 
 
@@ -50,6 +51,103 @@ class Impl:
 RUST_PEERS = [("omq", "omq.rs (omq-tokio)", "bench_rust_peers"), ("zeromq", "zmq.rs (zeromq)", "bench_rust_peers"),
               ("rzmq", "rzmq (io_uring backend)", "bench_rust_peers"),
               ("monocoque", "monocoque (monocoque-rs, tokio backend)", "bench_monocoque")]
+
+
+# What each oxmq artefact the suite runs is built from: a study must measure
+# the tree it reports, and `bench/run.py` run alone rebuilds nothing. The
+# 19:25 rerun of study 3 (2026-11-26) measured a Python module installed at
+# 16:00, before a fix to the core's busy-poll. The Python wheel's sources as
+# mk/python.mk lists them (make rebuilds and reinstalls it when any is newer);
+# cargo's artefacts by the dep-info file cargo writes beside them (the files
+# it would rebuild them for: a test-only module is not one of them).
+STALE_SRCS = {
+    "python": ("crates/oxmq/src", "crates/oxmq-proto/src", "crates/oxmq-sodium/src", "Cargo.lock",
+               "python/src", "python/oxmq", "python/Cargo.toml"),
+}
+
+
+# The kinds of file mk/python.mk rebuilds the wheel for (PY_PKG_SRCS).
+SOURCE_SUFFIXES = (".rs", ".py", ".pyi", "py.typed", "Cargo.toml", "Cargo.lock")
+
+
+def source_files(paths, root=ROOT):
+    """The source files git tracks under `paths` (so that caches such as a
+    test's `__pycache__` never count), or every one there outside git."""
+    try:
+        r = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--", *paths], capture_output=True, timeout=30)
+        if r.returncode == 0:
+            return [root / f for f in r.stdout.decode().split("\0") if f.endswith(SOURCE_SUFFIXES)]
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    out = []
+    for p in (root / q for q in paths):
+        out.extend([p] if p.is_file() else (f for f in p.rglob("*") if f.is_file() and "__pycache__" not in f.parts))
+    return [f for f in out if f.name.endswith(SOURCE_SUFFIXES)]
+
+
+def dep_info_sources(dep_file, root=ROOT):
+    """The files of this tree that a cargo dep-info file (`target: dep dep ...`,
+    spaces in names escaped) lists, or None when there is none."""
+    try:
+        text = dep_file.read_text()
+    except OSError:
+        return None
+    first = text.split("\n", 1)[0]
+    _, _, deps = first.partition(": ")
+    names = [n.replace("\0", " ") for n in deps.replace("\\ ", "\0").split()]
+    base = root.resolve()
+    out = []
+    for n in names:
+        p = Path(n)
+        p = p if p.is_absolute() else root / p
+        try:
+            p.resolve().relative_to(base)
+        except ValueError:
+            continue  # the registry's crates: they change only with Cargo.lock, which cargo tracks
+        out.append(p)
+    return out
+
+
+def stale_reason(artefact, paths, rebuild, root=ROOT, dep_file=None):
+    """Why `artefact` does not hold the tree's code: a source changed after
+    it was built (make's rule), or None. The sources are those `dep_file`
+    (cargo's dep-info) lists where there is one, else the files git tracks
+    under `paths`. A missing artefact is None here: its own reason says so."""
+    try:
+        built = artefact.stat().st_mtime
+    except OSError:
+        return None
+    if dep_file is not None:
+        sources = dep_info_sources(dep_file, root)
+        if sources is None:
+            return None  # built some other way: nothing to compare with
+    else:
+        sources = source_files(paths, root)
+    newest = None
+    for f in sources:
+        try:
+            m = f.stat().st_mtime
+        except OSError:
+            continue
+        if m > built and (newest is None or m > newest[0]):
+            newest = (m, f)
+    if newest is None:
+        return None
+    return "stale: %s predates %s (run `%s`)" % (_rel(artefact, root), _rel(newest[1], root), rebuild)
+
+
+def _rel(p, root):
+    try:
+        return str(p.relative_to(root))
+    except ValueError:
+        return str(p)
+
+
+def installed_extension(py_bin):
+    """oxmq's extension module in `py_bin`'s venv (pip wrote it when it
+    installed the wheel), or None."""
+    found = sorted(py_bin.parent.parent.glob("lib/python3*/site-packages/oxmq/_oxmq*.so"))
+    return found[0] if found else None
 
 
 def rust_peers_status():
@@ -97,6 +195,7 @@ def discover():
     co = add(Impl("c_oxmq", "C, oxmq C ABI", "C", oxmq=True, peers=["c_libzmq", "c_omq", "c_libzmq435"],
                   expect_capi=True))
     co._argv = lambda prog: [str(C_OXMQ / prog)]
+    capi_reason = capi_reason or stale_reason(CAPI_SO, (), "make capi", dep_file=CAPI_DEP)
     if capi_reason:
         co.reason = capi_reason
     elif not (C_OXMQ / "thr").exists():
@@ -131,6 +230,8 @@ def discover():
     r._argv = lambda prog: [str(RUST_BIN), prog]
     if not RUST_BIN.exists():
         r.reason = "%s not built (cargo build --release --example bench_oxmq -p oxmq)" % RUST_BIN.relative_to(ROOT)
+    else:
+        r.reason = stale_reason(RUST_BIN, (), "make bench-rust", dep_file=RUST_BIN.with_suffix(".d"))
     mx = add(Impl("c_mutex", "C, mutex+condvar queue", "C"))
     mx._argv = lambda prog: [str(C_LIBZMQ / prog)]
     mx.reason = c.reason
@@ -148,6 +249,10 @@ def discover():
             why = probe([str(py_bin), "-c", "import %s" % module])
             if why:
                 i.reason = why + what
+            elif module == "oxmq":
+                ext = installed_extension(py_bin)
+                i.reason = ext and stale_reason(ext, STALE_SRCS["python"],
+                                                "make bench-py312" if py_bin == VENV312_PY else "make python-install")
         return i
 
     py("pyzmq", "Python, pyzmq", "zmq")
