@@ -7,7 +7,7 @@ from pathlib import Path
 
 import conformance_report
 from harness.fmt import UNITS, fmt_stat, num, size_label
-from harness.stats import lend_note, side_speed_range
+from harness.stats import lend_note, side_speed, side_speed_range
 
 LOWER_BETTER = {"ns_per_call", "mean_us", "p50_us", "p99_us", "seconds", "client_seconds", "cpu_s_per_mline",
                 "us_per_call", "rss_mib", "bytes_per_msg", "connect_seconds", "router_kib_per_conn",
@@ -563,15 +563,22 @@ def _cpu_table(cells, keys, labels):
 
 def trailing(data, threshold=1.0):
     """Every comparison in which oxmq is slower (or costs more) than a peer:
-    (study, cell label, metric, oxmq side, peer side, ratio), worst first."""
+    (study, cell label, metric, oxmq side, peer side, ratio, ratio text, facts), worst first. facts is what
+    WHY_RULES match on: the cell's key, the metric, the two side keys (the peer is "raw" or "ping" for the
+    rows held against the machine) and whether the two sides' ranges overlap."""
     out = []
+
+    def facts(n, c, metric, mine, peer, overlap):
+        return dict(c.get("key", {}), study=n, metric=metric, oxmq=mine, peer=peer, overlap=bool(overlap))
+
     for n, st in data.get("studies", {}).items():
         for c in st.get("cells", []):
             for metric, rs in c.get("ratios", {}).items():
                 for r in rs:
                     if r["ratio"] < threshold:
                         out.append((n, c["label"], metric, c["sides"][r["oxmq"]]["label"],
-                                    c["sides"][r["peer"]]["label"], r["ratio"], fmt_ratio(r)))
+                                    c["sides"][r["peer"]]["label"], r["ratio"], fmt_ratio(r),
+                                    facts(n, c, metric, r["oxmq"], r["peer"], r.get("overlap"))))
             # Large messages against the machine: the goal is 0.9x raw socket bandwidth.
             raw = c["sides"].get("raw", {}).get("metrics", {}).get("mb_per_s")
             if raw and c["key"].get("transport") in ("tcp", "ipc"):
@@ -579,7 +586,8 @@ def trailing(data, threshold=1.0):
                     d = e.get("metrics", {}).get("mb_per_s")
                     if e.get("oxmq") and d and d["median"] < 0.9 * raw["median"]:
                         q = d["median"] / (0.9 * raw["median"])
-                        out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket", q, "%.2f×" % q))
+                        out.append((n, c["label"], "mb_per_s ÷ 0.9×raw", e["label"], "raw socket", q, "%.2f×" % q,
+                                    facts(n, c, "mb_per_s", k, "raw", False)))
             # Latency: a REQ/REP round trip within 1.3x (issue 21's goal) the plain-socket ping-pong of the same cell.
             ping = c["sides"].get("ping", {}).get("metrics", {}).get("p50_us")
             if ping:
@@ -588,9 +596,123 @@ def trailing(data, threshold=1.0):
                     if e.get("oxmq") and d and d["median"] > 1.3 * ping["median"]:
                         q = 1.3 * ping["median"] / d["median"]
                         out.append((n, c["label"], "p50_us ÷ 1.3×ping-pong", e["label"], "plain socket ping-pong", q,
-                                    "%.2f×" % q))
+                                    "%.2f×" % q, facts(n, c, "p50_us", k, "ping", False)))
     out.sort(key=lambda t: t[5])
     return out
+
+
+# The sections of TRAILING.md a row of "Where oxmq trails" can point to: key -> (link text, anchor, branch).
+# An anchor is a heading's GitHub slug or an explicit <a id="..."> in TRAILING.md; test_harness.py checks that
+# each exists, except those with a branch: sections being written there, whose anchors the lead reconciles
+# when that branch merges.
+TRAILING_SECTIONS = {
+    "pipe": ("§1", "1-small-messages-when-the-reader-keeps-up-with-the-writer", None),
+    "lent": ("§2", "2-c-abi-zero-copy-on-inproc-one-allocation-per-zmq_msg_init_data", None),
+    "tcp-large": ("§3", "3-large-messages-over-tcp-in-copy-mode", None),
+    "py-tcp-large": ("§4", "4-python-large-messages-over-tcp", None),
+    "rtt": ("§5", "5-round-trips-latency-at-256-kib-and-the-rpc-shapes", None),
+    "spread": ("§6", "6-cells-within-the-run-to-run-spread", None),
+    "threads": ("§7", "7-one-process-two-threads-over-tcp-issue-21-item-4", None),
+    "scale": ("§8", "8-study-13-connect-time-of-10000-dealers-to-one-router-issue-24", None),
+    "curve": ("§9", "9-curve-throughput-at-64-kib-and-1-mib-issue-21-branch-curve", None),
+    "ipc-large": ("§10", "10-large-messages-over-ipc-against-the-raw-unix-socket", None),
+    "null-large": ("§11", "11-study-9-null-at-1-mib-against-libzmq", None),
+    "py-rtt": ("§12", "12-python-round-trips-against-pyomq", None),
+    "streams-vs-monocoque": ("streams-vs-monocoque", "streams-vs-monocoque", "streams"),
+    "python-inproc-large": ("python-inproc-large", "python-inproc-large", "pyinproc"),
+}
+
+C, RUST, PY = {"c_oxmq"}, {"rust_oxmq"}, {"oxmq_py"}
+BIG = (1 << 20, 1 << 30)  # 1 MiB and up: where the goal is 0.9x the raw socket
+SMALL = (0, 1024)
+NULL9 = {"c_oxmq_null", "rust_oxmq_null", "oxmq_py_null"}
+CURVE9 = {"c_oxmq_curve", "rust_oxmq_curve", "oxmq_py_curve"}
+
+# Which section explains a trailing row. First match wins; a field left out matches anything; "size" is an
+# inclusive (low, high) range in bytes, the other fields a set of allowed values. A row no rule takes is
+# counted under the table as having no profile yet (never guessed into a section). Each rule says why.
+WHY_RULES = [
+    # The one-process, two-thread layout has its own profile and fix, whatever the size or peer.
+    ("threads", {"study": {"2"}, "layout": {True}}, "one I/O thread serves both ends: its own profile"),
+    # Rust streams against monocoque (no I/O thread, a coalescing sender): one family at every size and
+    # transport, being profiled on branch streams.
+    ("streams-vs-monocoque", {"study": {"2"}, "oxmq": C | RUST, "peer": {"rust_monocoque"},
+                              "transport": {"tcp", "ipc"}}, "monocoque's design differs at every size"),
+    # Python's large inproc messages (copy, lend, bytearray) against pyzmq and pyomq: branch pyinproc's section.
+    ("python-inproc-large", {"study": {"2"}, "oxmq": PY, "transport": {"inproc"}, "size": (4096, 1 << 30)},
+     "one process, so the binding's own copy and allocation are the whole cost"),
+    # Large tcp frames, copy or zero-copy, against the raw socket or a C/Rust peer: the write pattern and the
+    # copy into a fresh body that the raw socket does not make.
+    ("tcp-large", {"study": {"2"}, "transport": {"tcp"}, "size": BIG, "oxmq": C | RUST},
+     "the application's copy, page faults and TCP work in the sender's context"),
+    ("py-tcp-large", {"study": {"2"}, "transport": {"tcp"}, "size": (65536, 1 << 30), "oxmq": PY},
+     "Python's receive copies each body into a fresh bytes"),
+    # Large ipc frames against the Unix socket or libzmq: the same copies without TCP's work.
+    ("ipc-large", {"study": {"2"}, "transport": {"ipc"}, "size": BIG}, "copy and page faults over AF_UNIX"),
+    # C ABI zero-copy over inproc against libzmq: the lent buffer's owner and the receive path.
+    ("lent", {"study": {"2"}, "transport": {"inproc"}, "mode": {"zc"}, "oxmq": C}, "one allocation per lent buffer"),
+    # Small messages between threads or processes against libzmq or omq.rs: the pipe's hand-off per message.
+    ("pipe", {"study": {"2"}, "size": SMALL, "oxmq": C | RUST, "peer": {"c_libzmq", "c_omq", "rust_omq"}},
+     "the hand-off between threads per message while the reader keeps up"),
+    ("pipe", {"study": {"4"}}, "inproc PAIR: the same pipe"),
+    # Round trips: against the plain-socket floor and the C/Rust peers, the thread hand-offs a REQ/REP makes.
+    ("rtt", {"study": {"3"}, "peer": {"ping"}}, "six thread hand-offs per round trip against the floor's two"),
+    ("py-rtt", {"study": {"3"}, "oxmq": PY, "peer": {"pyomq"}}, "Python against pyomq's round trip"),
+    ("rtt", {"study": {"3"}, "oxmq": C | RUST}, "the same hand-offs against peers that spin or have fewer"),
+    ("py-rtt", {"study": {"7"}, "peer": {"pyomq"}}, "the rpc shapes are Python round trips too"),
+    ("rtt", {"study": {"7"}, "peer": {"py_pipe"}}, "the rpc shapes against multiprocessing.Pipe"),
+    # CURVE: the boxes and the copies around them; NULL at 1 MiB is the large tcp frame path without CURVE.
+    ("curve", {"study": {"9"}, "oxmq": CURVE9}, "CURVE's copies per message"),
+    ("null-large", {"study": {"9"}, "oxmq": NULL9, "size": BIG}, "the large tcp frame path in study 9's set-up"),
+    # Study 13: connect storms and round trips with many connections open (section 8 profiles both and
+    # shows how far one repetition's p99 moves).
+    ("scale", {"study": {"13"}, "metric": {"connect_seconds", "p99_us", "p50_us"}},
+     "connect time and round trips with many connections"),
+    # Anything else whose two sides' ranges overlap is not shown to differ.
+    ("spread", {"overlap": {True}}, "the ranges overlap: not shown to trail"),
+]
+
+
+def rule_matches(rule, facts):
+    """Whether facts satisfy a WHY_RULES or GOALS filter: a field left out matches anything; "size" is an
+    inclusive (low, high) range, "layout" and "pinned" a set of truth values, the other fields sets."""
+    for field, want in rule.items():
+        have = facts.get(field)
+        if field == "size":
+            ok = have is not None and want[0] <= have <= want[1]
+        elif field in ("layout", "pinned"):
+            ok = bool(have) in want
+        else:
+            ok = have in want
+        if not ok:
+            return False
+    return True
+
+
+def why_section(facts):
+    """The TRAILING_SECTIONS key that explains a row (its facts, from trailing()), or None."""
+    for section, rule, _ in WHY_RULES:
+        if rule_matches(rule, facts):
+            return section
+    return None
+
+
+def why_link(section):
+    text, anchor, branch = TRAILING_SECTIONS[section]
+    link = "[%s](TRAILING.md#%s)" % (text, anchor)
+    return link + (" (branch %s)" % branch if branch else "")
+
+
+# Sections that exist but say the family is "not profiled yet": their rows count as having no profile.
+# test_harness.py checks that each of these sections says so.
+UNPROFILED = {"null-large", "py-rtt"}
+
+
+def row_family(row):
+    """How a row without a section is named under the table: what a section for it would cover."""
+    n, _, metric, mine, peer, _, _, f = row
+    where = " ".join(str(x) for x in (f.get("transport"), f.get("kind"), f.get("shape")) if x)
+    return "study %s%s %s: %s vs %s" % (n, " " + where if where else "", metric, mine, peer)
 
 
 def sec_trailing(data):
@@ -603,15 +725,378 @@ def sec_trailing(data):
               "times, costs and memory it is peer ÷ oxmq), worst first; large tcp/ipc messages are also held "
               "against 0.9× the raw socket's bandwidth measured in the same cell, and REQ/REP round trips (p50) against 1.3× a plain-socket ping-pong of the same size. %d comparisons.\n" % len(rows))
     md.append("Why each family of these cells trails, from profiles, and what closing the gap would take: "
-              "[TRAILING.md](TRAILING.md) (written by hand; it names the commit and runs it comes from).\n")
+              "[TRAILING.md](TRAILING.md) (written by hand; it names the commit and runs it comes from). The "
+              "\"why\" column links each row to its section, chosen by the rules `WHY_RULES` in `bench/report.py` "
+              "(study, transport, size, measure, oxmq side, peer; a row whose ranges overlap and that no other rule "
+              "takes goes to the section on the run-to-run spread); a section with a branch is being written there.\n")
     md.append("Ratios carry their range over the repetitions (slowest ÷ fastest .. fastest ÷ slowest); ≈ marks "
               "sides whose ranges overlap (a difference within the noise), [lend≠copy] a Python cell where oxmq "
               "lends the `bytes` and the peer copies it.\n")
-    md.append("| study | cell | measure | oxmq side | peer | ratio (range) |")
-    md.append("|---|---|---|---|---|---|")
-    for n, cell, metric, mine, peer, ratio, text in rows:
-        md.append("| %s | %s | %s | %s | %s | %s |" % (n, cell, metric, mine, peer, text))
+    md.append("| study | cell | measure | oxmq side | peer | ratio (range) | why |")
+    md.append("|---|---|---|---|---|---|---|")
+    orphans = {}
+    for row in rows:
+        n, cell, metric, mine, peer, ratio, text, f = row
+        section = why_section(f)
+        if section is None:
+            orphans.setdefault(row_family(row), []).append(cell)
+        md.append("| %s | %s | %s | %s | %s | %s | %s |" % (n, cell, metric, mine, peer, text,
+                                                          why_link(section) if section else "–"))
     md.append("")
+    linked = {}
+    for row in rows:
+        section = why_section(row[7])
+        if section and (section in UNPROFILED or TRAILING_SECTIONS[section][2]):
+            linked[section] = linked.get(section, 0) + 1
+    bare = sum(len(v) for v in orphans.values())
+    count = bare + sum(linked.values())
+    parts = ["%d with no section" % bare]
+    for sec, k in sorted(linked.items(), key=lambda t: -t[1]):
+        why = ("which says not profiled yet" if sec in UNPROFILED
+               else "being written on branch %s" % TRAILING_SECTIONS[sec][2])
+        parts.append("%d linked to %s, %s" % (k, TRAILING_SECTIONS[sec][0], why))
+    md.append("%d comparisons have no profile in TRAILING.md yet (%s)%s\n" % (count, "; ".join(parts),
+                                                                             ":" if orphans else "."))
+    for fam, cells in sorted(orphans.items()):
+        md.append("- %s (%s)" % (fam, ", ".join(dict.fromkeys(cells))))
+    if orphans:
+        md.append("")
+    return md
+
+
+# --- issue 21's goals, cell by cell ------------------------------------------
+
+MET, MISSED, UNSHOWN, UNMEASURED = "met", "not met", "not shown", "not measured"
+VERDICTS = (MET, MISSED, UNSHOWN, UNMEASURED)
+
+# The peers each oxmq side is held against in issue 21's first goal ("the best peer of its language").
+LANGUAGE_PEERS = {"c_oxmq": ("c_libzmq", "c_omq"),
+                  "rust_oxmq": ("rust_omq", "rust_zeromq", "rust_rzmq", "rust_monocoque"),
+                  "oxmq_py": ("pyzmq", "pyomq")}
+TWO_PROCESSES = {"layout": {False}}
+# Transports a peer library does not have, so it is no peer in those cells (the run's own failures say so: zmq.rs
+# "bind: Endpoint(UnknownTransport("inproc"))", monocoque "has no cross-process inproc transport"). Any other peer
+# without a figure is a measurement missing from the run.
+NO_TRANSPORT = {"rust_zeromq": {"inproc"}, "rust_monocoque": {"inproc"}}
+
+# Issue 21's goals, each quoted as the issue words it, and the cells of the committed run each covers. A part
+# holds the oxmq sides of the study's cells that match "where" (a WHY_RULES-style filter) against "vs": peer
+# keys, "best" (the fastest of LANGUAGE_PEERS in that cell), "raw" (the raw socket probed in the copy cell of the
+# same transport and size), "floor" (the plain-socket ping-pong of the same cell) or "cpu" (messages per
+# CPU-second against every peer over which the cell shows a lead). "target" is the speed ratio oxmq/peer the goal
+# asks for (the floor's is 1/1.3: p50 at most 1.3x the floor's); "lead" says the goal claims oxmq is ahead, so a
+# range that straddles the target is "not shown", never met. A goal with no parts is not judged by results.json.
+GOALS = [
+    {"quote": "Every study 2 and study 3 cell at least 1.0× the best peer of its language: libzmq 4.3.5 and "
+              "omq's C ABI in C; omq.rs, zmq.rs, rzmq and monocoque (newest, tuned as its author recommends) in "
+              "Rust; pyzmq and pyomq in Python (1.2× there).",
+     "parts": [
+         # Study 3 by p50, the measure the issue's own table of peers quotes.
+         {"study": "2", "where": {}, "sides": C | RUST, "vs": "best", "metric": "msgs_per_s", "target": 1.0},
+         {"study": "2", "where": {}, "sides": PY, "vs": "best", "metric": "msgs_per_s", "target": 1.2},
+         {"study": "3", "where": {}, "sides": C | RUST, "vs": "best", "metric": "p50_us", "target": 1.0},
+         {"study": "3", "where": {}, "sides": PY, "vs": "best", "metric": "p50_us", "target": 1.2}]},
+    {"quote": "tcp 16 B and 64 B between two processes at least 2.5× libzmq, pinned and unpinned, and ahead of "
+              "monocoque and omq.rs in the same run.",
+     "parts": [
+         {"study": "2", "where": dict(TWO_PROCESSES, transport={"tcp"}, size=(16, 64)), "sides": C | RUST,
+          "vs": ("c_libzmq",), "metric": "msgs_per_s", "target": 2.5,
+          "expect": ["tcp 16 B copy", "tcp 64 B copy", "tcp 16 B copy (pinned)", "tcp 64 B copy (pinned)"]},
+         {"study": "2", "where": dict(TWO_PROCESSES, transport={"tcp"}, size=(16, 64)), "sides": C | RUST,
+          "vs": ("rust_monocoque", "rust_omq"), "metric": "msgs_per_s", "target": 1.0,
+          "expect": ["tcp 16 B copy", "tcp 64 B copy", "tcp 16 B copy (pinned)", "tcp 64 B copy (pinned)"]}]},
+    {"quote": "REQ/REP p50 over tcp and ipc at every size no more than 1.3× a plain-socket ping-pong of the same "
+              "size (with a floor that really is a floor), and ahead of omq's C ABI.",
+     "parts": [
+         {"study": "3", "where": {"transport": {"tcp", "ipc"}}, "sides": C | RUST | PY, "vs": "floor",
+          "metric": "p50_us", "target": 1 / 1.3, "lead": False, "inverse": True},
+         {"study": "3", "where": {"transport": {"tcp", "ipc"}}, "sides": C | RUST, "vs": ("c_omq",),
+          "metric": "p50_us", "target": 1.0}]},
+    {"quote": "tcp and ipc 1 MiB and 4 MiB, copy and zero-copy, at least 0.9× the raw socket measured like for "
+              "like.",
+     "parts": [
+         {"study": "2", "where": dict(TWO_PROCESSES, transport={"tcp", "ipc"}, size=BIG, mode={"copy", "zc"}),
+          "sides": C | RUST | PY, "vs": "raw", "metric": "mb_per_s", "target": 0.9, "lead": False,
+          "expect": ["%s %s %s" % (t, s, m) for t in ("tcp", "ipc") for s in ("1 MiB", "4 MiB")
+                     for m in ("copy", "zc")]}]},
+    {"quote": "C ABI inproc zero-copy at every size at least 1.0× libzmq.",
+     "parts": [{"study": "2", "where": {"transport": {"inproc"}, "mode": {"zc"}}, "sides": C, "vs": ("c_libzmq",),
+                "metric": "msgs_per_s", "target": 1.0}]},
+    {"quote": "The one-context, two-thread tcp layout of item 4, as a study 2 cell, at every size at least 1.0× "
+              "libzmq (1 MiB is 0.30× today).",
+     "parts": [{"study": "2", "where": {"layout": {True}}, "sides": C, "vs": ("c_libzmq",), "metric": "msgs_per_s",
+                "target": 1.0, "expect": ["tcp 1 MiB copy (one process, two threads)"]}]},
+    {"quote": "CURVE throughput at every size at least 1.0× libzmq 4.3.5 on a current libsodium (1 MiB is "
+              "0.91–0.95× today).",
+     # The C ABI and Rust against the C library the goal names; Python against pyzmq is study 9's own table.
+     "parts": [{"study": "9", "where": {"kind": {"thr"}}, "sides": {"c_oxmq_curve", "rust_oxmq_curve"},
+                "vs": ("c_libzmq435_curve",), "metric": "msgs_per_s", "target": 1.0}]},
+    {"quote": "Python: tcp and ipc 16–256 B at least 3× pyzmq and 2× pyomq; large messages with a real copy at "
+              "least 1.2× pyzmq and pyomq.",
+     "parts": [
+         {"study": "2", "where": dict(TWO_PROCESSES, transport={"tcp", "ipc"}, size=(16, 256)), "sides": PY,
+          "vs": ("pyzmq",), "metric": "msgs_per_s", "target": 3.0},
+         {"study": "2", "where": dict(TWO_PROCESSES, transport={"tcp", "ipc"}, size=(16, 256)), "sides": PY,
+          "vs": ("pyomq",), "metric": "msgs_per_s", "target": 2.0},
+         # "A real copy": the bytearray rows, which every library copies; "large" from 64 KiB, pyzmq's
+         # COPY_THRESHOLD, where its zero-copy path starts.
+         {"study": "2", "where": {"mode": {"bytearray"}, "size": (65536, 1 << 30)}, "sides": PY,
+          "vs": ("pyzmq", "pyomq"), "metric": "msgs_per_s", "target": 1.2}]},
+    {"quote": "CPU per message reported for each side, and no lead bought by a spinning core: messages per "
+              "CPU-second at least the peer's in every cell that oxmq claims.",
+     "parts": [
+         {"study": "2", "where": {}, "sides": C | RUST | PY, "vs": "cpu", "metric": "msgs_per_s",
+          "cpu": "msgs_per_cpu_s", "target": 1.0},
+         {"study": "3", "where": {}, "sides": C | RUST | PY, "vs": "cpu", "metric": "p50_us",
+          "cpu": "cpu_us_per_rt", "target": 1.0}]},
+    {"quote": "No regression elsewhere: soak, interop matrix, security matrix, pyzmq suite and libzmq's own "
+              "behaviour stay as they are.",
+     "parts": [],
+     "outside": "not a benchmark figure: `make test`'s soak, interop, security-matrix, pyzmq-suite and "
+                "libzmq-suite steps judge it, not results.json"},
+]
+
+
+def speed_span(mine, theirs, metric):
+    """(ratio, lo, hi): mine's speed ÷ theirs's with its range over the repetitions (slowest ÷ fastest ..
+    fastest ÷ slowest), or None where either side has no figure."""
+    lower = metric in LOWER_BETTER
+    m, t = side_speed(mine or {}, metric, lower), side_speed(theirs or {}, metric, lower)
+    if m is None or t is None:
+        return None
+    mr, tr = side_speed_range(mine, metric, lower), side_speed_range(theirs, metric, lower)
+    if not (mr and tr):
+        return (m / t, m / t, m / t)
+    return (m / t, mr[0] / tr[1], mr[1] / tr[0])
+
+
+def goal_verdict(span, target, lead=True, doubt=None):
+    """A goal cell's verdict. A claimed lead is met only when the whole range is at or above the target, missed
+    when it is all below, and not shown when the range straddles it; a bound (a fraction of the raw socket or the
+    floor) is decided by the median. doubt (a reason the figure cannot be taken as it is) makes it not shown."""
+    if span is None:
+        return UNMEASURED
+    if doubt:
+        return UNSHOWN
+    ratio, lo, hi = span
+    if not lead:
+        return MET if ratio >= target else MISSED
+    if lo >= target:
+        return MET
+    return MISSED if hi < target else UNSHOWN
+
+
+def _goal_against(part, cell, side, raws, beaten):
+    """[(peer key, against label, peer entry or None, doubt)] for one oxmq side of one cell."""
+    vs, sides = part["vs"], cell["sides"]
+    metric = part["metric"]
+    if vs == "raw":
+        k = cell["key"]
+        raw = cell["sides"].get("raw") or raws.get((k.get("transport"), k.get("size"), variant(cell)))
+        return [("raw", "raw socket", raw, None)]
+    if vs == "floor":
+        doubt = "a library beats this floor" if cell["label"] in beaten else None
+        return [("ping", "plain-socket ping-pong", sides.get("ping"), doubt)]
+    if vs == "best":
+        have = [(side_speed(sides[p], metric, metric in LOWER_BETTER), p) for p in LANGUAGE_PEERS[side]
+                if p in sides and side_speed(sides[p], metric, metric in LOWER_BETTER) is not None]
+        if not have:
+            return [(None, "best of %s" % ", ".join(SHORT.get(p, p) for p in LANGUAGE_PEERS[side]), None, None)]
+        best = max(have)[1]
+        # A peer with no figure here might have been the best: the cell cannot show oxmq at least its equal.
+        absent = [SHORT.get(p, p) for p in LANGUAGE_PEERS[side] if p not in dict((k, v) for v, k in have)
+                  and cell["key"].get("transport") not in NO_TRANSPORT.get(p, ())]
+        return [(best, "best: %s" % sides[best]["label"], sides[best],
+                 ("%s not measured here" % ", ".join(absent)) if absent else None)]
+    return [(p, sides[p]["label"] if p in sides else SHORT.get(p, p), sides.get(p), None) for p in vs]
+
+
+def goal_cells(data):
+    """Every cell of every goal: a list, per GOALS entry, of dicts with the cell's label, the oxmq side, what it is
+    held against, the span (ratio, lo, hi) or None, the target, the verdict, why it cannot be taken as it is (or
+    None), and the TRAILING_SECTIONS key that explains a cell not met (or None)."""
+    studies = data.get("studies", {})
+    beaten = {row[0] for row in floor_beaten(data)}
+    raws = {}
+    for c in studies.get("2", {}).get("cells", []):
+        if "raw" in c["sides"]:  # probed in the copy cell of each size, for its zero-copy cell too
+            raws[(c["key"].get("transport"), c["key"].get("size"), variant(c))] = c["sides"]["raw"]
+    out = []
+    for goal in GOALS:
+        rows = []
+        for part in goal["parts"]:
+            n, metric = part["study"], part["metric"]
+            lead = part.get("lead", True)
+            cells = [c for c in studies.get(n, {}).get("cells", []) if rule_matches(part["where"], c["key"])]
+            for c in cells:
+                for side in sorted(part["sides"]):
+                    mine = c["sides"].get(side)
+                    if mine is None:
+                        continue
+                    rows.extend(_goal_rows(n, part, c, side, mine, metric, lead, raws, beaten))
+            labels = {c["label"] for c in studies.get(n, {}).get("cells", [])}
+            for label in part.get("expect", []):
+                if label not in labels:
+                    for side in sorted(part["sides"]):
+                        against = part["vs"] if isinstance(part["vs"], tuple) else (part["vs"],)
+                        for p in against:
+                            rows.append(dict(study=n, cell=label, side=SHORT.get(side, side),
+                                             against=SHORT.get(p, p), span=None, target=part["target"], lead=lead,
+                                             verdict=UNMEASURED, doubt="no such cell in this run", why=None,
+                                             metric=metric, inverse=part.get("inverse", False)))
+        out.append(rows)
+    return out
+
+
+def _goal_rows(n, part, c, side, mine, metric, lead, raws, beaten):
+    rows = []
+    if part["vs"] == "cpu":
+        # The cell's declared comparisons (its speed ratios), those that show oxmq ahead beyond the spread.
+        peers = [r["peer"] for r in c.get("ratios", {}).get(RATIO_METRIC.get(n, metric), []) if r["oxmq"] == side]
+        for p in peers:
+            theirs = c["sides"].get(p)
+            speed = speed_span(mine, theirs, metric)
+            if speed is None or speed[1] <= 1.0 or lend_note(c, side) and not theirs.get("oxmq"):
+                continue
+            span = speed_span(mine, theirs, part["cpu"])
+            rows.append(_goal_row(n, c, side, p, theirs["label"], span, part, part["cpu"], lead,
+                                  None if span else "no CPU figure", "speed %.2f× (%.2f–%.2f)" % speed))
+        return rows
+    for p, label, theirs, doubt in _goal_against(part, c, side, raws, beaten):
+        absent = doubt if doubt and doubt.endswith("not measured here") else None
+        if absent:
+            doubt = None
+        if lend_note(c, side) and p in ("pyzmq", "pyomq"):
+            doubt = "lend≠copy: the bytearray row is the like-for-like one"
+        span = speed_span(mine, theirs, metric) if theirs is not None else None
+        row = _goal_row(n, c, side, p, label, span, part, metric, lead, doubt)
+        if absent and row["verdict"] != MISSED:
+            row.update(verdict=UNMEASURED, doubt=absent, why=None)
+        rows.append(row)
+    return rows
+
+
+def _goal_row(n, c, side, peer, label, span, part, metric, lead, doubt, note=None):
+    verdict = goal_verdict(span, part["target"], lead, doubt)
+    row = dict(study=n, cell=c["label"], side=c["sides"][side]["label"], against=label, span=span,
+               target=part["target"], lead=lead, verdict=verdict, doubt=doubt, note=note, why=None, metric=metric,
+               inverse=part.get("inverse", False))
+    if verdict in (MISSED, UNSHOWN):
+        row["why"] = why_section(dict(c.get("key", {}), study=n, metric=metric, oxmq=side, peer=peer,
+                                      overlap=verdict == UNSHOWN))
+    return row
+
+
+def lead_by_spinning(data):
+    """Comparisons where oxmq's median speed is at least the peer's but it delivers fewer messages per CPU-second
+    (study 2) or spends more CPU per round trip (study 3): (study, cell, oxmq side, peer, speed ratio, CPU ratio)."""
+    out = []
+    for n, speed, cpu in (("2", "msgs_per_s", "msgs_per_cpu_s"), ("3", "mean_us", "cpu_us_per_rt")):
+        for c in data.get("studies", {}).get(n, {}).get("cells", []):
+            costs = {(r["oxmq"], r["peer"]): r for r in c.get("ratios", {}).get(cpu, [])}
+            for r in c.get("ratios", {}).get(speed, []):
+                k = costs.get((r["oxmq"], r["peer"]))
+                if k and r["ratio"] >= 1.0 and k["ratio"] < 1.0:
+                    out.append((n, c["label"], c["sides"][r["oxmq"]]["label"], c["sides"][r["peer"]]["label"],
+                                fmt_ratio(r), fmt_ratio(k)))
+    return out
+
+
+def goals_summary(cells):
+    """The counts line: every goal cell results.json judges, and how many of each verdict."""
+    rows = [r for rs in cells for r in rs]
+    n = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    return "%d of %d goal cells met (%d not met, %d not shown, %d not measured)." % (
+        n[MET], len(rows), n[MISSED], n[UNSHOWN], n[UNMEASURED])
+
+
+def goals_profiled(cells):
+    """How many goal cells not met or not shown have a profile in TRAILING.md (issue 21's "Done when")."""
+    rows = [r for rs in cells for r in rs if r["verdict"] in (MISSED, UNSHOWN)]
+    pending = sum(1 for r in rows if r["why"] and (r["why"] in UNPROFILED or TRAILING_SECTIONS[r["why"]][2]))
+    bare = sum(1 for r in rows if not r["why"])
+    spread = sum(1 for r in rows if r["why"] == "spread")
+    return ("Of the %d goal cells not met or not shown, %d link a TRAILING.md section with a profile, %d the "
+            "section on the run-to-run spread (%s), %d a section that says not profiled yet or is still being "
+            "written on its branch, and %d no section." % (
+                len(rows), len(rows) - pending - bare - spread, spread, TRAILING_SECTIONS["spread"][0], pending,
+                bare))
+
+
+def _goal_figure(r):
+    """The figure and the target as the goal words them: a speed ratio, or for the floor oxmq's p50 ÷ the
+    floor's (so lower is better there)."""
+    target = "%s %.2f×%s" % ("≤" if r["inverse"] else "≥", 1 / r["target"] if r["inverse"] else r["target"],
+                             "" if r["lead"] else " (bound)")
+    if r["span"] is None:
+        return "–", target
+    ratio, lo, hi = r["span"]
+    if r["inverse"]:
+        return "%.2f× (%.2f–%.2f)" % (1 / ratio, 1 / hi, 1 / lo), target
+    return "%.2f× (%.2f–%.2f)" % r["span"], target
+
+
+def sec_goals(data):
+    cells = goal_cells(data)
+    v = data.get("machine", {}).get("versions", {})
+    md = ["## Issue 21's goals, cell by cell\n"]
+    md.append("Each goal of issue 21, quoted, held against this run's results.json by the rules `GOALS` in "
+              "`bench/report.py`. A goal cell is one oxmq side in one cell against what the goal names; its figure "
+              "is the speed ratio oxmq/peer (for times, peer ÷ oxmq) with its range over the repetitions (slowest "
+              "÷ fastest – fastest ÷ slowest). Where the goal claims a lead, a cell is **met** only when its whole "
+              "range is at or above the target and **not shown** when the range straddles it (the issue asks for "
+              "\"ranges that do not overlap for any claimed lead\"); the bounds (0.9× the raw socket, 1.3× the "
+              "plain-socket floor) are decided by the median. **not measured**: a side, peer or cell missing from "
+              "the run. Cells not met or not shown link the TRAILING.md section that explains them (by "
+              "`WHY_RULES`, as in \"Where oxmq trails\").\n")
+    caveats = ["%d repetitions" % data.get("reps", 0)]
+    if data.get("notes"):
+        caveats.append("results.json joins the runs its %d notes name (the issue asks for one `make bench`)"
+                       % len(data["notes"]))
+    debian = v.get("Debian libzmq (pkg-config)", "?")
+    if debian != "4.3.5":
+        caveats.append("the C libzmq of studies 2 and 3 is Debian's %s, not the 4.3.5 the first goal names "
+                       "(4.3.5 runs in study 9)" % debian)
+    caveats.append("Rust peers: %s" % v.get("Rust peers", "?"))
+    md.append("The run's caveats: %s.\n" % "; ".join(caveats))
+    md.append("**%s**\n" % goals_summary(cells))
+    md.append(goals_profiled(cells) + "\n")
+    for i, (goal, rows) in enumerate(zip(GOALS, cells), 1):
+        md.append("**Goal %d.** \"%s\"\n" % (i, goal["quote"]))
+        if not goal["parts"]:
+            md.append("Not counted here: %s.\n" % goal["outside"])
+            continue
+        md.append(goals_summary([rows]) + "\n")
+        table = ["| study | cell | oxmq side | against | measure | oxmq/peer (range) | target | verdict | why |",
+                 "|---|---|---|---|---|---|---|---|---|"]
+        for r in sorted(rows, key=lambda r: VERDICTS.index(r["verdict"]) if r["verdict"] != MET else 9):
+            verdict = r["verdict"] if r["verdict"] == MET else "**%s**" % r["verdict"]
+            if r["doubt"]:
+                verdict += " (%s)" % r["doubt"]
+            if r.get("note"):
+                verdict += "; %s" % r["note"]
+            figure, target = _goal_figure(r)
+            measure = "p50 ÷ the floor's" if r["inverse"] else r["metric"]
+            table.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                r["study"], r["cell"], r["side"], r["against"], measure, figure, target, verdict,
+                why_link(r["why"]) if r["why"] else "–"))
+        if len(rows) > 12:
+            md.append("<details><summary>The %d cells, those not met first</summary>\n" % len(rows))
+            md.extend(table)
+            md.append("\n</details>\n")
+        else:
+            md.extend(table)
+            md.append("")
+    spin = lead_by_spinning(data)
+    md.append("**Leads bought by spinning**: comparisons where oxmq's median speed is at least the peer's but its "
+              "messages per CPU-second are fewer (study 2) or its CPU per round trip is more (study 3): %d.\n"
+              % len(spin))
+    if spin:
+        md.append("| study | cell | oxmq side | peer | speed oxmq/peer | CPU oxmq/peer (above 1: oxmq cheaper) |")
+        md.append("|---|---|---|---|---|---|")
+        for row in spin:
+            md.append("| %s | %s | %s | %s | %s | %s |" % row)
+        md.append("")
     return md
 
 
@@ -1165,6 +1650,7 @@ def write_all(data, out):
         md.append("- %s: %s" % (k, v))
     md.append("")
     md.extend(sec_trailing(data))
+    md.extend(sec_goals(data))
     md.extend(sec_warnings(data))
     md.append("## At a glance\n")
     md.append("```")

@@ -97,7 +97,7 @@ def pinned_cells(quick):
 # The one-process layout (issue 21 item 4): one context, PULL bound in the main
 # thread, PUSH connected from a second thread over loopback tcp, so one I/O
 # thread serves both ends of the connection. C programs only (bench/c/thr.c).
-THREADS_IMPLS = ["c_libzmq", "c_oxmq", "c_omq"]
+THREADS_IMPLS = ["c_libzmq", "c_libzmq435", "c_oxmq", "c_omq"]
 
 
 def threads_sizes(quick):
