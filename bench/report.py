@@ -618,7 +618,7 @@ TRAILING_SECTIONS = {
     "ipc-large": ("§10", "10-large-messages-over-ipc-against-the-raw-unix-socket", None),
     "null-large": ("§11", "11-study-9-null-at-1-mib-against-libzmq", None),
     "py-rtt": ("§12", "12-python-round-trips-against-pyomq", None),
-    "streams-vs-monocoque": ("streams-vs-monocoque", "streams-vs-monocoque", "streams"),
+    "streams-vs-monocoque": ("§14", "streams-vs-monocoque", None),
     "python-inproc-large": ("§13", "python-inproc-large", None),
 }
 

@@ -6,7 +6,8 @@
 //! (feature `runtime-tokio`, the one its author publishes 64 B throughput on)
 //! on its single-threaded `LocalRuntime`; write coalescing on the throughput
 //! sender, flushed after the burst ("turn on coalescing for small-message
-//! throughput"); eager sends (its default) for the latency study.
+//! throughput"); `recv_into` on the throughput receiver (its allocation-free
+//! receive for hot loops); eager sends (its default) for the latency study.
 //!
 //! monocoque's sockets wrap one accepted or connected stream, so the bound
 //! side listens itself, prints `READY` with the resolved endpoints, then
@@ -140,8 +141,10 @@ async fn thr(args: &[String]) {
                 let first = first_len(pull.recv().await.expect("recv"));
                 assert_eq!(first, size, "size mismatch");
                 let start = Instant::now();
+                // The README's allocation-free receive for a hot loop: one `Vec` reused.
+                let mut frames = Vec::new();
                 for _ in 1..count {
-                    pull.recv().await.expect("recv").expect("connection closed");
+                    assert!(pull.recv_into(&mut frames).await.expect("recv"), "connection closed");
                 }
                 let secs = start.elapsed().as_secs_f64();
                 with_socket!(PushSocket, ack, eager(), |ack| {
