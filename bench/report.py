@@ -608,6 +608,8 @@ def trailing(data, threshold=1.0):
 TRAILING_SECTIONS = {
     "pipe": ("§1", "1-small-messages-when-the-reader-keeps-up-with-the-writer", None),
     "lent": ("§2", "2-c-abi-zero-copy-on-inproc-one-allocation-per-zmq_msg_init_data", None),
+    # The Rust inproc zero-copy rows: section 2 names their two levels but has no profile of them yet.
+    "lent-rust": ("§2", "2-c-abi-zero-copy-on-inproc-one-allocation-per-zmq_msg_init_data", None),
     "tcp-large": ("§3", "3-large-messages-over-tcp-in-copy-mode", None),
     "py-tcp-large": ("§4", "4-python-large-messages-over-tcp", None),
     "rtt": ("§5", "5-round-trips-latency-at-256-kib-and-the-rpc-shapes", None),
@@ -651,10 +653,16 @@ WHY_RULES = [
     ("ipc-large", {"study": {"2"}, "transport": {"ipc"}, "size": BIG}, "copy and page faults over AF_UNIX"),
     # C ABI zero-copy over inproc against libzmq: the lent buffer's owner and the receive path.
     ("lent", {"study": {"2"}, "transport": {"inproc"}, "mode": {"zc"}, "oxmq": C}, "one allocation per lent buffer"),
+    # Rust inproc zero-copy: the same cells, bimodal between runs (section 2 has both runs' figures).
+    ("lent-rust", {"study": {"2"}, "transport": {"inproc"}, "mode": {"zc"}, "oxmq": RUST},
+     "inproc zero-copy cells flip between two levels from run to run"),
     # Small messages between threads or processes against libzmq or omq.rs: the pipe's hand-off per message.
     ("pipe", {"study": {"2"}, "size": SMALL, "oxmq": C | RUST, "peer": {"c_libzmq", "c_omq", "rust_omq"}},
      "the hand-off between threads per message while the reader keeps up"),
     ("pipe", {"study": {"4"}}, "inproc PAIR: the same pipe"),
+    # Python's small messages against the 3x-pyzmq goal: section 1 names that goal with the pipe's cost.
+    ("pipe", {"study": {"2"}, "size": (0, 256), "oxmq": PY, "peer": {"pyzmq", "pyomq"}},
+     "the binding's call plus the same pipe per message"),
     # Round trips: against the plain-socket floor and the C/Rust peers, the thread hand-offs a REQ/REP makes.
     ("rtt", {"study": {"3"}, "peer": {"ping"}}, "six thread hand-offs per round trip against the floor's two"),
     ("py-rtt", {"study": {"3"}, "oxmq": PY, "peer": {"pyomq"}}, "Python against pyomq's round trip"),
@@ -705,7 +713,7 @@ def why_link(section):
 
 # Sections that exist but say the family is "not profiled yet": their rows count as having no profile.
 # test_harness.py checks that each of these sections says so.
-UNPROFILED = {"null-large"}
+UNPROFILED = {"null-large", "lent-rust"}
 
 
 def row_family(row):
