@@ -74,8 +74,10 @@ impl IoThread {
     pub(crate) fn start(n: usize, tuning: ThreadTuning) -> io::Result<IoThread> {
         let (poller, shared) = thread::Poller::new()?;
         let name = tuning.name(&format!("IO/{n}"));
-        let handle = std::thread::Builder::new().name(name).spawn(move || {
-            tuning.apply_to_current_thread();
+        // Named by itself once tuned (libzmq's order), not by the builder,
+        // which would name it before its affinity is set.
+        let handle = std::thread::Builder::new().spawn(move || {
+            tuning.apply_to_current_thread(&name);
             poller.run()
         })?;
         Ok(IoThread { shared, handle: Mutex::new(Some(handle)) })

@@ -1,8 +1,11 @@
 //! The context's THREAD_* options applied to an I/O thread as libzmq 4.3.5
-//! applies them to its background threads: the name ("ZMQbg/IO/0", after
-//! THREAD_NAME_PREFIX and a slash if one was set), then the scheduling
-//! policy and priority, then the CPU affinity. libzmq asserts when the
-//! kernel refuses one of these; oxmq ignores the refusal and runs untuned.
+//! applies them to its background threads: the scheduling policy and
+//! priority, then the CPU affinity, then the name ("ZMQbg/IO/0", after
+//! THREAD_NAME_PREFIX and a slash if one was set). The name comes last, as in
+//! libzmq's thread routine, so a thread that shows its name already runs with
+//! its affinity (a program that finds its I/O thread by name in /proc reads
+//! the affinity it asked for). libzmq asserts when the kernel refuses one of
+//! these; oxmq ignores the refusal and runs untuned.
 
 /// libzmq's ZMQ_THREAD_PRIORITY_DFLT and ZMQ_THREAD_SCHED_POLICY_DFLT.
 pub(crate) const DFLT: i32 = -1;
@@ -33,10 +36,12 @@ impl ThreadTuning {
         name
     }
 
-    /// Applied by the I/O thread to itself, before its loop starts.
-    pub(crate) fn apply_to_current_thread(&self) {
+    /// Applied by the I/O thread to itself, before its loop starts; `name`
+    /// from [`ThreadTuning::name`].
+    pub(crate) fn apply_to_current_thread(&self, name: &str) {
         self.apply_sched();
         self.apply_affinity();
+        name_current_thread(name);
     }
 
     fn apply_sched(&self) {
@@ -94,4 +99,12 @@ impl ThreadTuning {
             let _ = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
         }
     }
+}
+
+/// Names the calling thread as the kernel shows it (/proc's `comm`, `top -H`).
+fn name_current_thread(name: &str) {
+    let Ok(name) = std::ffi::CString::new(name) else { return };
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of which the kernel
+    // keeps the first 15 bytes; `name` is one and outlives the call.
+    let _ = unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) };
 }
