@@ -181,7 +181,7 @@ if [ "${1:-}" = --inside ]; then
     bin=$SCRATCH/consumer-$v
     extra=(); [ $v = draft ] && extra=(-DUSE_DRAFT)
     if gcc -O1 -Wall -Wextra -Werror "${extra[@]}" -o "$bin" "$HERE/consumer.c" $cflags > "$L/cc-$v.log" 2>&1; then
-      if readelf -d "$bin" | grep -qE 'RPATH|RUNPATH'; then fail "C consumer ($v) has an RPATH/RUNPATH"; fi
+      if readelf -d "$bin" | grep -E 'RPATH|RUNPATH' >/dev/null; then fail "C consumer ($v) has an RPATH/RUNPATH"; fi
       consumer "C program ($v), gcc \$(pkg-config --cflags --libs libzmq) = '$cflags'" "$L/c-$v.log" "$bin" "$SCRATCH"
     else
       fail "C consumer ($v) does not build against liboxmq-dev"; logtail "$L/cc-$v.log"; continue
@@ -197,7 +197,7 @@ if [ "${1:-}" = --inside ]; then
     if [ $v = plain ]; then want_re='^libzmq5 \(>= [0-9.]+\)$'; else want_re='^liboxmq5 \(>= [^)]+\), libzmq5 \(>= [0-9.]+\)$'; fi
     if ! [[ "$zdeps" =~ $want_re ]]; then
       fail "dpkg-shlibdeps ($v): libzmq part of '$deps' is '$zdeps'"; logtail "$L/shlibdeps-$v.log"
-    elif apt-get satisfy -s "$deps" 2>&1 | grep -qE '^0 upgraded, 0 newly installed, 0 to remove'; then
+    elif apt-get satisfy -s "$deps" 2>&1 | grep -E '^0 upgraded, 0 newly installed, 0 to remove' >/dev/null; then
       pass "dpkg-shlibdeps ($v): Depends: $deps (satisfied as installed)"
     else
       fail "dpkg-shlibdeps ($v): '$deps' is not satisfied by the installed system"
@@ -212,7 +212,7 @@ if [ "${1:-}" = --inside ]; then
        -Wl,-Bstatic -lzmq -Wl,-Bdynamic $private > "$L/cc-static.log" 2>&1; then
     (cd "$SCRATCH" && env -u LD_LIBRARY_PATH timeout -k 5 "$TIMEOUT" "$bin" "$SCRATCH") > "$L/c-static.log" 2>&1
     rc=$?
-    if [ $rc -eq 0 ] && ! readelf -d "$bin" | grep -q 'NEEDED.*libzmq' && ! grep -q '^LIBZMQ_MAPPED=' "$L/c-static.log" &&
+    if [ $rc -eq 0 ] && ! readelf -d "$bin" | grep 'NEEDED.*libzmq' >/dev/null && ! grep -q '^LIBZMQ_MAPPED=' "$L/c-static.log" &&
        grep -q "^ZMQ_VERSION=$WANT_VERSION " "$L/c-static.log"; then
       pass "C program (static), -Wl,-Bstatic -lzmq -Wl,-Bdynamic $private: $(grep -c '^ok' "$L/c-static.log") checks, no libzmq.so.5 needed"
     else

@@ -34,7 +34,7 @@ grep -q "^\. $PREFIX/include/zmq.h" "$TMP/headers" || { cat "$TMP/headers"; fail
 ! grep -q '/usr/include/zmq' "$TMP/headers" || fail "hello.c read /usr/include's zmq headers"
 
 # A prefix outside the loader's paths is found as users find it: LD_LIBRARY_PATH.
-LD_LIBRARY_PATH=$PREFIX/lib ldd "$TMP/hello" | grep -q "libzmq.so.5 => $PREFIX/lib/libzmq.so.5" || \
+LD_LIBRARY_PATH=$PREFIX/lib ldd "$TMP/hello" | grep "libzmq.so.5 => $PREFIX/lib/libzmq.so.5" >/dev/null || \
     fail "the program does not load $PREFIX/lib/libzmq.so.5: $(LD_LIBRARY_PATH=$PREFIX/lib ldd "$TMP/hello" | grep zmq)"
 out=$(LD_LIBRARY_PATH=$PREFIX/lib "$TMP/hello") || fail "hello (shared): $out"
 echo "    shared: $out"
@@ -44,7 +44,7 @@ echo "    shared: $out"
 # shellcheck disable=SC2086
 gcc -o "$TMP/hello-static" tests/packaging/install/hello.c $(pkg-config --cflags libzmq) \
     "$PREFIX/lib/liboxmq.a" $(pkg-config --libs --static libzmq | tr ' ' '\n' | grep -vx -e -lzmq -e '-L.*' | tr '\n' ' ')
-! ldd "$TMP/hello-static" | grep -q libzmq || fail "the static program still needs a libzmq.so"
+! ldd "$TMP/hello-static" | grep libzmq >/dev/null || fail "the static program still needs a libzmq.so"
 out=$("$TMP/hello-static") || fail "hello (static): $out"
 echo "    static: $out"
 [ "$out" = "zmq_version 4.3.5, PUSH/PULL over tcp and inproc: ok" ] || fail "unexpected output: $out"
