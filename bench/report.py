@@ -717,7 +717,7 @@ def why_link(section):
 
 # Sections that exist but say the family is "not profiled yet": their rows count as having no profile.
 # test_harness.py checks that each of these sections says so.
-UNPROFILED = {"null-large", "lent-rust"}
+UNPROFILED = {"null-large"}
 
 
 def row_family(row):
