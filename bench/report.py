@@ -767,8 +767,8 @@ def sec_trailing(data):
         why = ("which says not profiled yet" if sec in UNPROFILED
                else "being written on branch %s" % TRAILING_SECTIONS[sec][2])
         parts.append("%d linked to %s, %s" % (k, TRAILING_SECTIONS[sec][0], why))
-    md.append("%d comparisons have no profile in TRAILING.md yet (%s)%s\n" % (count, "; ".join(parts),
-                                                                             ":" if orphans else "."))
+    md.append("%d %s no profile in TRAILING.md yet (%s)%s\n" % (
+        count, "comparison has" if count == 1 else "comparisons have", "; ".join(parts), ":" if orphans else "."))
     for fam, cells in sorted(orphans.items()):
         md.append("- %s (%s)" % (fam, ", ".join(dict.fromkeys(cells))))
     if orphans:

@@ -243,7 +243,9 @@ def trailing_links():
     unprofiled = sum(s is not None and (s in report.UNPROFILED or report.TRAILING_SECTIONS[s][2] is not None)
                      for s in picked)
     md = "\n".join(report.sec_trailing(data))
-    yield ("%d comparisons have no profile in TRAILING.md yet (%d with no section" % (bare + unprofiled, bare) in md,
+    n = bare + unprofiled
+    yield ("%d %s no profile in TRAILING.md yet (%d with no section" % (
+        n, "comparison has" if n == 1 else "comparisons have", bare) in md,
            "the table counts the committed rows with no profile: %d no rule maps, %d linked to a section that "
            "says not profiled yet or is being written on a branch" % (bare, unprofiled))
     said = [k for k in sorted(report.UNPROFILED) if "not profiled yet" not in section_text(
