@@ -40,6 +40,24 @@ static const struct {
 };
 #define N_TESTS (sizeof TESTS / sizeof TESTS[0])
 
+/* Tests that race in CZMQ itself, whatever libzmq runs under them: one
+ * failure gets one second run, and the output says so. zgossip asserts that
+ * alpha delivers its own two tuples before beta's, but alpha's zloop handles
+ * every ready reader per poll, so when beta-1 reaches alpha's DEALER before
+ * alpha's loop has read its second PUBLISH command (a slow alpha thread),
+ * beta-1 is delivered between alpha-1 and alpha-2. Measured 2026-11-27 with
+ * two CPU burners, a program doing the test's peer-to-peer steps 100 times:
+ * Debian's libzmq 4.3.4 2 of 100 in that order, oxmq 2 of 100; idle, the
+ * selftest alone failed 1 of 40 on oxmq, 0 of 40 on libzmq. */
+static const char *const RACY[] = {"zgossip"};
+
+static int is_racy(const char *name) {
+    for (size_t i = 0; i < sizeof RACY / sizeof RACY[0]; i++)
+        if (strcmp(RACY[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 /* A test that hangs is a failure, not a stuck make step. */
 #define TEST_TIMEOUT_S 60
 
@@ -83,7 +101,7 @@ int main(int argc, char **argv) {
     zmq_version(&major, &minor, &patch);
     printf("czmq %d.%d.%d on libzmq %d.%d.%d\n", CZMQ_VERSION_MAJOR, CZMQ_VERSION_MINOR,
            CZMQ_VERSION_PATCH, major, minor, patch);
-    int failed = 0, ran = 0;
+    int failed = 0, ran = 0, retried = 0;
     for (size_t i = 0; i < N_TESTS; i++) {
         if (argc > 1) {
             int wanted = 0;
@@ -93,8 +111,18 @@ int main(int argc, char **argv) {
                 continue;
         }
         ran++;
-        failed += run_one(TESTS[i].name, TESTS[i].fn);
+        int rc = run_one(TESTS[i].name, TESTS[i].fn);
+        if (rc && is_racy(TESTS[i].name)) {
+            printf("RETRY czmq %s: a race of CZMQ's own test (see RACY), run once more\n",
+                   TESTS[i].name);
+            retried++;
+            rc = run_one(TESTS[i].name, TESTS[i].fn);
+        }
+        failed += rc;
     }
-    printf("czmq selftests: %d of %d passed\n", ran - failed, ran);
+    if (retried)
+        printf("czmq selftests: %d of %d passed (%d on a second run)\n", ran - failed, ran, retried);
+    else
+        printf("czmq selftests: %d of %d passed\n", ran - failed, ran);
     return failed || ran == 0 ? 1 : 0;
 }
