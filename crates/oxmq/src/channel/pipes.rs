@@ -172,7 +172,12 @@ pub(crate) struct SocketPipe {
 }
 
 impl SocketPipe {
-    pub(crate) fn new(out: PipeWriter, inn: PipeReader, endpoint: EndpointId, key: u64) -> SocketPipe {
+    pub(crate) fn new(out: PipeWriter, mut inn: PipeReader, endpoint: EndpointId, key: u64) -> SocketPipe {
+        // The socket's end is read by an application thread, whose sleep
+        // costs its writer a wake-up: it waits a moment when it runs dry,
+        // where the busy-poll rule lets threads spin at all (not with one
+        // CPU, nor with OXMQ_BUSY_POLL_US=0).
+        inn.set_dry_wait(!crate::wait::busy_poll_cap().is_zero());
         SocketPipe {
             out: SocketWriter::new(out),
             inn,

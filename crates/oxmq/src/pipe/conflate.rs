@@ -67,7 +67,7 @@ impl PipeReader {
         let core = self.core.clone();
         let last = core.last.as_ref()?;
         loop {
-            if !self.refill() {
+            if !self.refill(false) {
                 return None;
             }
             // Everything published up to now is covered by what the slot holds.

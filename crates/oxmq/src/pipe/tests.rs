@@ -499,3 +499,55 @@ fn stress_fifo_small_hwm_multipart() {
     // hwm = 1: every message costs a park/unpark round trip each way.
     stress(if cfg!(debug_assertions) { 50_000 } else { 200_000 }, 1, true);
 }
+
+#[test]
+fn a_dry_wait_still_sleeps_and_is_woken_and_backs_off_when_fruitless() {
+    let (mut w, mut r, rc, _) = counted(0);
+    r.set_dry_wait(true);
+    // Nothing written: the dry wait finds nothing, so the reader marks itself
+    // asleep as before and the next flush wakes it.
+    assert!(r.read().is_none());
+    w.write(num(1));
+    w.flush();
+    assert_eq!(rc.get(), 1, "the flush woke the sleeping reader");
+    assert_eq!(val(&r.read().unwrap()), 1);
+    // Fruitless dry waits back off: the skipped looks go to sleep at once,
+    // and every one of them is still woken by the next flush.
+    for i in 2..200 {
+        assert!(r.read().is_none());
+        w.write(num(i));
+        w.flush();
+        assert_eq!(rc.get() as u64, i, "one wake per sleep, dry wait or not");
+        assert_eq!(val(&r.read().unwrap()), i);
+    }
+}
+
+#[test]
+fn a_dry_waiting_reader_keeps_order_and_loses_nothing_across_threads() {
+    let (mut w, mut r, _, _) = counted(1000);
+    r.set_dry_wait(true);
+    const N: u64 = 200_000;
+    let t = thread::spawn(move || {
+        let mut i = 0;
+        while i < N {
+            if w.check_write() {
+                w.write(num(i));
+                w.flush();
+                i += 1;
+            } else {
+                thread::yield_now();
+            }
+        }
+    });
+    let mut next = 0;
+    while next < N {
+        match r.read() {
+            Some(m) => {
+                assert_eq!(val(&m), next);
+                next += 1;
+            }
+            None => thread::yield_now(),
+        }
+    }
+    t.join().unwrap();
+}

@@ -19,6 +19,14 @@ const ASLEEP: u64 = 1 << 63;
 const READER_GONE: u64 = 1 << 62;
 const IDX_MASK: u64 = READER_GONE - 1;
 
+/// `spin_loop` hints a reader that runs dry waits before it looks again
+/// (about a microsecond here, as `wait.rs`'s spin checks): see
+/// [`PipeReader::dry_wait`].
+const DRY_WAIT_SPINS: u32 = 32;
+/// The longest run of fruitless dry waits backs a reader off to one dry
+/// wait in 2^MAX_DRY_BACKOFF dry looks.
+const MAX_DRY_BACKOFF: u32 = 6;
+
 struct Chunk {
     slots: [UnsafeCell<MaybeUninit<Msg>>; CHUNK],
     /// The following chunk. Written by the writer only, before any flush that
@@ -206,7 +214,18 @@ fn new_pipe(
         conflated: 0,
         bytes_taken_back: 0,
     };
-    let r = PipeReader { core, front: first, read_idx: 0, avail: 0, msgs_read: 0, published: 0, conflate };
+    let r = PipeReader {
+        core,
+        front: first,
+        read_idx: 0,
+        avail: 0,
+        msgs_read: 0,
+        published: 0,
+        conflate,
+        dry_wait: false,
+        dry_misses: 0,
+        dry_skip: 0,
+    };
     (w, r)
 }
 
@@ -513,6 +532,13 @@ pub(crate) struct PipeReader {
     msgs_read: u64,
     /// Last value stored into `core.read_count`.
     published: u64,
+    /// Whether `read` waits a moment before it marks itself asleep (see
+    /// [`PipeReader::dry_wait`]); off unless the owner turns it on.
+    dry_wait: bool,
+    /// Fruitless dry waits in a row.
+    dry_misses: u32,
+    /// Dry looks left that go to sleep without waiting.
+    dry_skip: u32,
 }
 
 // SAFETY: as for `PipeWriter`: the chunk pointer is used only by this end,
@@ -544,7 +570,7 @@ impl PipeReader {
             if self.conflate {
                 return self.read_conflated();
             }
-            if !self.refill() {
+            if !self.refill(self.dry_wait) {
                 return None;
             }
         }
@@ -597,8 +623,45 @@ impl PipeReader {
         }
     }
 
-    /// Look for newly flushed frames; if there are none, go to sleep.
-    fn refill(&mut self) -> bool {
+    /// Let `read` wait a moment before it marks itself asleep (the owner
+    /// turns this on where a sleep costs a wake-up: an application thread's
+    /// end; see [`PipeReader::dry_wait`]).
+    pub(crate) fn set_dry_wait(&mut self, on: bool) {
+        self.dry_wait = on;
+    }
+
+    /// A reader that has just run dry waits about a microsecond, touching
+    /// nothing shared, and looks once more before it marks itself asleep.
+    /// Why: a reader that keeps up with its writer takes one message per
+    /// look, so every message moves `committed` and the slot between the
+    /// two CPUs, and a reader that then sleeps costs the writer a wake-up
+    /// per message; a moment's wait lets the writer fill several slots,
+    /// which the reader then takes in one pass (bench/TRAILING.md section
+    /// 2). Waits that find nothing back off exponentially, so a reader whose
+    /// peer is idle or slow (the common case of a request and its reply)
+    /// soon looks at once again. `true`: frames were flushed meanwhile.
+    #[cold]
+    fn dry_wait(&mut self) -> bool {
+        if self.dry_skip > 0 {
+            self.dry_skip -= 1;
+            return false;
+        }
+        for _ in 0..DRY_WAIT_SPINS {
+            std::hint::spin_loop();
+        }
+        // Relaxed: only a hint; `refill` loads again with Acquire.
+        if self.core.committed.0.load(Ordering::Relaxed) & IDX_MASK != self.read_idx {
+            self.dry_misses = 0;
+            return true;
+        }
+        self.dry_misses = (self.dry_misses + 1).min(MAX_DRY_BACKOFF);
+        self.dry_skip = (1 << self.dry_misses) - 1;
+        false
+    }
+
+    /// Look for newly flushed frames; if there are none (after a dry wait
+    /// when `wait` is set), go to sleep.
+    fn refill(&mut self, mut wait: bool) -> bool {
         // Acquire: pairs with the writer's Release flush CAS.
         let mut v = self.core.committed.0.load(Ordering::Acquire);
         loop {
@@ -612,6 +675,13 @@ impl PipeReader {
             if v & ASLEEP != 0 {
                 // Already asleep (and already published our count).
                 return false;
+            }
+            if wait {
+                wait = false;
+                if self.dry_wait() {
+                    v = self.core.committed.0.load(Ordering::Acquire);
+                    continue;
+                }
             }
             if self.msgs_read != self.published || self.core.writer_waiting.load(Ordering::Relaxed) {
                 // Running dry is a publication point: a writer waiting at
@@ -629,7 +699,7 @@ impl PipeReader {
 
     /// Whether a frame can be read now; `false` marks the reader asleep like `read`.
     pub(crate) fn check_read(&mut self) -> bool {
-        self.read_idx != self.avail || self.refill()
+        self.read_idx != self.avail || self.refill(false)
     }
 
     /// The writer is gone and every flushed frame has been read.
