@@ -45,6 +45,19 @@ def emit(z, **fields):
     print(json.dumps(fields), flush=True)
 
 
+def socket(ctx, kind):
+    """A socket with libzmq's default LINGER (-1: close and term deliver what
+    is queued). The studies rely on it: a process's last message (thr's ack,
+    the last reply of lat and the rpc studies) is sent just before it closes
+    and exits. pyomq 0.27 defaults to 0, which dropped that message and left
+    the peer waiting until its timeout in 30 of study 2's 60 pyomq cells of
+    the 2026-11-26 report; set for every module, so each side runs the same
+    program (a no-op where -1 is already the default)."""
+    s = ctx.socket(kind)
+    s.setsockopt(z_mod.LINGER, -1)
+    return s
+
+
 def ready(sock, *extra):
     ep = sock.getsockopt(z_mod.LAST_ENDPOINT)
     if isinstance(ep, bytes):
@@ -102,7 +115,7 @@ def cpu_seconds():
 def callcost(z, n):
     n = int(n)
     ctx = z.Context()
-    pub = ctx.socket(z.PUB)
+    pub = socket(ctx, z.PUB)
     pub.setsockopt(z.LINGER, 0)
     path = "/tmp/oxmq-bench-cc-py-%d" % os.getpid()
     pub.bind("ipc://" + path)
@@ -158,11 +171,11 @@ def thr(z, mode, *args):
     if mode == "recv":
         ep, size, count = args[0], int(args[1]), int(args[2])
         copy = not (len(args) > 3 and args[3] == "zc")
-        pull = ctx.socket(z.PULL)
+        pull = socket(ctx, z.PULL)
         curve_server(z, pull)
         pull.bind(ep)
         # An ack PUSH: the sender waits for it before closing (see bench/c/thr.c).
-        ack = ctx.socket(z.PUSH)
+        ack = socket(ctx, z.PUSH)
         ack.bind("tcp://127.0.0.1:*" if ep.startswith("tcp://") else ep + "-ack")
         ack_ep = ack.getsockopt(z.LAST_ENDPOINT)
         ready(pull, (ack_ep.decode() if isinstance(ack_ep, bytes) else ack_ep).rstrip("\0"))
@@ -176,10 +189,10 @@ def thr(z, mode, *args):
     elif mode == "send":
         ep, size, count = args[0], int(args[1]), int(args[2])
         copy = not (len(args) > 3 and args[3] == "zc")
-        push = ctx.socket(z.PUSH)
+        push = socket(ctx, z.PUSH)
         curve_client(z, push)
         push.connect(ep)
-        ack = ctx.socket(z.PULL)
+        ack = socket(ctx, z.PULL)
         if len(args) > 4:
             ack.connect(args[4])
         secs = _send_loop(push, size, count, copy, args[3] if len(args) > 3 else "copy")
@@ -191,9 +204,9 @@ def thr(z, mode, *args):
     elif mode == "inproc":
         size, count = int(args[0]), int(args[1])
         copy = not (len(args) > 2 and args[2] == "zc")
-        pull = ctx.socket(z.PULL)
+        pull = socket(ctx, z.PULL)
         pull.bind("inproc://thr")
-        push = ctx.socket(z.PUSH)
+        push = socket(ctx, z.PUSH)
         push.connect("inproc://thr")
         out = {}
         th = threading.Thread(target=lambda: out.update(secs=_recv_loop(pull, size, count, copy, out)))
@@ -241,7 +254,7 @@ def _client(z, req, size, count):
 def lat(z, mode, *args):
     ctx = z.Context()
     if mode == "server":
-        rep = ctx.socket(z.REP)
+        rep = socket(ctx, z.REP)
         curve_server(z, rep)
         rep.bind(args[0])
         ready(rep)
@@ -249,16 +262,16 @@ def lat(z, mode, *args):
         emit(None, served=True)
         rep.close()
     elif mode == "client":
-        req = ctx.socket(z.REQ)
+        req = socket(ctx, z.REQ)
         curve_client(z, req)
         req.connect(args[0])
         _client(z, req, int(args[1]), int(args[2]))
         req.close()
     elif mode == "inproc":
         size, count = int(args[0]), int(args[1])
-        rep = ctx.socket(z.REP)
+        rep = socket(ctx, z.REP)
         rep.bind("inproc://lat")
-        req = ctx.socket(z.REQ)
+        req = socket(ctx, z.REQ)
         req.connect("inproc://lat")
         th = threading.Thread(target=_serve, args=(rep, count))
         th.start()
@@ -297,11 +310,11 @@ def inproc_pair(z, n):
         print(json.dumps({"count": n, "seconds": secs, "msgs_per_s": n / secs, "module": "queue"}), flush=True)
         return
     ctx = z.Context()
-    tx = ctx.socket(z.PAIR)
+    tx = socket(ctx, z.PAIR)
     tx.bind("inproc://pair")
     # The receiving socket is connected before the sender starts (pyomq hangs
     # when the peer connects after the sender has started; see baselines.md).
-    rx = ctx.socket(z.PAIR)
+    rx = socket(ctx, z.PAIR)
     rx.connect("inproc://pair")
 
     def receiver():
@@ -342,7 +355,7 @@ def weather(z, mode, ep, arg):
     if mode == "server":
         rng = int(arg)
         base = max(0, 10001 - rng // 2)
-        pub = ctx.socket(z.PUB)
+        pub = socket(ctx, z.PUB)
         pub.setsockopt(z.LINGER, 0)
         pub.bind(ep)
         signal.signal(signal.SIGTERM, _raise_stop)
@@ -367,7 +380,7 @@ def weather(z, mode, ep, arg):
     else:
         n = int(arg)
         t0 = now()
-        sub = ctx.socket(z.SUB)
+        sub = socket(ctx, z.SUB)
         sub.connect(ep)
         sub.setsockopt(z.SUBSCRIBE, b"10001 ")
         total = 0
@@ -392,9 +405,9 @@ def logpipe(z, role, *args):
     ctx = z.Context()
     if role == "collector":
         writers = int(args[0])
-        pull = ctx.socket(z.PULL)
+        pull = socket(ctx, z.PULL)
         pull.bind("tcp://127.0.0.1:*")
-        pub = ctx.socket(z.PUB)
+        pub = socket(ctx, z.PUB)
         pub.setsockopt(z.SNDHWM, 0)  # readers must see every line
         pub.bind("tcp://127.0.0.1:*")
         ep_pub = pub.getsockopt(z.LAST_ENDPOINT)
@@ -418,12 +431,12 @@ def logpipe(z, role, *args):
         emit(z, lines=lines, cpu=cpu_seconds())
     elif role == "writer":
         ep, n, wid, ep_pub = args[0], int(args[1]), int(args[2]), args[3]
-        push = ctx.socket(z.PUSH)
+        push = socket(ctx, z.PUSH)
         curve_client(z, push)
         push.connect(ep)
         # Closing right after the last send can lose the tail (and the END) on the
         # bound side: wait for the collector's final END on its PUB first.
-        done = ctx.socket(z.SUB)
+        done = socket(ctx, z.SUB)
         done.connect(ep_pub)
         done.setsockopt(z.SUBSCRIBE, b"END")
         send = push.send
@@ -441,7 +454,7 @@ def logpipe(z, role, *args):
         emit(z, start=t0, end=t1, lines=n, cpu=cpu_seconds())
     elif role == "reader":
         ep, prefix = args[0], args[1].encode()
-        sub = ctx.socket(z.SUB)
+        sub = socket(ctx, z.SUB)
         sub.setsockopt(z.RCVHWM, 0)
         sub.connect(ep)
         sub.setsockopt(z.SUBSCRIBE, prefix)
@@ -555,7 +568,7 @@ def rpc(z, role, *args):
         return
     ctx = z.Context()
     if role == "server":
-        rep = ctx.socket(z.REP)
+        rep = socket(ctx, z.REP)
         rep.bind(args[0])
         ready(rep)
         _rpc_serve(rep.recv, rep.send)
@@ -563,7 +576,7 @@ def rpc(z, role, *args):
         emit(None, served=True)
     else:
         ep, shape, count = args[0], args[1], int(args[2])
-        req = ctx.socket(z.REQ)
+        req = socket(ctx, z.REQ)
         req.connect(ep)
         secs = _rpc_client(req.recv, req.send, shape, count)
         req.close()
@@ -580,14 +593,14 @@ def pyrecv(z, mode, ep, size, count, kind):
 
     size, count = int(size), int(count)
     ctx = z.Context()
-    ack = ctx.socket(z.PUSH)
+    ack = socket(ctx, z.PUSH)
     ack.bind("tcp://127.0.0.1:*")
     ack_ep = ack.getsockopt(z.LAST_ENDPOINT)
     ack_ep = (ack_ep.decode() if isinstance(ack_ep, bytes) else ack_ep).rstrip("\0")
     out = {}
     if kind == "asyncio":
         za = importlib.import_module(z.__name__ + ".asyncio")
-        pull = za.Socket(ctx.socket(z.PULL))
+        pull = za.Socket(socket(ctx, z.PULL))
         pull.bind(ep)
         ready(pull, ack_ep)
 
@@ -605,7 +618,7 @@ def pyrecv(z, mode, ep, size, count, kind):
         zmqstream = importlib.import_module(z.__name__ + ".eventloop.zmqstream")
         from tornado.ioloop import IOLoop
 
-        pull = ctx.socket(z.PULL)
+        pull = socket(ctx, z.PULL)
         pull.bind(ep)
         ready(pull, ack_ep)
 
