@@ -163,7 +163,7 @@ fn process_cpu_time() -> Duration {
 
 /// How many `spin_loop` hints between two looks at the clock (and a yield):
 /// about a microsecond.
-const SPINS_PER_CHECK: u32 = 32;
+pub(crate) const SPINS_PER_CHECK: u32 = 32;
 
 /// The process's busy-poll cap: [`BUSY_POLL_ENV`] or the default, and zero
 /// on a machine with one CPU online, where spinning only delays the thread

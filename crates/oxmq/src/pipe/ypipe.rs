@@ -19,10 +19,6 @@ const ASLEEP: u64 = 1 << 63;
 const READER_GONE: u64 = 1 << 62;
 const IDX_MASK: u64 = READER_GONE - 1;
 
-/// `spin_loop` hints a reader that runs dry waits before it looks again
-/// (about a microsecond here, as `wait.rs`'s spin checks): see
-/// [`PipeReader::dry_wait`].
-const DRY_WAIT_SPINS: u32 = 32;
 /// The longest run of fruitless dry waits backs a reader off to one dry
 /// wait in 2^MAX_DRY_BACKOFF dry looks.
 const MAX_DRY_BACKOFF: u32 = 6;
@@ -646,7 +642,8 @@ impl PipeReader {
             self.dry_skip -= 1;
             return false;
         }
-        for _ in 0..DRY_WAIT_SPINS {
+        // About a microsecond: the busy-poll's interval between two looks.
+        for _ in 0..crate::wait::SPINS_PER_CHECK {
             std::hint::spin_loop();
         }
         // Relaxed: only a hint; `refill` loads again with Acquire.
