@@ -69,12 +69,14 @@ impl Signaler {
 
     /// Reset the counter to 0 (one non-blocking read; EAGAIN = already 0),
     /// or nothing when every signal has been read already. Called by the
-    /// socket's owner only (one drain at a time).
-    pub(crate) fn drain(&self) {
+    /// socket's owner only (one drain at a time). Returns whether it read a
+    /// signal, which may have been meant for another thread sleeping on the
+    /// fd (a thread-safe socket's leader): the caller passes it on.
+    pub(crate) fn drain(&self) -> bool {
         let counted = self.unread.swap(0, Ordering::SeqCst);
         if counted <= 0 {
             self.unread.fetch_add(counted, Ordering::SeqCst);
-            return;
+            return false;
         }
         let mut buf: u64 = 0;
         let read = loop {
@@ -92,6 +94,7 @@ impl Signaler {
         if counted != read {
             self.unread.fetch_add(counted - read, Ordering::SeqCst);
         }
+        read > 0
     }
 
     /// Block until signalled (`Ok(true)`) or until `timeout` elapses

@@ -302,13 +302,19 @@ fn threads_racing_on_one_client() {
 
 /// A blocked receiver is woken by a message even while another thread keeps
 /// polling and sending on the same socket (no wake-up is lost to them).
+/// The receiver waits without a timeout: a lost wake-up used to end only at
+/// RCVTIMEO (each `recv` then returned late, but returned), so a hang here
+/// (the watchdog's failure) is what a lost one looks like. The poller used
+/// to drain the eventfd signal re-armed for the sleeping receiver.
 #[test]
 fn blocked_receiver_is_not_starved_by_a_poller() {
     let _g = guard();
     let ctx = Context::new();
     let server = sock(&ctx, SocketType::Server);
     let ep = bind_fresh(Transport::Tcp, &server);
-    let client = Arc::new(sock(&ctx, SocketType::Client).into_thread_safe().ok().unwrap());
+    let client = sock(&ctx, SocketType::Client);
+    client.set_option_int(opt::RCVTIMEO, -1).unwrap();
+    let client = Arc::new(client.into_thread_safe().ok().unwrap());
     client.connect(&ep).unwrap();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let poller = {

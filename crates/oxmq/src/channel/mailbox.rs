@@ -100,13 +100,15 @@ impl Mailbox {
     /// Take everything queued. Drains the eventfd first so that a wake-up
     /// racing with this call is never lost: it either lands in what we take,
     /// or re-signals the fd afterwards.
-    pub(crate) fn take(&self, into: &mut Inbox) {
-        self.signaler.drain();
+    /// Returns whether the drain read a signal (see [`Signaler::drain`]).
+    pub(crate) fn take(&self, into: &mut Inbox) -> bool {
+        let drained = self.signaler.drain();
         self.pending.store(false, Ordering::Release);
         let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
         std::mem::swap(&mut inbox.commands, &mut into.commands);
         std::mem::swap(&mut inbox.read_activated, &mut into.read_activated);
         std::mem::swap(&mut inbox.write_activated, &mut into.write_activated);
+        drained
     }
 
     pub(crate) fn signaler(&self) -> &Signaler {

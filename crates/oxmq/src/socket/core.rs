@@ -35,8 +35,8 @@ pub(crate) struct Core {
     pub(super) last_endpoint: String,
     pub(super) rcvmore: bool,
     pub(super) closed: bool,
-    /// Commands and activations handled so far (thread-safe sockets wake
-    /// their other waiters when a call consumed some).
+    /// Commands, activations and eventfd signals taken so far (thread-safe
+    /// sockets wake their other waiters when a call consumed some).
     pub(super) commands_seen: u64,
     /// Monitor slot, shared with this socket's listeners and sessions.
     pub(super) monitor: Arc<Monitor>,
@@ -248,8 +248,13 @@ impl Core {
     /// Handle everything other threads queued for this socket.
     pub(crate) fn process_commands(&mut self) -> Result<()> {
         let mut inbox = std::mem::take(&mut self.inbox);
-        self.mailbox.take(&mut inbox);
-        self.commands_seen += (inbox.commands.len() + inbox.read_activated.len() + inbox.write_activated.len()) as u64;
+        let drained = self.mailbox.take(&mut inbox);
+        // A drained signal counts even without a command: on a thread-safe
+        // socket it may be the re-arm another call made for the thread
+        // asleep on the eventfd (`SharedWait::wake_sleepers`), and taking it
+        // silently would leave that thread asleep until its timeout.
+        self.commands_seen +=
+            (inbox.commands.len() + inbox.read_activated.len() + inbox.write_activated.len()) as u64 + drained as u64;
         for cmd in inbox.commands.drain(..) {
             match cmd {
                 SocketCommand::Attach(pipe) => self.attach(pipe),
