@@ -5,7 +5,9 @@
 //!   and waits is always woken by the flush that follows, never misses data,
 //!   and never sleeps forever at the writer's departure;
 //! * the pipe's HWM protocol: a writer stopped at the HWM is always woken by
-//!   the reader's publication (the Dekker handshake on `writer_waiting`);
+//!   the reader's publication (the Dekker handshake on `writer_waiting`),
+//!   with either acknowledgement cadence (also when running dry, or at
+//!   multiples of the LWM only);
 //! * the mailbox: a command sent while the socket's thread drains its inbox
 //!   is either taken by that drain or left with the `pending` flag set, so the
 //!   socket's fast-path check cannot skip it.
@@ -82,16 +84,30 @@ fn pipe_sleeping_reader_is_always_woken() {
 
 #[test]
 fn pipe_writer_at_hwm_is_always_woken() {
-    loom::model(|| {
+    writer_at_hwm_is_always_woken(1, 3, false);
+}
+
+/// The same with libzmq's acknowledgements at multiples of the LWM only
+/// (the I/O thread's ends): HWM 3, LWM 2, so the writer stops with the
+/// reader between two multiples, and the reader's dry looks in between
+/// publish nothing.
+#[test]
+fn pipe_writer_at_hwm_is_always_woken_by_lwm_acks() {
+    writer_at_hwm_is_always_woken(3, 5, true);
+}
+
+fn writer_at_hwm_is_always_woken(hwm: usize, n: u64, lwm_acks: bool) {
+    loom::model(move || {
         let writer_note = Arc::new(Notify::new());
         let reader_note = Arc::new(Notify::new());
         let (mut w, mut r) = pipe(
-            1,
+            hwm,
             WakeSlot::with(Arc::new(NotifyWake(reader_note.clone()))),
             WakeSlot::with(Arc::new(NotifyWake(writer_note.clone()))),
         );
+        r.set_acks_at_lwm(lwm_acks);
         let writer = loom::thread::spawn(move || {
-            for i in 0..3 {
+            for i in 0..n {
                 while !w.check_write() {
                     writer_note.wait();
                 }
@@ -100,14 +116,14 @@ fn pipe_writer_at_hwm_is_always_woken() {
             }
         });
         let mut got = Vec::new();
-        while got.len() < 3 {
+        while (got.len() as u64) < n {
             match r.read() {
                 Some(m) => got.push(val(&m)),
                 None => reader_note.wait(),
             }
         }
         writer.join().unwrap();
-        assert_eq!(got, [0, 1, 2]);
+        assert_eq!(got, (0..n).collect::<Vec<_>>());
     });
 }
 

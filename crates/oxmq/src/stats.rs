@@ -139,8 +139,8 @@ pub struct PeerStats {
     /// peer; a message its poll has seen counts as taken): 0 once the peer
     /// has read everything. Not libzmq's pipes-stats count, which
     /// [`crate::Socket::monitor_pipes_stats`] reports: that one goes by
-    /// the reader's acknowledgements, sent every LWM messages (and in oxmq
-    /// also when it drains).
+    /// the reader's acknowledgements, sent at multiples of the LWM (over
+    /// inproc in oxmq also when the reader drains).
     pub queued_out: u64,
     /// Drops attributed to this peer (HWM, and CONFLATE on the sending
     /// side or of messages it sent).

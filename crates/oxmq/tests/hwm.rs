@@ -119,7 +119,10 @@ fn non_reading_peer_eventually_eagain(t: Transport) {
     assert_eq!(recv(&pull), b"first");
     let payload = vec![0x55u8; 1024];
     let n = send_until_eagain(&push, &payload, 2_000_000);
-    assert!(n >= 10, "at least SNDHWM messages fit, got {n}");
+    // SNDHWM less the messages the connection read and has not acknowledged
+    // yet: over tcp and ipc it acknowledges at multiples of the LWM (5) only,
+    // as libzmq's session does, so "first" may still count.
+    assert!(n >= 9, "at least SNDHWM - 1 messages fit, got {n}");
     // Now read everything; all must arrive intact and the pipe drains.
     for i in 0..n {
         let m = push_pull_recv(&pull);

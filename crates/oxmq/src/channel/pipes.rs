@@ -22,6 +22,8 @@ static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
 
 /// A process-wide unique key for a pipe pair, used by I/O-thread commands
 /// (hiccup) that must name a pipe without knowing the socket's slab layout.
+/// Increasing: a connection's key is taken when it is made (connected, or
+/// accepted), so keys also order a socket's connections (pipes-stats).
 pub(crate) fn new_pipe_key() -> u64 {
     NEXT_KEY.fetch_add(1, Ordering::Relaxed)
 }
@@ -286,6 +288,16 @@ pub(crate) struct EnginePipe {
     /// Frames from the peer, to the socket.
     pub(crate) inn: PipeWriter,
     pub(crate) key: u64,
+}
+
+impl EnginePipe {
+    pub(crate) fn new(mut out: PipeReader, inn: PipeWriter, key: u64) -> EnginePipe {
+        // libzmq's session acknowledges the socket's messages at multiples
+        // of the LWM only, so a connection's writer sees libzmq's counts
+        // (see `PipeReader::set_acks_at_lwm`).
+        out.set_acks_at_lwm(true);
+        EnginePipe { out, inn, key }
+    }
 }
 
 /// The pipes of one socket, in a slab so patterns can hold cheap `PipeId`s.

@@ -455,7 +455,7 @@ fn engine_pipe_pair(endpoint: u64) -> (SocketPipe, EnginePipe) {
     let key = new_pipe_key();
     let (out_w, out_r) = pipe(1000, WakeSlot::new(), WakeSlot::new());
     let (in_w, in_r) = pipe(1000, WakeSlot::new(), WakeSlot::new());
-    (SocketPipe::new(out_w, in_r, endpoint, key), EnginePipe { out: out_r, inn: in_w, key })
+    (SocketPipe::new(out_w, in_r, endpoint, key), EnginePipe::new(out_r, in_w, key))
 }
 
 #[test]

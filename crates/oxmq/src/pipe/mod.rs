@@ -30,7 +30,9 @@
 //!   against NULL" trick, with a flag bit instead of a NULL pointer.
 //! * **Flow control.** The writer counts whole messages written; the reader
 //!   counts messages read and publishes its count every `lwm` messages and
-//!   whenever it runs dry (libzmq's `activate_write` cadence). The writer
+//!   whenever it runs dry (libzmq's `activate_write` cadence, plus the dry
+//!   one; the I/O thread's ends keep libzmq's exactly, at multiples of
+//!   `lwm` only: `PipeReader::set_acks_at_lwm`). The writer
 //!   caches the published count and reloads it only when its cached view says
 //!   the pipe is full; it then marks itself waiting and re-checks (a Dekker /
 //!   store-buffer handshake with `SeqCst` fences on both sides), and the

@@ -413,6 +413,74 @@ fn ends_are_send() {
     is_send::<PipeReader>();
 }
 
+/// libzmq's cadence (`set_acks_at_lwm`): acknowledged at multiples of the
+/// LWM only, also after running dry, so the writer gets exactly HWM
+/// messages past the last multiple; the default reader acknowledges when
+/// it runs dry too, after which its next acknowledgement is LWM reads on
+/// (the hang of libzmq's test_monitor pipes-stats cases: a peer holding a
+/// few more than HWM messages never let the reader get that far).
+#[test]
+fn lwm_acks_come_at_multiples_of_the_lwm_only() {
+    for lwm_acks in [false, true] {
+        let (mut w, mut r, _, wc) = counted(8);
+        r.set_acks_at_lwm(lwm_acks);
+        for i in 0..5 {
+            w.write(num(i));
+            w.flush();
+        }
+        while r.read().is_some() {}
+        // LWM 4: acknowledged 4 (at the multiple), or 5 (dry).
+        assert_eq!(w.queued(), if lwm_acks { 1 } else { 0 });
+        let mut written = 5;
+        while w.check_write() {
+            w.write(num(written));
+            w.flush();
+            written += 1;
+        }
+        assert_eq!(written, if lwm_acks { 12 } else { 13 });
+        // The peer lets the reader take 3 more (stopped by its peer, not
+        // dry): 8 read, a multiple, which only the LWM reader acknowledges
+        // (the other one needs 5 + 4 = 9).
+        for _ in 0..3 {
+            assert!(r.read().is_some());
+        }
+        assert_eq!(w.check_write(), lwm_acks);
+        assert_eq!(w.queued(), if lwm_acks { written - 8 } else { written - 5 });
+        assert_eq!(wc.get(), usize::from(lwm_acks));
+        // One more read: both have acknowledged.
+        assert!(r.read().is_some());
+        assert!(w.check_write());
+        assert_eq!(w.queued(), if lwm_acks { written - 8 } else { written - 9 });
+    }
+}
+
+/// A reader acknowledging at the LWM only, asleep with reads it has not
+/// acknowledged, is woken when the writer lowers the HWM, and acknowledges
+/// them: the writer does not wait forever.
+#[test]
+fn lwm_acks_reader_asleep_acknowledges_when_the_hwm_drops() {
+    let (mut w, mut r, rc, wc) = counted(100);
+    r.set_acks_at_lwm(true);
+    for i in 0..10 {
+        w.write(num(i));
+    }
+    w.flush();
+    while r.read().is_some() {}
+    assert_eq!(w.queued(), 10);
+    let woken = rc.get();
+    w.set_hwm(4);
+    assert_eq!(rc.get(), woken + 1);
+    assert!(!w.check_write());
+    // The woken reader finds nothing to read, and acknowledges.
+    assert!(r.read().is_none());
+    assert_eq!(wc.get(), 1);
+    assert!(w.check_write());
+    assert_eq!(w.queued(), 0);
+    // Setting the same HWM again wakes nobody.
+    w.set_hwm(4);
+    assert_eq!(rc.get(), woken + 1);
+}
+
 /// Wakes a parked thread.
 struct Unpark(thread::Thread, AtomicUsize);
 impl Wake for Unpark {
@@ -425,10 +493,17 @@ impl Wake for Unpark {
 /// FIFO over many messages between two threads where each side really
 /// parks when it cannot proceed; a lost wake-up would hang the test.
 pub(crate) fn stress(total: u64, hwm: usize, multipart: bool) {
+    stress_acks(total, hwm, multipart, false)
+}
+
+/// `stress`, with the reader acknowledging at the LWM only when `lwm_acks`
+/// (the I/O thread's ends, `PipeReader::set_acks_at_lwm`).
+fn stress_acks(total: u64, hwm: usize, multipart: bool, lwm_acks: bool) {
     let total = if cfg!(miri) { total.min(3_000) } else { total };
     let reader_slot = WakeSlot::new();
     let writer_slot = WakeSlot::new();
     let (mut w, mut r) = pipe(hwm, reader_slot.clone(), writer_slot.clone());
+    r.set_acks_at_lwm(lwm_acks);
     let reader = thread::spawn(move || {
         let me = Arc::new(Unpark(thread::current(), AtomicUsize::new(0)));
         r.reader_wake().set(me.clone());
@@ -492,6 +567,17 @@ fn stress_fifo_unbounded() {
 #[test]
 fn stress_fifo_hwm() {
     stress(if cfg!(debug_assertions) { 300_000 } else { 1_000_000 }, 100, false);
+}
+
+#[test]
+fn stress_fifo_hwm_lwm_acks() {
+    // An odd HWM: LWM 26, so the writer is stopped between two multiples.
+    stress_acks(if cfg!(debug_assertions) { 300_000 } else { 1_000_000 }, 51, false, true);
+}
+
+#[test]
+fn stress_fifo_small_hwm_multipart_lwm_acks() {
+    stress_acks(if cfg!(debug_assertions) { 50_000 } else { 200_000 }, 2, true, true);
 }
 
 #[test]

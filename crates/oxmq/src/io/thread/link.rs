@@ -4,7 +4,7 @@
 
 use super::shared::TokenWaker;
 use crate::channel::mailbox::{Mailbox, SocketCommand};
-use crate::channel::pipes::{new_pipe_key, EndpointId, SocketPipe};
+use crate::channel::pipes::{EndpointId, SocketPipe};
 use crate::io::engine::{EngineConfig, Fault};
 use crate::io::stream::Stream;
 use crate::io::{EnginePipe, SocketLink};
@@ -234,12 +234,14 @@ fn is_oversize(fault: &Fault) -> bool {
 
 /// Creates the pipe pair for a fresh connection, with the peer frames first
 /// (see `push_peer_frames`), and sends the socket its end. Returns the engine's end.
+/// `key`: from `new_pipe_key` when the connection was made.
 pub(super) fn new_pipe_pair(
     link: &Link,
     mailbox: &Mailbox,
     waker: &Arc<TokenWaker>,
     peer: &PeerInfo,
     stream: &Stream,
+    key: u64,
 ) -> EnginePipe {
     let opts = &link.cfg.options;
     let w: Arc<dyn Wake> = waker.clone();
@@ -249,8 +251,7 @@ pub(super) fn new_pipe_pair(
     } else {
         pipe(opts.sndhwm_limit(), WakeSlot::with(w), WakeSlot::new())
     };
-    let key = new_pipe_key();
-    let mut ep = EnginePipe { out: out_r, inn: inn_w, key };
+    let mut ep = EnginePipe::new(out_r, inn_w, key);
     push_peer_frames(link, &mut ep, peer, stream);
     let mut sp = SocketPipe::new(out_w, inn_r, link.endpoint_id, key);
     // Known when a monitor was attached as the connection came up (see

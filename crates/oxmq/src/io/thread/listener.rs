@@ -60,6 +60,9 @@ pub(super) struct Conn {
     pub(super) link: Link,
     pub(super) waker: Arc<TokenWaker>,
     pub(super) attached: bool,
+    /// Its pipe's key, taken as it was set up (in the order the listener
+    /// accepted), not at the end of its handshake: see `new_pipe_key`.
+    pub(super) key: u64,
 }
 
 /// Accepts what is queued: each stream, with the endpoint its monitor events
@@ -143,7 +146,7 @@ pub(super) fn run_conn(c: &mut Conn, now: Instant, registry: &Registry, token: T
                 let Some(mb) = c.link.mailbox.take() else {
                     return Outcome::Remove;
                 };
-                let ep = new_pipe_pair(&c.link, &mb, &c.waker, &peer, &c.engine.stream);
+                let ep = new_pipe_pair(&c.link, &mb, &c.waker, &peer, &c.engine.stream, c.key);
                 c.engine.attach(ep, false);
                 c.attached = true;
             }

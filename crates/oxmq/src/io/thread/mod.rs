@@ -25,6 +25,7 @@ use shared::{lock, Inbox, TokenWaker, AWAKE, SLEEPING, SPINNING};
 pub(in crate::io) use shared::{Cmd, Shared};
 
 use crate::channel::mailbox::SocketCommand;
+use crate::channel::pipes::new_pipe_key;
 use crate::io::engine::Engine;
 use crate::io::stream::Stream;
 use crate::monitor::monitor_event as ev;
@@ -575,7 +576,8 @@ impl Poller {
         }
         let waker = self.new_waker(idx);
         let engine = Engine::new(stream, link.cfg.clone(), now, waker.clone());
-        self.insert(idx, Obj::Conn(Box::new(Conn { engine, link, waker, attached: false })));
+        let key = new_pipe_key();
+        self.insert(idx, Obj::Conn(Box::new(Conn { engine, link, waker, attached: false, key })));
         self.run_obj(idx, now, true, true);
     }
 }

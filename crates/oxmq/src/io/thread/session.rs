@@ -7,6 +7,7 @@ use super::resolver::{self, Family, Lookup};
 use super::shared::TokenWaker;
 use super::Outcome;
 use crate::channel::mailbox::SocketCommand;
+use crate::channel::pipes::new_pipe_key;
 use crate::io::engine::{Engine, Fault, Step};
 use crate::io::stream::Stream;
 use crate::io::EnginePipe;
@@ -562,7 +563,7 @@ impl Session {
             let Some(mb) = self.link.mailbox.clone() else {
                 return false;
             };
-            let ep = new_pipe_pair(&self.link, &mb, &self.waker, peer, &engine.stream);
+            let ep = new_pipe_pair(&self.link, &mb, &self.waker, peer, &engine.stream, new_pipe_key());
             engine.attach(ep, false);
         } else {
             return false;
