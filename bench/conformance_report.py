@@ -4,13 +4,20 @@ target/conformance/matrix.json, written by `make conformance`
 the suite first unless the json is newer than everything it was made from
 (mk/bench.mk, bench-conformance).
 
+A complete run (every clause) is also kept as bench/conformance.json, which
+is committed with the report: a report rebuilt where no suite has run (a
+fresh checkout, `bench/run.py --report-only` after merging cells) shows that
+last matrix instead of losing the section.
+
     section(json_path) -> list of markdown lines
 """
 
 import json
+import shutil
 from pathlib import Path
 
 MATRIX_JSON = Path(__file__).resolve().parent.parent / "target" / "conformance" / "matrix.json"
+KEPT_JSON = Path(__file__).resolve().parent / "conformance.json"
 
 MARK = {"pass": "pass", "differs": "**differs**", "n/a": "n/a", "error": "suite error"}
 
@@ -30,11 +37,24 @@ def totals(col):
     return counts
 
 
-def section(path=MATRIX_JSON):
+def current(path=MATRIX_JSON, kept=KEPT_JSON):
+    """The matrix to show: the suite's latest complete run, which replaces
+    the kept copy, or else the kept copy. A partial run (`--only`) is shown
+    but never kept."""
     data = load(path)
+    if data is not None:
+        if not data.get("only"):
+            shutil.copyfile(path, kept)
+        return data
+    return load(kept)
+
+
+def section(path=MATRIX_JSON, kept=KEPT_JSON):
+    data = current(path, kept)
     md = ["## ZMTP conformance\n"]
     if data is None:
-        md.append("Not available: `%s` is missing (`make conformance` writes it; `make bench` runs it)." % path)
+        md.append("Not available: `%s` is missing (`make conformance` writes it; `make bench` runs it), "
+                  "and no earlier run is kept in `%s`." % (path, kept.name))
         md.append("")
         return md
     cols = data["implementations"]

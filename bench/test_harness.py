@@ -369,6 +369,7 @@ def conformance_section_ok():
     """bench/conformance_report.py on a matrix.json as conformance/run.py writes it."""
     import json
     import tempfile
+    from pathlib import Path
 
     import conformance_report
 
@@ -380,12 +381,22 @@ def conformance_section_ok():
                    "results": {"zap.400": {"status": "differs", "detail": "answer 04095e52524f5203343030"}}},
                   {"name": "oxmq C ABI", "version": "4.3.5", "results": {"zap.400": {"status": "pass"}}},
                   {"name": "omq C ABI", "missing": "not built"}]}
-    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-        json.dump(matrix, f)
-        f.flush()
-        md = "\n".join(conformance_report.section(f.name))
+    with tempfile.TemporaryDirectory() as d:
+        run, kept = Path(d) / "matrix.json", Path(d) / "kept.json"
+        run.write_text(json.dumps(matrix))
+        md = "\n".join(conformance_report.section(run, kept))
+        # The complete run is kept, and shown once the suite's output is gone.
+        run.unlink()
+        md_kept = "\n".join(conformance_report.section(run, kept))
+        # A partial run is shown but does not replace the kept one.
+        run.write_text(json.dumps(dict(matrix, only="zap", generated_utc="2026-11-27T06:00:00Z")))
+        md_partial = "\n".join(conformance_report.section(run, kept))
+        kept_after = json.loads(kept.read_text())["generated_utc"]
+        nothing = "\n".join(conformance_report.section(Path(d) / "none.json", Path(d) / "none-kept.json"))
     return ("04095e52524f5203343030" in md and "| oxmq C ABI (zmq_version 4.3.5) | 1 | 0 |" in md
-            and "not available: not built" in md and "400 \\| ERROR" in md)
+            and "not available: not built" in md and "400 \\| ERROR" in md
+            and md_kept == md and "clauses starting `zap` only" in md_partial
+            and kept_after == "2026-11-26T06:00:00Z" and "Not available" in nothing)
 
 
 def test_harness():
