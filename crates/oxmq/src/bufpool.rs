@@ -97,8 +97,10 @@ pub(crate) fn take(len: usize) -> Vec<u8> {
         let Some(mut idle) = try_shared(&IDLE) else {
             return Vec::with_capacity(len);
         };
-        if let Some(i) = idle.bufs.iter().position(|b| b.capacity() >= len && b.capacity() / 2 <= len) {
-            let mut b = idle.bufs.swap_remove(i);
+        // The most recently returned fit first: its lines are the likeliest
+        // still in a cache (the receiver has just read them).
+        if let Some(i) = idle.bufs.iter().rposition(|b| b.capacity() >= len && b.capacity() / 2 <= len) {
+            let mut b = idle.bufs.remove(i);
             idle.bytes -= b.capacity();
             b.clear();
             return b;
