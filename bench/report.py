@@ -622,6 +622,7 @@ TRAILING_SECTIONS = {
     "py-rtt": ("§12", "12-python-round-trips-against-pyomq", None),
     "streams-vs-monocoque": ("§14", "streams-vs-monocoque", None),
     "python-inproc-large": ("§13", "python-inproc-large", None),
+    "inproc-large-copy": ("§15", "15-c-abi-and-rust-inproc-large-copies-against-libzmq", None),
 }
 
 C, RUST, PY = {"c_oxmq"}, {"rust_oxmq"}, {"oxmq_py"}
@@ -651,6 +652,10 @@ WHY_RULES = [
      "Python's receive copies each body into a fresh bytes"),
     # Large ipc frames against the Unix socket or libzmq: the same copies without TCP's work.
     ("ipc-large", {"study": {"2"}, "transport": {"ipc"}, "size": BIG}, "copy and page faults over AF_UNIX"),
+    # Large copies between two threads (C ABI, Rust): both sides copy 4 MiB per message, so where the bodies
+    # sit in the cache decides it.
+    ("inproc-large-copy", {"study": {"2"}, "transport": {"inproc"}, "mode": {"copy"}, "size": BIG, "oxmq": C | RUST},
+     "two 4 MiB memcpys per message: which buffer the sender reuses"),
     # C ABI zero-copy over inproc against libzmq: the lent buffer's owner and the receive path.
     ("lent", {"study": {"2"}, "transport": {"inproc"}, "mode": {"zc"}, "oxmq": C}, "one allocation per lent buffer"),
     # Rust inproc zero-copy: the same cells, bimodal between runs (section 2 has both runs' figures).
