@@ -369,13 +369,13 @@ pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags
         if len <= INLINE_CAPACITY {
             // Small: the copy travels inline, so a lent body is released
             // here, on the caller's thread; the original stays until success.
-            socket.send(frame.clone_detached(), flags)?;
+            socket.send(frame.clone_detached(), crate::socket::send_flags(flags))?;
         } else {
             // A heap body moves: no extra reference whose count the sender's
             // and the receiver's threads would both touch. libzmq leaves a
             // failed message with the caller, and the core hands it back.
             let frame = std::mem::replace(frame, Msg::new());
-            if let Err((frame, e)) = socket.send_or_keep(frame, flags) {
+            if let Err((frame, e)) = socket.send_or_keep(frame, crate::socket::send_flags(flags)) {
                 slot.content = Content::Frame(frame);
                 return Err(e.into());
             }

@@ -191,6 +191,17 @@ fn put_by_table(spec: &option_table::OptionSpec, value: OptionValue, out: &mut [
     Ok(())
 }
 
+/// libzmq's send flags as the core takes them: a `ZMQ_DONTWAIT` send sees
+/// the peers' progress as libzmq's does (`oxmq::THROTTLED_VIEW`).
+#[inline]
+pub(crate) fn send_flags(flags: c_int) -> i32 {
+    if flags & oxmq::DONTWAIT != 0 {
+        flags | oxmq::THROTTLED_VIEW
+    } else {
+        flags
+    }
+}
+
 /// Send `len` bytes (copied: small ones inline, no allocation).
 #[no_mangle]
 pub unsafe extern "C" fn zmq_send(s: *mut c_void, buf: *const c_void, len: usize, flags: c_int) -> c_int {
@@ -199,7 +210,7 @@ pub unsafe extern "C" fn zmq_send(s: *mut c_void, buf: *const c_void, len: usize
         let socket = unsafe { SocketHandle::from_raw(s) }?;
         // SAFETY: `buf` is NULL or holds `len` readable bytes (zmq.h contract).
         let data = unsafe { bytes(buf, len) }?;
-        socket.send(Msg::from_slice(data), flags)?;
+        socket.send(Msg::from_slice(data), send_flags(flags))?;
         Ok(clamp_len(len))
     })
 }
@@ -213,7 +224,7 @@ pub unsafe extern "C" fn zmq_send_const(s: *mut c_void, buf: *const c_void, len:
         // SAFETY: zmq_send_const's contract: `buf` holds `len` bytes that are
         // never freed or changed, so they may be borrowed for 'static.
         let data: &'static [u8] = unsafe { bytes(buf, len) }?;
-        socket.send(Msg::from_static(data), flags)?;
+        socket.send(Msg::from_static(data), send_flags(flags))?;
         Ok(clamp_len(len))
     })
 }
@@ -314,7 +325,7 @@ pub unsafe extern "C" fn zmq_sendiov(s: *mut c_void, iov: *mut libc::iovec, coun
             // SAFETY: each entry describes `iov_len` readable bytes (zmq.h contract).
             let data = unsafe { bytes(v.iov_base, v.iov_len) }?;
             let f = if i + 1 < count { flags } else { flags & !oxmq::SNDMORE };
-            socket.send(Msg::from_slice(data), f)?;
+            socket.send(Msg::from_slice(data), send_flags(f))?;
             rc = clamp_len(data.len());
         }
         Ok(rc)

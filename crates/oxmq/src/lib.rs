@@ -64,7 +64,7 @@ pub use slot::{SlotGuard, SocketSlot};
 pub use socket::options_codec::OptionValue;
 #[cfg(feature = "prometheus")]
 pub use socket::prometheus::prometheus_text;
-pub use socket::{SharedWaiter, Socket, ThreadSafeSocket, DONTWAIT, SNDMORE};
+pub use socket::{SharedWaiter, Socket, ThreadSafeSocket, DONTWAIT, SNDMORE, THROTTLED_VIEW};
 pub use stats::{DropReason, Drops, HandshakeFailures, PeerStats, SocketStats};
 pub use wait::{ceil_millis, ceil_ms, timeout_ms_until, CoreWait, WaitHook, BUSY_POLL_ENV};
 

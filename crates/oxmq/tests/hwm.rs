@@ -322,3 +322,56 @@ fn hwm_zero_is_unlimited() {
         assert_eq!(recv(&pull), i.to_be_bytes());
     }
 }
+
+/// `THROTTLED_VIEW` (set by the C ABI on `ZMQ_DONTWAIT` sends): the writer
+/// sees its reader's progress as libzmq's does, as of the socket's last look
+/// (at most once a millisecond), so right after the reader drains a full pipe
+/// sends may still find it full and fail with EAGAIN. Those refusals must end
+/// with no further help from the reader (which sent its one wake-up when it
+/// drained): the pattern dropped the pipe at the first refusal, and the
+/// next look must find it back. Without the flag a send sees the room at
+/// once. Counts are exact either way: a view is never ahead of the reader.
+#[test]
+fn throttled_view_refusals_end_without_the_reader() {
+    let _g = guard();
+    for throttled in [false, true] {
+        let flags = DONTWAIT | if throttled { oxmq::THROTTLED_VIEW } else { 0 };
+        let ctx = Context::new();
+        let push = sock(&ctx, SocketType::Push);
+        let pull = sock(&ctx, SocketType::Pull);
+        push.set_option_int(opt::SNDHWM, 4).unwrap();
+        pull.set_option_int(opt::RCVHWM, 4).unwrap();
+        link(Transport::InprocBindFirst, &pull, &push);
+        let mut refused_rounds = 0;
+        for round in 0..200 {
+            let mut sent = 0;
+            let mut refusals = 0u64;
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                match push.send(Msg::from(&b"m"[..]), flags) {
+                    Ok(()) => sent += 1,
+                    Err(e) if e.errno() == errno::EAGAIN => {
+                        if sent == 8 {
+                            break;
+                        }
+                        // Only the stale view right after a drain may refuse.
+                        assert_eq!(sent, 0, "round {round}: a refusal after {sent} sends, before the HWM");
+                        refusals += 1;
+                        assert!(Instant::now() < deadline, "round {round}: still refused after 10 s");
+                    }
+                    Err(e) => panic!("send failed with {e:?}"),
+                }
+                assert!(sent <= 8, "round {round}: more than SNDHWM + RCVHWM accepted");
+            }
+            if !throttled {
+                assert_eq!(refusals, 0, "round {round}: an unthrottled send saw a stale view");
+            }
+            refused_rounds += (refusals > 0) as u32;
+            for _ in 0..8 {
+                assert_eq!(recv(&pull), b"m");
+            }
+            assert_nothing(&pull);
+        }
+        eprintln!("throttled {throttled}: {refused_rounds} of 200 drains followed by refusals");
+    }
+}

@@ -6,8 +6,9 @@ use crate::msg::{Msg, FLAGS_UNCOUNTED};
 use crate::pipe::{PipeReader, PipeWriter};
 use crate::stats::{DropReason, Drops, Retired};
 use bytes::Bytes;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Index of a pipe in a socket's [`Pipes`] slab. Valid from `Pattern::attach`
 /// until `Pattern::detach` returns; then it may be reused.
@@ -49,12 +50,65 @@ pub(crate) struct SocketWriter {
     /// the socket's traffic, as over tcp and ipc, where the engine sends
     /// HELLO_MSG without the pipe.
     joined: (u64, u64),
+    /// The socket's throttled-send state (`THROTTLED_VIEW`); `None` until
+    /// the socket attaches the pipe.
+    throttle: Option<Arc<SendThrottle>>,
+    /// When a throttled send last refreshed this end's view at a full one.
+    view_refreshed: Option<Instant>,
+}
+
+/// How often libzmq's sender looks at its readers' progress on a send that
+/// does not wait (socket_base_t::process_commands: at most once per
+/// `max_command_delay`, 3 million TSC ticks, about 1 ms).
+pub(crate) const VIEW_REFRESH: Duration = Duration::from_millis(1);
+
+/// A socket's sends with `THROTTLED_VIEW`, shared with its writing ends
+/// (atomics only because ends move between threads before they attach:
+/// only the socket's own thread touches them after).
+#[derive(Default)]
+pub(crate) struct SendThrottle {
+    /// Set from a throttled send until the socket's next call that must see
+    /// the readers as they are (`Core::begin_throttled_send`).
+    pub(crate) active: AtomicBool,
+    /// When the socket last looked at every reader's progress: nanoseconds
+    /// after `clock_base()`, plus one (0: never).
+    last_look: AtomicU64,
+}
+
+fn clock_base() -> Instant {
+    static BASE: OnceLock<Instant> = OnceLock::new();
+    *BASE.get_or_init(Instant::now)
+}
+
+impl SendThrottle {
+    /// Whether libzmq's socket would look at its readers now: it has not
+    /// for a millisecond or more.
+    pub(crate) fn look_due(&self, now: Instant) -> bool {
+        match self.last_look.load(Ordering::Relaxed) {
+            0 => true,
+            at => now.saturating_duration_since(clock_base()).as_nanos() as u64 + 1 - at >= VIEW_REFRESH.as_nanos() as u64,
+        }
+    }
+
+    pub(crate) fn looked(&self, now: Instant) {
+        self.last_look.store(now.saturating_duration_since(clock_base()).as_nanos() as u64 + 1, Ordering::Relaxed);
+    }
 }
 
 impl SocketWriter {
     pub(crate) fn new(pipe: PipeWriter) -> SocketWriter {
         let c = pipe.counts();
-        SocketWriter { pipe, bytes: 0, joined: (c.msgs, c.bytes_unsent) }
+        SocketWriter { pipe, bytes: 0, joined: (c.msgs, c.bytes_unsent), throttle: None, view_refreshed: None }
+    }
+
+    pub(crate) fn set_throttle(&mut self, throttle: Arc<SendThrottle>) {
+        self.throttle = Some(throttle);
+    }
+
+    /// Take the reader's latest published count into this end's view (the
+    /// socket's throttled look).
+    pub(crate) fn refresh_view(&mut self) {
+        self.pipe.refresh_view();
     }
 
     /// Write and flush frames the transport sends on the socket's behalf as
@@ -90,7 +144,40 @@ impl SocketWriter {
 
     #[inline]
     pub(crate) fn check_write(&mut self) -> bool {
-        self.pipe.check_write()
+        match self.pipe.check_write_in_view() {
+            Some(room) => room,
+            None => self.check_write_past_view(),
+        }
+    }
+
+    /// The writer's view says full. libzmq's sender learns of its readers'
+    /// progress only from commands, which a send that does not wait takes
+    /// at most once a millisecond; so such a send (`THROTTLED_VIEW`) sees
+    /// its readers as of the socket's last look (`Core::begin_throttled_send`
+    /// looks every millisecond, sampled), and a full view fails as libzmq's
+    /// would (its test_hwm_pubsub counts on the EAGAIN) unless a look is due
+    /// now.
+    #[cold]
+    fn check_write_past_view(&mut self) -> bool {
+        if let Some(throttle) = self.throttle.as_ref().filter(|t| t.active.load(Ordering::Relaxed)) {
+            let now = Instant::now();
+            let due = throttle.look_due(now) && self.view_refreshed.is_none_or(|t| now.duration_since(t) >= VIEW_REFRESH);
+            if !due {
+                // The pattern deactivates the pipe on this refusal and only a
+                // wake puts it back: if the reader has made room already it
+                // will send none, so queue one here. The view itself stays as
+                // it was, so a retry fails too until a look is due, as
+                // libzmq's does until its next look.
+                let stale = self.pipe.view();
+                if self.pipe.check_write_refreshed() {
+                    self.pipe.set_view(stale);
+                    self.pipe.writer_wake().wake();
+                }
+                return false;
+            }
+            self.view_refreshed = Some(now);
+        }
+        self.pipe.check_write_refreshed()
     }
 
     pub(crate) fn set_hwm(&mut self, hwm: usize) {

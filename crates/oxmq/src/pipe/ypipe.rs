@@ -268,16 +268,47 @@ impl PipeWriter {
     /// "waiting": `writer_wake` fires once the reader has drained to the LWM.
     /// Unflushed messages count too, so flush before waiting for that wake.
     pub(crate) fn check_write(&mut self) -> bool {
+        if let Some(room) = self.check_write_in_view() {
+            return room;
+        }
+        self.check_write_refreshed()
+    }
+
+    /// `check_write` as far as the writer's own view of the reader's count
+    /// decides it: `None` when that view says full (see
+    /// [`Self::check_write_refreshed`]).
+    #[inline]
+    pub(crate) fn check_write_in_view(&self) -> Option<bool> {
         if self.is_reader_gone() {
-            return false;
+            return Some(false);
         }
         let hwm = self.core.hwm.load(Ordering::Relaxed);
-        if hwm == 0 {
-            return true;
+        if hwm == 0 || self.msgs_written - self.peer_read < hwm {
+            return Some(true);
         }
-        if self.msgs_written - self.peer_read < hwm {
-            return true;
-        }
+        None
+    }
+
+    /// The writer's view of the reader's count.
+    pub(crate) fn view(&self) -> u64 {
+        self.peer_read
+    }
+
+    /// Put back an earlier view: it must not be ahead of the reader's count
+    /// (an older view is only more cautious).
+    pub(crate) fn set_view(&mut self, peer_read: u64) {
+        debug_assert!(peer_read <= self.peer_read);
+        self.peer_read = peer_read;
+    }
+
+    /// Take the reader's last published count into the writer's view.
+    pub(crate) fn refresh_view(&mut self) {
+        self.peer_read = self.core.read_count.0.load(Ordering::Relaxed);
+    }
+
+    /// The rest of `check_write`, once the writer's view says full.
+    pub(crate) fn check_write_refreshed(&mut self) -> bool {
+        let hwm = self.core.hwm.load(Ordering::Relaxed);
         // Cached view says full: refresh (Relaxed: the count carries no data,
         // slot memory is handed over via `committed` / `spare`).
         self.peer_read = self.core.read_count.0.load(Ordering::Relaxed);

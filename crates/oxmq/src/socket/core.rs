@@ -3,8 +3,9 @@
 //! threads queue (attached pipes, activations), reaping, and close.
 
 use super::endpoints::EndpointRecord;
-use super::{DONTWAIT, SNDMORE};
+use super::{DONTWAIT, SNDMORE, THROTTLED_VIEW};
 use crate::channel::mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
+use crate::channel::pipes::SendThrottle;
 use crate::channel::pipes::{EndpointId, PipeId, Pipes, SocketPipe};
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
@@ -38,6 +39,13 @@ pub(crate) struct Core {
     /// Commands, activations and eventfd signals taken so far (thread-safe
     /// sockets wake their other waiters when a call consumed some).
     pub(super) commands_seen: u64,
+    /// `THROTTLED_VIEW` sends: the socket's writing ends then see their
+    /// readers as libzmq's sender does (`SocketWriter::check_write`).
+    throttle: Arc<SendThrottle>,
+    /// Throttled sends so far: every 64th (and the first) reads the clock.
+    throttled_sends: u32,
+    /// Whether `throttle.active` is set (the last send was throttled).
+    throttle_armed: bool,
     /// Monitor slot, shared with this socket's listeners and sessions.
     pub(super) monitor: Arc<Monitor>,
     // ROUTER_RAW: a ROUTER whose new connections are raw, as STREAM's.
@@ -72,6 +80,9 @@ impl Core {
             rcvmore: false,
             closed: false,
             commands_seen: 0,
+            throttle: Default::default(),
+            throttled_sends: 0,
+            throttle_armed: false,
             monitor,
             router_raw: false,
             disconnected: Default::default(),
@@ -106,7 +117,55 @@ impl Core {
     /// failed message with its caller), so a caller that must keep it needs
     /// no copy up front.
     #[inline]
-    pub(super) fn send_or_keep(&mut self, mut msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
+    pub(super) fn send_or_keep(&mut self, msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
+        if flags & (DONTWAIT | THROTTLED_VIEW) == DONTWAIT | THROTTLED_VIEW {
+            self.begin_throttled_send();
+        } else if self.throttle_armed {
+            self.disarm_throttle();
+        }
+        self.send_fresh(msg, flags)
+    }
+
+    /// A `THROTTLED_VIEW` send: the pipes' writing ends look at their
+    /// readers' progress as libzmq's do (see `SocketWriter::check_write`).
+    /// The ends stay throttled after it (one store per run of such sends,
+    /// not two per send) until a call that must see the readers as they are:
+    /// another send, or `events` (poll, ZMQ_EVENTS).
+    #[inline]
+    fn begin_throttled_send(&mut self) {
+        // libzmq looks at its readers (takes its commands) on such a send
+        // once a millisecond has passed since its last look, which costs it
+        // a TSC read per send; the clock is read here on every 64th send,
+        // and by a writing end whose view says full.
+        if self.throttled_sends.is_multiple_of(64) {
+            self.look_at_readers();
+        }
+        self.throttled_sends = self.throttled_sends.wrapping_add(1);
+        if !self.throttle_armed {
+            self.throttle_armed = true;
+            self.throttle.active.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    #[cold]
+    fn disarm_throttle(&mut self) {
+        self.throttle_armed = false;
+        self.throttle.active.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[cold]
+    fn look_at_readers(&mut self) {
+        let now = Instant::now();
+        if self.throttle.look_due(now) {
+            self.throttle.looked(now);
+            for id in self.pipes.ids() {
+                self.pipes.get_mut(id).out.refresh_view();
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn send_fresh(&mut self, mut msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
         msg.set_more(flags & SNDMORE != 0);
         if self.mailbox.has_pending() {
             if let Err(e) = self.process_commands() {
@@ -294,6 +353,8 @@ impl Core {
 
     pub(crate) fn attach(&mut self, pipe: SocketPipe) {
         let key = pipe.key;
+        let mut pipe = pipe;
+        pipe.out.set_throttle(self.throttle.clone());
         let id = self.pipes.insert(pipe);
         let p = self.pipes.get(id);
         p.inn.reader_wake().set(Arc::new(PipeActivator { mailbox: self.mailbox.clone(), id, write: false }));
@@ -339,6 +400,11 @@ impl Core {
     }
 
     pub(super) fn events(&mut self) -> i16 {
+        if self.throttle_armed {
+            // Readiness is the readers' progress as it is, as libzmq's
+            // ZMQ_EVENTS takes every pending command.
+            self.disarm_throttle();
+        }
         let _ = self.process_commands();
         let mut ev = 0;
         let mut has_in = self.pattern.has_in(&mut self.pipes);

@@ -40,6 +40,15 @@ use std::sync::Arc;
 pub const DONTWAIT: i32 = 1;
 /// Send flag: more frames of this message follow (libzmq `ZMQ_SNDMORE`).
 pub const SNDMORE: i32 = 2;
+/// Send flag, with [`DONTWAIT`]: see the readers' progress as libzmq's
+/// sender does. libzmq's socket learns that a peer's pipe drained only from
+/// commands it takes at most once a millisecond on such a send, so a burst
+/// of non-blocking sends fails with EAGAIN at the HWM even while the I/O
+/// thread keeps pace; without this flag oxmq looks at the reader's count
+/// whenever its own view says full, and that burst may never fail. The C
+/// ABI sets it on every `ZMQ_DONTWAIT` send (libzmq's test_hwm_pubsub
+/// counts on the EAGAIN); a blocking send always looks.
+pub const THROTTLED_VIEW: i32 = 1 << 16;
 
 /// A ZeroMQ socket. Not `Sync`: like libzmq, one thread uses it at a time;
 /// it may move between threads. Dropping it closes it (honouring LINGER).
