@@ -662,7 +662,7 @@ WHY_RULES = [
     ("lent-rust", {"study": {"2"}, "transport": {"inproc"}, "mode": {"zc"}, "oxmq": RUST},
      "inproc zero-copy cells flip between two levels from run to run"),
     # Small messages between threads or processes against libzmq or omq.rs: the pipe's hand-off per message.
-    ("pipe", {"study": {"2"}, "size": SMALL, "oxmq": C | RUST, "peer": {"c_libzmq", "c_omq", "rust_omq"}},
+    ("pipe", {"study": {"2"}, "size": SMALL, "oxmq": C | RUST, "peer": {"c_libzmq", "c_libzmq435", "c_omq", "rust_omq"}},
      "the hand-off between threads per message while the reader keeps up"),
     ("pipe", {"study": {"4"}}, "inproc PAIR: the same pipe"),
     # Python's small messages against the 3x-pyzmq goal: section 1 names that goal with the pipe's cost.
