@@ -86,7 +86,9 @@ impl SendThrottle {
     pub(crate) fn look_due(&self, now: Instant) -> bool {
         match self.last_look.load(Ordering::Relaxed) {
             0 => true,
-            at => now.saturating_duration_since(clock_base()).as_nanos() as u64 + 1 - at >= VIEW_REFRESH.as_nanos() as u64,
+            at => {
+                now.saturating_duration_since(clock_base()).as_nanos() as u64 + 1 - at >= VIEW_REFRESH.as_nanos() as u64
+            }
         }
     }
 
@@ -161,7 +163,8 @@ impl SocketWriter {
     fn check_write_past_view(&mut self) -> bool {
         if let Some(throttle) = self.throttle.as_ref().filter(|t| t.active.load(Ordering::Relaxed)) {
             let now = Instant::now();
-            let due = throttle.look_due(now) && self.view_refreshed.is_none_or(|t| now.duration_since(t) >= VIEW_REFRESH);
+            let due =
+                throttle.look_due(now) && self.view_refreshed.is_none_or(|t| now.duration_since(t) >= VIEW_REFRESH);
             if !due {
                 // The pattern deactivates the pipe on this refusal and only a
                 // wake puts it back: if the reader has made room already it
