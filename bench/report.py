@@ -834,6 +834,10 @@ GOALS = [
           "metric": "p50_us", "target": 1.0}]},
     {"quote": "tcp and ipc 1 MiB and 4 MiB, copy and zero-copy, at least 0.9× the raw socket measured like for "
               "like.",
+     "explain": "Python's copy cells send an exact `bytes`, which oxmq's binding lends by reference (it is "
+                "immutable, so no copy is needed): its only copy is the kernel's, as the raw socket's. The C ABI's "
+                "and Rust's copy mode copy the caller's buffer, which the caller may reuse. Python's rows with a "
+                "real copy (`bytearray`) are in study 2's table, not here.",
      "parts": [
          {"study": "2", "where": dict(TWO_PROCESSES, transport={"tcp", "ipc"}, size=BIG, mode={"copy", "zc"}),
           "sides": C | RUST | PY, "vs": "raw", "metric": "mb_per_s", "target": 0.9, "lead": False,
@@ -1093,6 +1097,8 @@ def sec_goals(data):
             md.append("Not counted here: %s.\n" % goal["outside"])
             continue
         md.append(goals_summary([rows]) + "\n")
+        if goal.get("explain"):
+            md.append(goal["explain"] + "\n")
         table = ["| study | cell | oxmq side | against | measure | oxmq/peer (range) | target | verdict | why |",
                  "|---|---|---|---|---|---|---|---|---|"]
         for r in sorted(rows, key=lambda r: VERDICTS.index(r["verdict"]) if r["verdict"] != MET else 9):
