@@ -90,12 +90,18 @@ CELLS = {
     "rust-tcp-64": ("msgs_per_s", lambda v: rust_pair(v, "tcp://127.0.0.1:*", 64, 5_000_000)),
     "rust-tcp-4k": ("msgs_per_s", lambda v: rust_pair(v, "tcp://127.0.0.1:*", 4096, 1_000_000)),
     "rust-tcp-1m": ("msgs_per_s", lambda v: rust_pair(v, "tcp://127.0.0.1:*", 1 << 20, 5000)),
+    "rust-tcp-1m-zc": ("msgs_per_s", lambda v: rust_pair(v, "tcp://127.0.0.1:*", 1 << 20, 5000, "zc")),
+    "rust-tcp-4m": ("msgs_per_s", lambda v: rust_pair(v, "tcp://127.0.0.1:*", 4 << 20, 1500)),
+    "rust-tcp-256k": ("msgs_per_s", lambda v: rust_pair(v, "tcp://127.0.0.1:*", 256 << 10, 20000)),
+    "rust-ipc-1m": ("msgs_per_s", lambda v: rust_pair(v, ipc_ep(v), 1 << 20, 5000)),
     "rust-lat-inproc-64": ("p50_us", lambda v: run_one([v / "bench_oxmq", "lat", "inproc", 64, 20000])),
     "capi-inproc-16": ("msgs_per_s", lambda v: run_one([THR, "inproc", 16, 10_000_000], c_env(v))),
     "capi-inproc-4k-zc": ("msgs_per_s", lambda v: run_one([THR, "inproc", 4096, 3_000_000, "zc"], c_env(v))),
     "capi-inproc-4m": ("msgs_per_s", lambda v: run_one([THR, "inproc", 4 << 20, 2000], c_env(v))),
     "capi-tcp-64": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 64, 5_000_000)),
     "capi-tcp-1m": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 1 << 20, 5000)),
+    "capi-tcp-4m": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 4 << 20, 1500)),
+    "capi-ipc-1m": ("msgs_per_s", lambda v: c_pair(v, ipc_ep(v), 1 << 20, 5000)),
 }
 
 

@@ -210,7 +210,7 @@ pub unsafe extern "C" fn zmq_send(s: *mut c_void, buf: *const c_void, len: usize
         let socket = unsafe { SocketHandle::from_raw(s) }?;
         // SAFETY: `buf` is NULL or holds `len` readable bytes (zmq.h contract).
         let data = unsafe { bytes(buf, len) }?;
-        socket.send(Msg::from_slice(data), send_flags(flags))?;
+        socket.send_slice(data, send_flags(flags))?;
         Ok(clamp_len(len))
     })
 }

@@ -287,6 +287,14 @@ impl Session {
         &self.framing
     }
 
+    /// Whether a data frame goes out as a plain ZMTP 3.x header and the
+    /// body as it is (no mechanism box, no ZMTP/1.0 or raw framing), so
+    /// that another writer may frame one with
+    /// [`encode_frame_header`](crate::encode_frame_header) alone.
+    pub fn frames_in_clear(&self) -> bool {
+        matches!(self.framing, Framing::Zmtp3(Zmtp3 { codec: None, .. }))
+    }
+
     /// Whether the socket must subscribe this peer to everything, once,
     /// before its first message (a PUB or XPUB facing an unversioned ZMTP/1.0
     /// SUB, which filters locally).

@@ -125,7 +125,7 @@ fn send_loop(push: &Socket, size: usize, count: usize, zc: bool) -> f64 {
         }
     } else {
         for _ in 0..count {
-            push.send(&body[..], 0).unwrap();
+            push.send_slice(&body, 0).unwrap();
         }
     }
     start.elapsed().as_secs_f64()
@@ -219,7 +219,7 @@ fn client(req: &Socket, size: usize, count: usize) {
     let mut rt = Vec::with_capacity(count);
     for i in 0..count + WARM {
         let start = Instant::now();
-        req.send(&body[..], 0).unwrap();
+        req.send_slice(&body, 0).unwrap();
         let m = req.recv(0).unwrap();
         let dt = start.elapsed().as_secs_f64();
         assert_eq!(m.len(), size, "size mismatch");

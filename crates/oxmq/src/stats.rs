@@ -133,6 +133,8 @@ pub struct PeerStats {
     pub msgs_out: u64,
     /// As [`SocketStats::bytes_out`], for this peer.
     pub bytes_out: u64,
+    /// As [`SocketStats::msgs_out_direct`], for this peer.
+    pub msgs_out_direct: u64,
     /// Messages the peer sent that the socket has not read yet.
     pub queued_in: u64,
     /// Messages to the peer not yet taken by its connection (or inproc
@@ -166,6 +168,11 @@ pub struct SocketStats {
     pub msgs_out: u64,
     /// Body bytes of the messages in `msgs_out`.
     pub bytes_out: u64,
+    /// Of `msgs_out`, those the sending thread wrote to the connection
+    /// itself (large copy-mode sends, [`crate::Socket::send_slice`], on a
+    /// connection with nothing queued) instead of handing them to the I/O
+    /// thread.
+    pub msgs_out_direct: u64,
     /// Messages dropped, by reason.
     pub drops: Drops,
     /// Reconnects scheduled (the monitor's CONNECT_RETRIED).
@@ -248,6 +255,7 @@ pub(crate) struct Retired {
     pub(crate) bytes_in: u64,
     pub(crate) msgs_out: u64,
     pub(crate) bytes_out: u64,
+    pub(crate) msgs_out_direct: u64,
 }
 
 impl PeerStats {

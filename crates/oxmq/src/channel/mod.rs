@@ -4,6 +4,7 @@
 //! with their endpoint ids and the drop and full-pipe events their patterns
 //! report, and what a peer told us about itself.
 
+pub(crate) mod direct;
 pub(crate) mod events;
 pub(crate) mod mailbox;
 pub(crate) mod peer;

@@ -1,5 +1,6 @@
 //! The socket's side of its connections: one `SocketPipe` per peer.
 
+use crate::channel::direct::{DirectSlot, Take};
 use crate::channel::peer::PeerProperties;
 use crate::monitor::{drop_reason, monitor_event as ev};
 use crate::msg::{Msg, FLAGS_UNCOUNTED};
@@ -55,6 +56,13 @@ pub(crate) struct SocketWriter {
     throttle: Option<Arc<SendThrottle>>,
     /// When a throttled send last refreshed this end's view at a full one.
     view_refreshed: Option<Instant>,
+    /// The connection's write half for large sends (tcp and ipc pipes).
+    direct: Option<Arc<DirectSlot>>,
+    /// Messages written to the connection without the pipe.
+    direct_msgs: u64,
+    /// A paced send waited for this connection in vain: no more waits
+    /// until a message goes direct again (see `Core::send_direct`).
+    direct_stalled: bool,
 }
 
 /// How often libzmq's sender looks at its readers' progress on a send that
@@ -100,11 +108,69 @@ impl SendThrottle {
 impl SocketWriter {
     pub(crate) fn new(pipe: PipeWriter) -> SocketWriter {
         let c = pipe.counts();
-        SocketWriter { pipe, bytes: 0, joined: (c.msgs, c.bytes_unsent), throttle: None, view_refreshed: None }
+        SocketWriter {
+            pipe,
+            bytes: 0,
+            joined: (c.msgs, c.bytes_unsent),
+            throttle: None,
+            view_refreshed: None,
+            direct: None,
+            direct_msgs: 0,
+            direct_stalled: false,
+        }
     }
 
     pub(crate) fn set_throttle(&mut self, throttle: Arc<SendThrottle>) {
         self.throttle = Some(throttle);
+    }
+
+    /// Share the connection's write half with an engine's end of the pipe.
+    pub(crate) fn set_direct(&mut self, slot: Arc<DirectSlot>) {
+        self.direct = Some(slot);
+    }
+
+    /// Write a large single-frame message to the connection from `data`
+    /// itself, if the connection has nothing queued (`channel::direct`).
+    /// `wait`: the send may block a moment for the rest of a frame the
+    /// kernel took part of. `pace`: if the connection is busy, ask to be
+    /// woken (a `write_activated`) when it is done.
+    pub(crate) fn try_direct(&mut self, data: &[u8], wait: bool, pace: bool) -> DirectSend {
+        if self.pipe.is_conflating() {
+            return DirectSend::No;
+        }
+        let Some(port) = self.direct.as_ref().and_then(|s| s.get()) else { return DirectSend::No };
+        let held = match port.take(pace) {
+            Take::Held(h) => h,
+            Take::Busy if pace => return DirectSend::Pacing,
+            Take::Busy | Take::Closed => return DirectSend::No,
+        };
+        // A message queued since the engine went idle goes first. Exact
+        // here: the engine's last read happened-before it left the half.
+        if self.pipe.unread() != 0 {
+            if pace {
+                held.hand_back_for_pacing();
+                return DirectSend::Pacing;
+            }
+            return DirectSend::No;
+        }
+        let mut held = held;
+        let mut header = Vec::with_capacity(9);
+        oxmq_proto::encode_frame_header(&mut header, false, false, data.len());
+        if !held.write_frame(&header, data, wait) {
+            return DirectSend::No;
+        }
+        self.bytes += data.len() as u64;
+        self.direct_msgs += 1;
+        self.direct_stalled = false;
+        DirectSend::Sent
+    }
+
+    pub(crate) fn direct_stalled(&self) -> bool {
+        self.direct_stalled
+    }
+
+    pub(crate) fn set_direct_stalled(&mut self) {
+        self.direct_stalled = true;
     }
 
     /// Take the reader's latest published count into this end's view (the
@@ -198,9 +264,10 @@ impl SocketWriter {
         // so that a broken invariant cannot panic here.
         let unsent = c.bytes_unsent.saturating_sub(joined_unsent);
         EndCounts {
-            msgs: c.msgs.saturating_sub(joined_msgs),
+            msgs: c.msgs.saturating_sub(joined_msgs) + self.direct_msgs,
             bytes: self.bytes.saturating_sub(unsent),
             conflated: c.conflated,
+            direct: self.direct_msgs,
         }
     }
 }
@@ -212,6 +279,17 @@ impl std::ops::Deref for SocketWriter {
     }
 }
 
+/// What became of a large send offered to the connection (`SocketWriter::try_direct`).
+pub(crate) enum DirectSend {
+    /// Written (or begun, the engine finishing it).
+    Sent,
+    /// The connection is writing earlier messages; the socket is woken
+    /// when it is done.
+    Pacing,
+    /// Not sent: it goes through the pipe.
+    No,
+}
+
 /// A socket-side pipe end's counts (see `SocketWriter::counts`,
 /// `SocketPipe::counts_in`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -221,6 +299,8 @@ pub(crate) struct EndCounts {
     pub(crate) bytes: u64,
     /// CONFLATE (writer only): messages replaced before the reader took them.
     pub(crate) conflated: u64,
+    /// Writer only: of `msgs`, those written to the connection directly.
+    pub(crate) direct: u64,
 }
 
 /// One peer as the socket sees it: frames out, frames in.
@@ -298,7 +378,7 @@ impl SocketPipe {
 
     /// What this side read, for statistics (`conflated` stays 0).
     pub(crate) fn counts_in(&self) -> EndCounts {
-        EndCounts { msgs: self.inn.msgs_read(), bytes: self.bytes_in, conflated: 0 }
+        EndCounts { msgs: self.inn.msgs_read(), bytes: self.bytes_in, conflated: 0, direct: 0 }
     }
 
     /// This side lets the pipe go: as libzmq's inproc pipe does, drop a
@@ -378,6 +458,9 @@ pub(crate) struct EnginePipe {
     /// Frames from the peer, to the socket.
     pub(crate) inn: PipeWriter,
     pub(crate) key: u64,
+    /// Where the engine puts its connection's write half for the socket's
+    /// large sends (`channel::direct`).
+    pub(crate) direct: Arc<DirectSlot>,
 }
 
 impl EnginePipe {
@@ -386,7 +469,7 @@ impl EnginePipe {
         // of the LWM only, so a connection's writer sees libzmq's counts
         // (see `PipeReader::set_acks_at_lwm`).
         out.set_acks_at_lwm(true);
-        EnginePipe { out, inn, key }
+        EnginePipe { out, inn, key, direct: Arc::default() }
     }
 }
 
@@ -452,6 +535,7 @@ impl Pipes {
             let t = &mut self.retired;
             t.msgs_out += w.msgs;
             t.bytes_out += w.bytes;
+            t.msgs_out_direct += w.direct;
             t.msgs_in += r.msgs;
             t.bytes_in += r.bytes;
         }

@@ -13,7 +13,7 @@
 //! through its pipe going away, and to its monitor (if one is set) as events.
 
 mod engine;
-mod stream;
+pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
 mod thread;
@@ -134,7 +134,7 @@ impl IoThread {
         // An IPv6 address without ZMQ_IPV6 is accepted here and never
         // resolves, so the connecter keeps retrying: libzmq defers tcp
         // resolution to the connect attempt in the same way.
-        self.shared.command(Cmd::Connect { endpoint: endpoint.clone(), link, pipe });
+        self.shared.command(Cmd::Connect { endpoint: endpoint.clone(), link, pipe: pipe.map(Box::new) });
         Ok(())
     }
 

@@ -28,6 +28,12 @@ pub(crate) trait Outbound: Default + Send {
     fn write_activated(&mut self, id: PipeId);
     fn send(&mut self, msg: Msg, pipes: &mut Pipes) -> Result<(), (Msg, Error)>;
     fn has_out(&mut self, pipes: &mut Pipes) -> bool;
+    /// See [`Pattern::direct_target`].
+    fn direct_target(&mut self) -> Option<PipeId> {
+        None
+    }
+    /// See [`Pattern::direct_sent`].
+    fn direct_sent(&mut self, _id: PipeId) {}
 }
 
 /// How a socket type receives: which pipe the next message comes from.
@@ -131,6 +137,18 @@ impl<O: Outbound, I: Inbound, R: Rules> Pattern for Composed<O, I, R> {
         self.out.has_out(pipes)
     }
 
+    fn direct_target(&mut self) -> Option<PipeId> {
+        if O::SENDS {
+            self.out.direct_target()
+        } else {
+            None
+        }
+    }
+
+    fn direct_sent(&mut self, id: PipeId) {
+        self.out.direct_sent(id);
+    }
+
     fn set_option(&mut self, option: i32, value: &[u8], _pipes: &mut Pipes) -> Result<bool, Error> {
         self.rules.set_option(option, value)
     }
@@ -224,6 +242,12 @@ impl Outbound for Lb {
     fn has_out(&mut self, pipes: &mut Pipes) -> bool {
         Lb::has_out(self, pipes)
     }
+    fn direct_target(&mut self) -> Option<PipeId> {
+        Lb::direct_target(self)
+    }
+    fn direct_sent(&mut self, _id: PipeId) {
+        Lb::direct_sent(self);
+    }
 }
 
 /// Receive-only types: sending fails with ENOTSUP.
@@ -284,6 +308,13 @@ impl Outbound for SingleOut {
         }
         self.more_out = more;
         Ok(())
+    }
+    fn direct_target(&mut self) -> Option<PipeId> {
+        if self.more_out || self.dropping {
+            None
+        } else {
+            self.pipe
+        }
     }
     fn has_out(&mut self, pipes: &mut Pipes) -> bool {
         if self.more_out || self.dropping {

@@ -77,6 +77,20 @@ impl Lb {
         Err((msg, Error::Again))
     }
 
+    /// The pipe whose turn it is, outside a multipart message.
+    pub(crate) fn direct_target(&self) -> Option<PipeId> {
+        if self.in_message() {
+            None
+        } else {
+            self.ring.current()
+        }
+    }
+
+    /// The message of `direct_target`'s pipe went without the pipe.
+    pub(crate) fn direct_sent(&mut self) {
+        self.ring.advance();
+    }
+
     /// Could a message be sent now?
     pub(crate) fn has_out(&mut self, pipes: &mut Pipes) -> bool {
         if self.in_message() {

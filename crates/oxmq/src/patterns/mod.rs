@@ -65,6 +65,16 @@ pub(crate) trait Pattern: Send {
     fn has_in(&mut self, pipes: &mut Pipes) -> bool;
     /// Could a `send` succeed now?
     fn has_out(&mut self, pipes: &mut Pipes) -> bool;
+    /// The pipe a new single-frame message would go to now, for a sender
+    /// that may write a large one to the connection itself
+    /// (`channel::direct`); `None` for types that add frames or route by
+    /// content, and in the middle of a multipart message.
+    fn direct_target(&mut self) -> Option<PipeId> {
+        None
+    }
+    /// A message went to `direct_target`'s pipe without the pipe: the
+    /// type's turn moves on as if it had been written.
+    fn direct_sent(&mut self, _id: PipeId) {}
 
     /// Pattern-specific option (SUBSCRIBE, ROUTER_MANDATORY, XPUB_VERBOSE...).
     /// `Ok(true)` when handled; `Ok(false)` lets the socket treat it as generic.

@@ -848,6 +848,11 @@ impl PipeReader {
     pub(crate) fn reader_wake(&self) -> &Arc<WakeSlot> {
         &self.core.reader_wake
     }
+
+    /// The slot used to wake this pipe's writer.
+    pub(crate) fn writer_wake(&self) -> &Arc<WakeSlot> {
+        &self.core.writer_wake
+    }
 }
 
 impl Drop for PipeReader {

@@ -4,8 +4,9 @@
 
 use super::endpoints::EndpointRecord;
 use super::{DONTWAIT, SNDMORE, THROTTLED_VIEW};
+use crate::channel::direct::{DIRECT_MIN, PACE_WAIT};
 use crate::channel::mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
-use crate::channel::pipes::SendThrottle;
+use crate::channel::pipes::{DirectSend, SendThrottle};
 use crate::channel::pipes::{EndpointId, PipeId, Pipes, SocketPipe};
 use crate::ctx::{Context, CtxInner};
 use crate::error::{Error, Result};
@@ -118,12 +119,71 @@ impl Core {
     /// no copy up front.
     #[inline]
     pub(super) fn send_or_keep(&mut self, msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
+        self.note_send_kind(flags);
+        self.send_fresh(msg, flags)
+    }
+
+    /// `send` of a copy of `data`. A large single-frame message whose
+    /// connection has nothing queued is written from `data` itself, by this
+    /// thread (`channel::direct`): no copy into a message, no hand-off.
+    pub(super) fn send_slice(&mut self, data: &[u8], flags: i32) -> Result<()> {
+        self.note_send_kind(flags);
+        if data.len() >= DIRECT_MIN && flags & SNDMORE == 0 && self.send_direct(data, flags)? {
+            return Ok(());
+        }
+        self.send_fresh(Msg::from_slice(data), flags).map_err(|(_, e)| e)
+    }
+
+    /// A send that may block, to a connection still writing earlier
+    /// messages, waits (up to `PACE_WAIT`) for it to finish and then
+    /// writes itself, as a plain socket's blocking write waits for the
+    /// kernel: otherwise the copy-mode sender, whose copy is cheaper than
+    /// the kernel's, stays ahead of the connection once a message is
+    /// queued, and every later message is copied into a fresh buffer
+    /// (issue 21; bench/TRAILING.md section 3). A wait that runs out (a
+    /// peer that stopped reading) leaves that pipe to queue as libzmq's
+    /// does until its connection next catches up.
+    fn send_direct(&mut self, data: &[u8], flags: i32) -> Result<bool> {
+        let blocking = flags & DONTWAIT == 0 && self.options.sndtimeo != Some(Duration::ZERO);
+        let mut pace_until: Option<Instant> = None;
+        loop {
+            if self.mailbox.has_pending() {
+                self.process_commands()?;
+            }
+            let Some(id) = self.pattern.direct_target() else { return Ok(false) };
+            let out = &mut self.pipes.get_mut(id).out;
+            let pace = blocking && !out.direct_stalled();
+            match out.try_direct(data, blocking, pace) {
+                DirectSend::Sent => {
+                    self.pattern.direct_sent(id);
+                    return Ok(true);
+                }
+                DirectSend::No => return Ok(false),
+                DirectSend::Pacing => {}
+            }
+            let now = Instant::now();
+            let mut until = *pace_until.get_or_insert(now + PACE_WAIT);
+            if let Some(t) = self.options.sndtimeo {
+                until = until.min(now + t);
+            }
+            match self.wait(Some(until)) {
+                Ok(()) => {}
+                Err(Error::Again) => {
+                    self.pipes.get_mut(id).out.set_direct_stalled();
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn note_send_kind(&mut self, flags: i32) {
         if flags & (DONTWAIT | THROTTLED_VIEW) == DONTWAIT | THROTTLED_VIEW {
             self.begin_throttled_send();
         } else if self.throttle_armed {
             self.disarm_throttle();
         }
-        self.send_fresh(msg, flags)
     }
 
     /// A `THROTTLED_VIEW` send: the pipes' writing ends look at their

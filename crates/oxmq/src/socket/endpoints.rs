@@ -256,7 +256,10 @@ impl Core {
             pipe(self.options.sndhwm_limit(), engine_reader_wake, socket_writer_wake)
         };
         let (in_w, in_r) = pipe(self.options.rcvhwm_limit(), socket_reader_wake, engine_writer_wake);
-        (SocketPipe::new(out_w, in_r, endpoint, key), EnginePipe::new(out_r, in_w, key))
+        let ep = EnginePipe::new(out_r, in_w, key);
+        let mut sp = SocketPipe::new(out_w, in_r, endpoint, key);
+        sp.out.set_direct(ep.direct.clone());
+        (sp, ep)
     }
 
     pub(super) fn inproc_peer(&self, endpoint: EndpointId) -> inproc::InprocPeer {

@@ -153,6 +153,20 @@ impl Socket {
         self.plain_core()?.send(msg.into(), flags)
     }
 
+    /// Send a copy of `data` as one frame; `flags` as for [`send`](Self::send).
+    /// Cheaper than `send(data)` for large messages: when the connection
+    /// the message goes to (tcp or ipc, no CURVE or GSSAPI) has nothing
+    /// queued, it is written from `data` itself, without a copy into a
+    /// message or a hand-off to the I/O thread. A blocking send may then
+    /// wait up to 10 ms for the kernel to take the rest of a message it took
+    /// part of, before the I/O thread finishes it.
+    pub fn send_slice(&self, data: &[u8], flags: i32) -> Result<()> {
+        if let Some(shared) = &self.shared {
+            return self.send_shared(shared, Msg::from_slice(data), flags);
+        }
+        self.plain_core()?.send_slice(data, flags)
+    }
+
     /// Send one frame, handing it back with the error when the send fails
     /// (as libzmq's `zmq_msg_send` leaves a failed message with its caller).
     /// A caller that must keep its message on failure needs no copy of it.

@@ -50,6 +50,7 @@ impl Core {
             bytes_in: t.bytes_in,
             msgs_out: t.msgs_out,
             bytes_out: t.bytes_out,
+            msgs_out_direct: t.msgs_out_direct,
             drops: self.pipes.drops,
             reconnects: io.reconnects(),
             handshake_failures: io.handshake_failures(),
@@ -62,6 +63,7 @@ impl Core {
             s.bytes_in += peer.bytes_in;
             s.msgs_out += peer.msgs_out;
             s.bytes_out += peer.bytes_out;
+            s.msgs_out_direct += peer.msgs_out_direct;
             s.queued_in += peer.queued_in;
             s.queued_out += peer.queued_out;
             s.peers.push(peer);
@@ -87,6 +89,7 @@ impl Core {
             bytes_in: r.bytes,
             msgs_out: w.msgs,
             bytes_out: w.bytes,
+            msgs_out_direct: w.direct,
             queued_in: p.queued_in(),
             // What the peer has not taken, not what it has acknowledged
             // (`queued`, which the pipes-stats event reports as libzmq does):

@@ -34,6 +34,7 @@ mod write;
 
 use self::read::BigFrame;
 use self::write::Seg;
+use crate::channel::direct::DirectPort;
 use crate::io::stream::Stream;
 use crate::io::zap::{ZapClient, ZapRoute};
 use crate::io::EnginePipe;
@@ -159,6 +160,9 @@ pub(crate) struct Engine {
     waker: Arc<dyn Wake>,
     /// STREAM: the socket sent an empty frame; close once the output is written.
     raw_close: bool,
+    /// The write half shared with the socket's large sends (plain ZMTP 3.x
+    /// over tcp and ipc, from `attach`); see `channel::direct`.
+    direct: Option<Arc<DirectPort>>,
 }
 
 impl Engine {
@@ -202,6 +206,7 @@ impl Engine {
             zap: None,
             waker,
             raw_close: false,
+            direct: None,
         };
         if raw {
             e.session = Some(Session::raw(e.cfg.socket_type));
@@ -235,6 +240,12 @@ impl Engine {
     /// the out pipe starts in the middle of a message whose head went to an
     /// earlier connection; its remaining frames are discarded.
     pub(crate) fn attach(&mut self, pipe: EnginePipe, skip_partial: bool) {
+        if let (Some(fd), true) = (self.stream.direct_fd(), self.session.as_ref().is_some_and(Session::frames_in_clear))
+        {
+            let port = DirectPort::new(fd, self.waker.clone(), pipe.out.writer_wake().clone());
+            pipe.direct.set(port.clone());
+            self.direct = Some(port);
+        }
         self.pipe = Some(pipe);
         self.out_skip = skip_partial;
         self.out_mid = skip_partial;
@@ -261,6 +272,7 @@ impl Engine {
     /// the out pipe is in the middle of a message (see [`Engine::attach`]).
     /// Complete inbound messages have been flushed; a partial one is dropped.
     pub(crate) fn take_pipe(&mut self) -> Option<(EnginePipe, bool)> {
+        self.close_direct();
         let mut pipe = self.pipe.take()?;
         if self.in_dirty {
             pipe.inn.flush();
@@ -270,6 +282,17 @@ impl Engine {
         self.stalled = None;
         self.big = None;
         Some((pipe, self.out_mid))
+    }
+
+    /// No sender writes to this connection any more (one inside a write
+    /// is waited for): its fd is about to close.
+    fn close_direct(&mut self) {
+        if let Some(port) = self.direct.take() {
+            port.close();
+            if let Some(p) = &self.pipe {
+                p.direct.clear(&port);
+            }
+        }
     }
 
     /// LINGER state: `None` = the socket has not gone; `Some(None)` = wait
@@ -473,5 +496,12 @@ impl Engine {
             p.inn.write(Msg::from_bytes(topic).with_flags(flag));
             self.in_dirty = true;
         }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Before the stream's fd closes (fields drop after this).
+        self.close_direct();
     }
 }

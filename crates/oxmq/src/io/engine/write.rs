@@ -2,6 +2,7 @@
 //! write batches and writing them with vectored writes.
 
 use super::{Engine, Fault, Phase};
+use crate::channel::direct::Enter;
 use bytes::{Buf, Bytes};
 use oxmq_proto::Session;
 use std::collections::VecDeque;
@@ -109,6 +110,15 @@ impl Engine {
     /// Writes buffered output, refilling from the pipe whenever the buffer
     /// drains. Returns whether it stopped because of the budget.
     pub(super) fn write_out(&mut self) -> Result<bool, Fault> {
+        if let Some(port) = &self.direct {
+            match port.engine_enter() {
+                // The rest of a frame a sender began goes before anything.
+                Enter::Go(Some(tail)) => self.segs.push_front(Seg::Big(tail)),
+                Enter::Go(None) => {}
+                // It wakes us when it lets go.
+                Enter::Held => return Ok(false),
+            }
+        }
         let mut budget = WRITE_BUDGET;
         loop {
             if self.segs.is_empty() {
@@ -126,6 +136,14 @@ impl Engine {
                             Ok(done) => self.writable = done,
                             Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.writable = false,
                             Err(e) => return Err(Fault::Io(e)),
+                        }
+                    }
+                    if let Some(port) = &self.direct {
+                        // Everything the socket queued is on the wire, up
+                        // to a message boundary: its next large send may
+                        // write itself.
+                        if !self.out_mid && !self.out_skip {
+                            port.engine_leave();
                         }
                     }
                     return Ok(false);

@@ -254,6 +254,7 @@ pub(super) fn new_pipe_pair(
     let mut ep = EnginePipe::new(out_r, inn_w, key);
     push_peer_frames(link, &mut ep, peer, stream);
     let mut sp = SocketPipe::new(out_w, inn_r, link.endpoint_id, key);
+    sp.out.set_direct(ep.direct.clone());
     // Known when a monitor was attached as the connection came up (see
     // `ConnNames`); zmq_socket_monitor_pipes_stats names the pipe by them.
     sp.names = link.conn.as_ref().map(|c| Box::new((c.local.clone(), c.remote.clone())));

@@ -365,6 +365,7 @@ impl Poller {
                 self.run_obj(idx, now, true, false);
             }
             Cmd::Connect { endpoint, link, pipe } => {
+                let pipe = pipe.map(|p| *p);
                 let idx = self.vacant();
                 let waker = self.new_waker(idx);
                 let queued = pipe.is_some();

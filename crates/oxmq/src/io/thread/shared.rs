@@ -18,7 +18,8 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Requests from other threads.
 pub(in crate::io) enum Cmd {
     Listen { sock: ListenSock, link: SocketLink, cleanup: Option<IpcCleanup> },
-    Connect { endpoint: Endpoint, link: SocketLink, pipe: Option<EnginePipe> },
+    // Boxed: a queued pipe pair is the largest thing a command carries.
+    Connect { endpoint: Endpoint, link: SocketLink, pipe: Option<Box<EnginePipe>> },
     CloseEndpoint { socket_id: u64, endpoint_id: EndpointId },
     SocketClosed { socket_id: u64 },
     Packet(Box<dyn PacketEngine>),
