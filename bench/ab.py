@@ -81,8 +81,14 @@ def ipc_ep(variant) -> str:
     return "ipc:///tmp/oxmq-ab-%d-%s" % (os.getpid(), variant.name)
 
 
+PHYSICAL = Path(os.environ.get("AB_PHYSICAL", HERE.parent / "target/bench/c-libzmq/physical"))
+
+
 # name -> (what it reports, function of the variant directory)
 CELLS = {
+    # The machine's own figure (study 8's program; the same for every variant).
+    "raw-tcp-1m": ("mb_per_s", lambda v: run_one([PHYSICAL, "tcp", 1 << 20, 4 << 30])),
+    "raw-unix-1m": ("mb_per_s", lambda v: run_one([PHYSICAL, "unix", 1 << 20, 4 << 30])),
     "rust-inproc-16": ("msgs_per_s", lambda v: run_one([v / "bench_oxmq", "thr", "inproc", 16, 10_000_000, "copy"])),
     "rust-inproc-64k-zc": ("msgs_per_s", lambda v: run_one([v / "bench_oxmq", "thr", "inproc", 65536, 3_000_000, "zc"])),
     "rust-ipc-64": ("msgs_per_s", lambda v: rust_pair(v, ipc_ep(v), 64, 5_000_000)),
@@ -100,6 +106,8 @@ CELLS = {
     "capi-inproc-4m": ("msgs_per_s", lambda v: run_one([THR, "inproc", 4 << 20, 2000], c_env(v))),
     "capi-tcp-64": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 64, 5_000_000)),
     "capi-tcp-1m": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 1 << 20, 5000)),
+    "capi-threads-1m": ("msgs_per_s", lambda v: run_one([THR, "tcpthreads", 1 << 20, 3000, "copy"], c_env(v))),
+    "capi-threads-64k": ("msgs_per_s", lambda v: run_one([THR, "tcpthreads", 65536, 50000, "copy"], c_env(v))),
     "capi-tcp-4m": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 4 << 20, 1500)),
     "capi-ipc-1m": ("msgs_per_s", lambda v: c_pair(v, ipc_ep(v), 1 << 20, 5000)),
 }

@@ -161,11 +161,9 @@ impl Core {
                 DirectSend::No => return Ok(false),
                 DirectSend::Pacing => {}
             }
-            let now = Instant::now();
-            let mut until = *pace_until.get_or_insert(now + PACE_WAIT);
-            if let Some(t) = self.options.sndtimeo {
-                until = until.min(now + t);
-            }
+            let sndtimeo = self.options.sndtimeo;
+            let until =
+                *pace_until.get_or_insert_with(|| Instant::now() + sndtimeo.map_or(PACE_WAIT, |t| t.min(PACE_WAIT)));
             match self.wait(Some(until)) {
                 Ok(()) => {}
                 Err(Error::Again) => {
