@@ -24,6 +24,7 @@ mod bufpool;
 mod channel;
 mod ctx;
 mod error;
+mod fdio;
 pub mod gss;
 mod io;
 mod monitor;

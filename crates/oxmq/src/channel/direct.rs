@@ -255,7 +255,7 @@ impl Held<'_> {
         loop {
             let bufs = remaining(header, body, done);
             let iov = if bufs[0].is_empty() { &bufs[1..] } else { &bufs[..] };
-            match crate::io::stream::send_nonblocking(self.port.fd, iov) {
+            match crate::fdio::send_nonblocking(self.port.fd, iov) {
                 Ok(n) => {
                     done += n;
                     if done == total {
@@ -282,7 +282,7 @@ impl Held<'_> {
             }
             let until = *deadline.get_or_insert_with(|| Instant::now() + PARTIAL_WAIT);
             let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() || !crate::io::stream::wait_writable(self.port.fd, left) {
+            if left.is_zero() || !crate::fdio::wait_writable(self.port.fd, left) {
                 break;
             }
         }
@@ -454,7 +454,7 @@ mod tests {
     fn a_full_buffer_sends_nothing_direct() {
         let f = fixture();
         let filler = vec![0u8; 1 << 20];
-        while crate::io::stream::send_nonblocking(f.ours.as_raw_fd(), &[IoSlice::new(&filler)]).is_ok() {}
+        while crate::fdio::send_nonblocking(f.ours.as_raw_fd(), &[IoSlice::new(&filler)]).is_ok() {}
         let _ = f.port.engine_enter();
         f.port.engine_leave();
         assert!(!held(&f.port).write_frame(&[0x02; 9], &filler, false));

@@ -13,7 +13,7 @@
 //! through its pipe going away, and to its monitor (if one is set) as events.
 
 mod engine;
-pub(crate) mod stream;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod thread;
