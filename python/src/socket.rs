@@ -117,6 +117,29 @@ impl Socket {
         oxmq::block_with(&guard, timeout_ms, &mut hook, op).map_err(|e| hook.error(e))
     }
 
+    /// A large buffer sent with a copy (bytearray, memoryview, array...):
+    /// written to its connection from the buffer itself when the core can
+    /// (`oxmq::Socket::try_send_direct`), with the GIL released as for a
+    /// large copy. `false`: not sent, nor anything else done (an object
+    /// that is no buffer is left for `to_msg` to refuse).
+    fn send_direct(&self, py: Python<'_>, data: &Bound<'_, PyAny>, flags: i32) -> PyResult<bool> {
+        if data.is_instance_of::<PyBytes>() || data.is_instance_of::<Frame>() {
+            return Ok(false);
+        }
+        let Ok(buf) = pyo3::buffer::PyUntypedBuffer::get(data) else { return Ok(false) };
+        let len = buf.len_bytes();
+        if len < oxmq::DIRECT_SEND_MIN || !buf.is_c_contiguous() {
+            buf.release(py);
+            return Ok(false);
+        }
+        // SAFETY: the buffer is contiguous and stays exported (so valid and
+        // unresized, even with the GIL released) until `release` below.
+        let slice = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, len) };
+        let sent = py.detach(|| self.with(|s| s.try_send_direct(slice, flags).map_err(core_errno)));
+        buf.release(py);
+        sent.map_err(|e| zmq_error(py, e))
+    }
+
     /// Send one frame: first without blocking (GIL held); then, unless the
     /// caller asked for DONTWAIT, block on the slow path.
     #[inline]
@@ -488,6 +511,9 @@ impl Socket {
                 self.send_msg(py, msg, flags)?;
                 return Ok(None);
             }
+        }
+        if copy && routing_id.is_none() && group.is_none() && self.send_direct(py, data, flags)? {
+            return Ok(None);
         }
         let (mut msg, tracker) = self.to_msg(py, data, copy, track)?;
         if let Some(rid) = routing_id {

@@ -54,6 +54,7 @@ pub use monitor::{drop_reason, monitor_event};
 pub use msg::{FreeFn, Msg, INLINE_CAPACITY};
 // Draft RADIO/DISH.
 pub use blocking::{block_with, SocketAccess};
+pub use channel::direct::DIRECT_MIN as DIRECT_SEND_MIN;
 pub use channel::peer::PeerProperties;
 pub use msg::GROUP_MAX_LENGTH;
 pub use options::{opt, POLLERR, POLLIN, POLLOUT};

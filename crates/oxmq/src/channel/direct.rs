@@ -32,10 +32,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Bodies at least this large go direct. Below it the copy is cheap and
+/// Bodies at least this large go direct (public as `oxmq::DIRECT_SEND_MIN`). Below it the copy is cheap and
 /// the I/O thread's batching (many messages per `sendmsg`) is worth more
 /// than the hand-off it costs.
-pub(crate) const DIRECT_MIN: usize = 64 * 1024;
+pub const DIRECT_MIN: usize = 64 * 1024;
 
 /// How long a blocking send waits for the kernel to take the rest of a
 /// message it took part of, before leaving the rest to the I/O thread (a

@@ -128,10 +128,19 @@ impl Core {
     /// thread (`channel::direct`): no copy into a message, no hand-off.
     pub(super) fn send_slice(&mut self, data: &[u8], flags: i32) -> Result<()> {
         self.note_send_kind(flags);
-        if data.len() >= DIRECT_MIN && flags & SNDMORE == 0 && self.send_direct(data, flags)? {
+        if self.try_send_direct(data, flags)? {
             return Ok(());
         }
         self.send_fresh(Msg::from_slice(data), flags).map_err(|(_, e)| e)
+    }
+
+    /// The direct half of `send_slice`: `Ok(false)` when the message was
+    /// not sent and must go the usual way.
+    pub(super) fn try_send_direct(&mut self, data: &[u8], flags: i32) -> Result<bool> {
+        if data.len() < DIRECT_MIN || flags & SNDMORE != 0 {
+            return Ok(false);
+        }
+        self.send_direct(data, flags)
     }
 
     /// A send that may block, to a connection still writing earlier

@@ -167,6 +167,19 @@ impl Socket {
         self.plain_core()?.send_slice(data, flags)
     }
 
+    /// Only the direct path of [`send_slice`](Self::send_slice): `Ok(true)`
+    /// when `data` was written to its connection by this thread, `Ok(false)`
+    /// when not (too small, multipart, no idle tcp/ipc connection, a
+    /// thread-safe socket type), and the caller sends it some other way.
+    /// For a binding that waits on its own terms and only wants the
+    /// copy-free write (it may block up to about 20 ms without DONTWAIT).
+    pub fn try_send_direct(&self, data: &[u8], flags: i32) -> Result<bool> {
+        if self.shared.is_some() {
+            return Ok(false);
+        }
+        self.plain_core()?.try_send_direct(data, flags)
+    }
+
     /// Send one frame, handing it back with the error when the send fails
     /// (as libzmq's `zmq_msg_send` leaves a failed message with its caller).
     /// A caller that must keep its message on failure needs no copy of it.
