@@ -10,6 +10,8 @@ directory holding the two artefacts the benchmarks use:
                             cargo build --release --example bench_oxmq
     VARIANT/libzmq.so.5     target/release/liboxmq.so (cargo build --release
                             -p oxmq-capi), for the C programs
+    VARIANT/python          (py-* cells) a venv's interpreter with the variant's
+                            wheel installed, for bench/py/study.py
 
 and the C cells run `bench/c/thr.c` (THR, built once against any libzmq.so.5)
 with LD_LIBRARY_PATH pointing at the variant. Example:
@@ -77,6 +79,19 @@ def c_pair(variant, ep, size, n, mode="copy"):
     return run_pair([THR, "recv", ep, size, n], lambda e, a: [THR, "send", e, size, n, mode, a], c_env(variant))
 
 
+STUDY_PY = HERE / "py" / "study.py"
+
+
+def py_pair(variant, ep, size, n, mode="bytearray"):
+    """VARIANT/python is a venv's interpreter with the variant's wheel; the module is
+    oxmq unless VARIANT/py_impl names another (zmq for pyzmq, pyomq)."""
+    p = variant / "python"
+    impl_file = variant / "py_impl"
+    impl = impl_file.read_text().strip() if impl_file.exists() else "oxmq"
+    return run_pair([p, STUDY_PY, impl, "thr", "recv", ep, size, n],
+                    lambda e, a: [p, STUDY_PY, impl, "thr", "send", e, size, n, mode, a])
+
+
 def ipc_ep(variant) -> str:
     return "ipc:///tmp/oxmq-ab-%d-%s" % (os.getpid(), variant.name)
 
@@ -108,6 +123,9 @@ CELLS = {
     "capi-tcp-1m": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 1 << 20, 5000)),
     "capi-threads-1m": ("msgs_per_s", lambda v: run_one([THR, "tcpthreads", 1 << 20, 3000, "copy"], c_env(v))),
     "capi-threads-64k": ("msgs_per_s", lambda v: run_one([THR, "tcpthreads", 65536, 50000, "copy"], c_env(v))),
+    "py-tcp-1m-bytearray": ("msgs_per_s", lambda v: py_pair(v, "tcp://127.0.0.1:*", 1 << 20, 3000)),
+    "py-ipc-1m-bytearray": ("msgs_per_s", lambda v: py_pair(v, ipc_ep(v), 1 << 20, 3000)),
+    "py-tcp-256k-bytearray": ("msgs_per_s", lambda v: py_pair(v, "tcp://127.0.0.1:*", 256 << 10, 10000)),
     "capi-tcp-4m": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 4 << 20, 1500)),
     "capi-ipc-1m": ("msgs_per_s", lambda v: c_pair(v, ipc_ep(v), 1 << 20, 5000)),
 }
