@@ -23,14 +23,20 @@ fn check(got: &[u8], i: u64, len: usize) {
     assert!(got[8..].iter().all(|&b| b == (i % 251) as u8), "message {i}: body corrupted");
 }
 
-/// PUSH connected to PULL over `t`, the connection up (one message across).
-fn pair(ctx: &Context, t: Transport) -> (Socket, Socket) {
+/// PUSH connected to PULL over `t` after `setup(push, pull)`, the
+/// connection up (one message across).
+fn pair_with(ctx: &Context, t: Transport, setup: impl Fn(&Socket, &Socket)) -> (Socket, Socket) {
     let push = sock(ctx, SocketType::Push);
     let pull = sock(ctx, SocketType::Pull);
+    setup(&push, &pull);
     link(t, &pull, &push);
     push.send_slice(b"hello", 0).unwrap();
     assert_eq!(recv(&pull), b"hello");
     (push, pull)
+}
+
+fn pair(ctx: &Context, t: Transport) -> (Socket, Socket) {
+    pair_with(ctx, t, |_, _| {})
 }
 
 fn direct_count(s: &Socket) -> u64 {
@@ -90,13 +96,10 @@ fn order_is_kept_across_direct_and_queued_messages_ipc() {
 fn partial_direct_writes_are_finished_in_order() {
     let _g = guard();
     let ctx = Context::new();
-    let push = sock(&ctx, SocketType::Push);
-    let pull = sock(&ctx, SocketType::Pull);
-    push.set_option_int(opt::SNDBUF, 8192).unwrap();
-    pull.set_option_int(opt::RCVBUF, 8192).unwrap();
-    link(Transport::Tcp, &pull, &push);
-    push.send_slice(b"hello", 0).unwrap();
-    assert_eq!(recv(&pull), b"hello");
+    let (push, pull) = pair_with(&ctx, Transport::Tcp, |push, pull| {
+        push.set_option_int(opt::SNDBUF, 8192).unwrap();
+        pull.set_option_int(opt::RCVBUF, 8192).unwrap();
+    });
     const N: u64 = 60;
     const LEN: usize = 1 << 20;
     let rx = std::thread::spawn(move || {
@@ -133,16 +136,13 @@ fn partial_direct_writes_are_finished_in_order() {
 fn heartbeats_stay_between_direct_frames() {
     let _g = guard();
     let ctx = Context::new();
-    let push = sock(&ctx, SocketType::Push);
-    let pull = sock(&ctx, SocketType::Pull);
-    for s in [&push, &pull] {
-        s.set_option_int(opt::HEARTBEAT_IVL, 1).unwrap();
-        s.set_option_int(opt::HEARTBEAT_TIMEOUT, 2000).unwrap();
-    }
-    push.set_option_int(opt::SNDBUF, 16384).unwrap();
-    link(Transport::Tcp, &pull, &push);
-    push.send_slice(b"hello", 0).unwrap();
-    assert_eq!(recv(&pull), b"hello");
+    let (push, pull) = pair_with(&ctx, Transport::Tcp, |push, pull| {
+        for s in [push, pull] {
+            s.set_option_int(opt::HEARTBEAT_IVL, 1).unwrap();
+            s.set_option_int(opt::HEARTBEAT_TIMEOUT, 2000).unwrap();
+        }
+        push.set_option_int(opt::SNDBUF, 16384).unwrap();
+    });
     const N: u64 = 200;
     let rx = std::thread::spawn(move || {
         for i in 0..N {
@@ -169,14 +169,11 @@ fn heartbeats_stay_between_direct_frames() {
 fn a_peer_that_stops_reading_fills_the_hwm_as_before() {
     let _g = guard();
     let ctx = Context::new();
-    let push = sock(&ctx, SocketType::Push);
-    let pull = sock(&ctx, SocketType::Pull);
-    push.set_option_int(opt::SNDHWM, 4).unwrap();
-    pull.set_option_int(opt::RCVHWM, 4).unwrap();
-    push.set_option_int(opt::SNDTIMEO, 300).unwrap();
-    link(Transport::Tcp, &pull, &push);
-    push.send_slice(b"hello", 0).unwrap();
-    assert_eq!(recv(&pull), b"hello");
+    let (push, pull) = pair_with(&ctx, Transport::Tcp, |push, pull| {
+        push.set_option_int(opt::SNDHWM, 4).unwrap();
+        pull.set_option_int(opt::RCVHWM, 4).unwrap();
+        push.set_option_int(opt::SNDTIMEO, 300).unwrap();
+    });
     let m = body(1, 1 << 20);
     let mut sent = 0;
     loop {
@@ -253,18 +250,15 @@ fn reconnect_while_sending_directly() {
 fn curve_connections_are_never_written_directly() {
     let _g = guard();
     let ctx = Context::new();
-    let push = sock(&ctx, SocketType::Push);
-    let pull = sock(&ctx, SocketType::Pull);
     let (server_public, server_secret) = curve_keypair().unwrap();
     let (client_public, client_secret) = curve_keypair().unwrap();
-    pull.set_option_int(opt::CURVE_SERVER, 1).unwrap();
-    pull.set_option_bytes(opt::CURVE_SECRETKEY, &*server_secret).unwrap();
-    push.set_option_bytes(opt::CURVE_SERVERKEY, z85_encode(&server_public).unwrap().as_bytes()).unwrap();
-    push.set_option_bytes(opt::CURVE_PUBLICKEY, &client_public).unwrap();
-    push.set_option_bytes(opt::CURVE_SECRETKEY, &*client_secret).unwrap();
-    link(Transport::Tcp, &pull, &push);
-    push.send_slice(b"hello", 0).unwrap();
-    assert_eq!(recv(&pull), b"hello");
+    let (push, pull) = pair_with(&ctx, Transport::Tcp, |push, pull| {
+        pull.set_option_int(opt::CURVE_SERVER, 1).unwrap();
+        pull.set_option_bytes(opt::CURVE_SECRETKEY, &*server_secret).unwrap();
+        push.set_option_bytes(opt::CURVE_SERVERKEY, z85_encode(&server_public).unwrap().as_bytes()).unwrap();
+        push.set_option_bytes(opt::CURVE_PUBLICKEY, &client_public).unwrap();
+        push.set_option_bytes(opt::CURVE_SECRETKEY, &*client_secret).unwrap();
+    });
     for i in 0..10 {
         push.send_slice(&body(i, 1 << 20), 0).unwrap();
         check(&recv(&pull), i, 1 << 20);
