@@ -139,7 +139,7 @@ impl SocketWriter {
             return DirectSend::No;
         }
         let Some(port) = self.direct.as_ref().and_then(|s| s.get()) else { return DirectSend::No };
-        let held = match port.take(pace) {
+        let mut held = match port.take(pace) {
             Take::Held(h) => h,
             Take::Busy if pace => return DirectSend::Pacing,
             Take::Busy | Take::Closed => return DirectSend::No,
@@ -153,7 +153,6 @@ impl SocketWriter {
             }
             return DirectSend::No;
         }
-        let mut held = held;
         let mut header = Vec::with_capacity(9);
         oxmq_proto::encode_frame_header(&mut header, false, false, data.len());
         if !held.write_frame(&header, data, wait) {
