@@ -41,9 +41,31 @@ skip() { # what reason
     if [ -n "${OXMQ_SKIP_LOG:-}" ]; then echo "${STEP:-tests/lib.sh}: $1: $2" >> "$OXMQ_SKIP_LOG"; fi
 }
 
-# A free UDP port on loopback (also free for tcp often enough for these cells).
+# A port on loopback free for both tcp and udp at this moment. The kernel
+# picks it for a tcp listener (bind(0) hands out ports that no tcp socket,
+# listening or connected, holds), and it is kept only if udp has it free too:
+# a udp-only pick once collided with a live tcp connection's port when a ws
+# cell bound it (EADDRINUSE under CI's load).
 port() {
-    python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 -c '
+import socket
+for _ in range(100):
+    t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    t.bind(("127.0.0.1", 0))
+    p = t.getsockname()[1]
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        t.close()
+        u.close()
+    print(p)
+    break
+else:
+    raise SystemExit("no port free for both tcp and udp")
+'
 }
 
 # The system's libzmq.so.5 (Debian's), or nothing.
