@@ -263,3 +263,198 @@ fn curve_connections_are_never_written_directly() {
     }
     assert_eq!(direct_count(&push), 0);
 }
+
+/// A lent buffer's release: counts its call (the test keeps the buffer).
+unsafe extern "C" fn release_lent(_data: *mut std::ffi::c_void, hint: *mut std::ffi::c_void) {
+    // SAFETY: `hint` is the `&'static AtomicUsize` the test lends with.
+    let released = unsafe { &*(hint as *const std::sync::atomic::AtomicUsize) };
+    released.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Zero-copy messages (lent as C's `zmq_msg_init_data` lends, and shared
+/// `Bytes`) take the direct path too: they arrive whole and in order among
+/// small and multipart ones, and each lent buffer is released exactly once.
+#[test]
+fn lent_and_shared_messages_are_written_directly_and_released() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let _g = guard();
+    static RELEASED: AtomicUsize = AtomicUsize::new(0);
+    // The lent buffers outlive every send (kept to the end of the test).
+    let mut kept: Vec<Box<[u8]>> = Vec::new();
+    let mut lent = |i: u64, len: usize| -> Msg {
+        let buf = body(i, len).into_boxed_slice();
+        let ptr = buf.as_ptr();
+        kept.push(buf);
+        // SAFETY: `kept` holds the buffer past the context's end, and
+        // `release_lent` only counts (from any thread).
+        unsafe { Msg::from_lent(ptr, len, Some(release_lent), &RELEASED as *const AtomicUsize as *mut _) }
+    };
+    for t in [Transport::Tcp, Transport::IpcPath] {
+        RELEASED.store(0, Ordering::SeqCst);
+        let ctx = Context::new();
+        let (push, pull) = pair(&ctx, t);
+        const N: u64 = 240;
+        let rx = std::thread::spawn(move || {
+            for i in 0..N {
+                let len = if i % 4 == 2 { 64 } else { 200 * 1024 + i as usize };
+                if i % 4 == 3 {
+                    let parts = recv_parts(&pull);
+                    assert_eq!(parts.len(), 2, "message {i}: parts");
+                    check(&parts[0], i, len);
+                } else {
+                    check(&recv(&pull), i, len);
+                }
+            }
+        });
+        let mut lent_count = 0;
+        for i in 0..N {
+            let len = if i % 4 == 2 { 64 } else { 200 * 1024 + i as usize };
+            match i % 4 {
+                0 => {
+                    push.send(lent(i, len), 0).unwrap();
+                    lent_count += 1;
+                }
+                1 => push.send(Msg::from_bytes(body(i, len).into()), 0).unwrap(),
+                2 => push.send(Msg::from(body(i, len)), 0).unwrap(),
+                _ => {
+                    push.send(lent(i, len), oxmq::SNDMORE).unwrap();
+                    lent_count += 1;
+                    push.send(&b"tail"[..], 0).unwrap();
+                }
+            }
+        }
+        rx.join().unwrap();
+        assert!(direct_count(&push) > 0, "{t:?}: no send went direct");
+        assert!(direct_count(&push) <= N / 2, "{t:?}: a multipart or small message went direct");
+        drop(push);
+        drop(ctx);
+        assert_eq!(RELEASED.load(Ordering::SeqCst), lent_count, "{t:?}: lent buffers released");
+    }
+}
+
+/// Length of round trip `i`'s request (the reply is one byte longer):
+/// small, medium and large, so every size goes direct on REQ and REP.
+fn trip_len(i: u64) -> usize {
+    [10, 5000, 300 * 1024][(i % 3) as usize] + i as usize
+}
+
+/// REQ and REP write every message themselves (one in flight per round
+/// trip, nothing to batch): the REQ's delimiter and the REP's envelope go
+/// in front of it, and strict alternation still holds.
+fn req_rep_round_trips(t: Transport) {
+    let ctx = Context::new();
+    let rep = sock(&ctx, SocketType::Rep);
+    let req = sock(&ctx, SocketType::Req);
+    link(t, &rep, &req);
+    const N: u64 = 150;
+    let server = std::thread::spawn(move || {
+        for i in 0..N {
+            let got = recv(&rep);
+            check(&got, i, trip_len(i));
+            rep.send_slice(&body(i, trip_len(i) + 1), 0).unwrap();
+        }
+        rep
+    });
+    for i in 0..N {
+        req.send_slice(&body(i, trip_len(i)), 0).unwrap();
+        // A second request before the reply is refused, as ever.
+        assert_errno(req.send_slice(b"again", DONTWAIT), errno::EFSM);
+        check(&recv(&req), i, trip_len(i) + 1);
+    }
+    let rep = server.join().unwrap();
+    assert!(direct_count(&req) > 0, "{t:?}: no request went direct");
+    assert!(direct_count(&rep) > 0, "{t:?}: no reply went direct");
+    assert_eq!(req.stats().unwrap().msgs_out, N);
+    assert_eq!(rep.stats().unwrap().msgs_out, N);
+}
+
+#[test]
+fn req_rep_round_trips_go_direct_tcp() {
+    let _g = guard();
+    req_rep_round_trips(Transport::Tcp);
+}
+
+#[test]
+fn req_rep_round_trips_go_direct_ipc() {
+    let _g = guard();
+    req_rep_round_trips(Transport::IpcPath);
+}
+
+/// A REP behind a ROUTER/DEALER proxy gets envelopes of several frames
+/// (the proxy's routing id, then the delimiter): its direct replies carry
+/// them all, and each reply reaches the REQ that asked. Multipart replies
+/// take the pipe.
+#[test]
+fn rep_behind_a_proxy_keeps_the_whole_envelope() {
+    let _g = guard();
+    let ctx = Context::new();
+    let front = sock(&ctx, SocketType::Router);
+    let back = sock(&ctx, SocketType::Dealer);
+    let front_ep = bind_fresh(Transport::Tcp, &front);
+    let back_ep = bind_fresh(Transport::Tcp, &back);
+    let proxy = std::thread::spawn(move || {
+        let r = oxmq::Proxy::new(&front, &back).run();
+        drop((front, back));
+        r
+    });
+    let rep = sock(&ctx, SocketType::Rep);
+    connect_to(&back_ep, &rep);
+    let reqs: Vec<Socket> = (0..2).map(|_| sock(&ctx, SocketType::Req)).collect();
+    for r in &reqs {
+        connect_to(&front_ep, r);
+    }
+    for i in 0..60u64 {
+        let who = (i % 2) as usize;
+        let mut ask = body(i, trip_len(i));
+        ask[8] = who as u8;
+        reqs[who].send_slice(&ask, 0).unwrap();
+        let got = recv(&rep);
+        assert_eq!(got[8], who as u8);
+        if i % 5 == 4 {
+            send_parts(&rep, &[b"part", &body(i, trip_len(i))]);
+            let parts = recv_parts(&reqs[who]);
+            assert_eq!(parts.len(), 2);
+            check(&parts[1], i, trip_len(i));
+        } else {
+            let mut reply = body(i, trip_len(i));
+            reply[8] = who as u8;
+            rep.send_slice(&reply, 0).unwrap();
+            let back = recv(&reqs[who]);
+            assert_eq!(back.len(), trip_len(i));
+            assert_eq!(back[8], who as u8, "reply {i} reached the wrong REQ");
+        }
+    }
+    assert!(direct_count(&rep) > 0, "no reply went direct");
+    drop((rep, reqs));
+    ctx.term();
+    let _ = proxy.join().unwrap();
+}
+
+/// ROUTER: a large last frame right after the routing-id frame goes
+/// direct; one after other frames of its message stays behind them.
+#[test]
+fn router_writes_a_large_frame_after_the_routing_id_directly() {
+    let _g = guard();
+    let ctx = Context::new();
+    let router = sock(&ctx, SocketType::Router);
+    let dealer = sock(&ctx, SocketType::Dealer);
+    dealer.set_option_bytes(opt::ROUTING_ID, b"d1").unwrap();
+    link(Transport::Tcp, &router, &dealer);
+    dealer.send_slice(b"hi", 0).unwrap();
+    assert_eq!(recv_parts(&router), vec![b"d1".to_vec(), b"hi".to_vec()]);
+    for i in 0..40u64 {
+        router.send_slice(b"d1", oxmq::SNDMORE).unwrap();
+        if i % 2 == 0 {
+            router.send_slice(&body(i, 200 * 1024), 0).unwrap();
+            check(&recv(&dealer), i, 200 * 1024);
+        } else {
+            router.send_slice(b"head", oxmq::SNDMORE).unwrap();
+            router.send_slice(&body(i, 200 * 1024), 0).unwrap();
+            let parts = recv_parts(&dealer);
+            assert_eq!(parts[0], b"head");
+            check(&parts[1], i, 200 * 1024);
+        }
+    }
+    let direct = direct_count(&router);
+    assert!(direct > 0 && direct <= 20, "{direct} direct sends of 20 possible");
+}

@@ -37,6 +37,38 @@ use std::time::{Duration, Instant};
 /// than the hand-off it costs.
 pub const DIRECT_MIN: usize = 64 * 1024;
 
+/// Frames a socket type puts before a message it lets a sender write
+/// itself (REQ's empty delimiter, REP's reply envelope), encoded as ZMTP
+/// frames with MORE set, written in the same `sendmsg` as the message.
+#[derive(Default)]
+pub(crate) struct DirectHead {
+    bytes: Vec<u8>,
+    body_bytes: u64,
+}
+
+impl DirectHead {
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.body_bytes = 0;
+    }
+
+    pub(crate) fn push_frame(&mut self, body: &[u8]) {
+        oxmq_proto::encode_frame_header(&mut self.bytes, true, false, body.len());
+        self.bytes.extend_from_slice(body);
+        self.body_bytes += body.len() as u64;
+    }
+
+    /// The encoded frames.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Their bodies' length, for the byte counts.
+    pub(crate) fn body_bytes(&self) -> u64 {
+        self.body_bytes
+    }
+}
+
 /// How long a blocking send waits for the kernel to take the rest of a
 /// message it took part of, before leaving the rest to the I/O thread (a
 /// copy, as without this path). A peer that reads keeps the wait at its

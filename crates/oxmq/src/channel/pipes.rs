@@ -1,6 +1,6 @@
 //! The socket's side of its connections: one `SocketPipe` per peer.
 
-use crate::channel::direct::{DirectSlot, Take};
+use crate::channel::direct::{DirectHead, DirectSlot, Take};
 use crate::channel::peer::PeerProperties;
 use crate::monitor::{drop_reason, monitor_event as ev};
 use crate::msg::{Msg, FLAGS_UNCOUNTED};
@@ -129,12 +129,13 @@ impl SocketWriter {
         self.direct = Some(slot);
     }
 
-    /// Write a large single-frame message to the connection from `data`
-    /// itself, if the connection has nothing queued (`channel::direct`).
-    /// `wait`: the send may block a moment for the rest of a frame the
-    /// kernel took part of. `pace`: if the connection is busy, ask to be
-    /// woken (a `write_activated`) when it is done.
-    pub(crate) fn try_direct(&mut self, data: &[u8], wait: bool, pace: bool) -> DirectSend {
+    /// Write a message's last frame to the connection from `data` itself,
+    /// after `head` (the frames the socket type puts before it), if the
+    /// connection has nothing queued (`channel::direct`). A blocking send's:
+    /// it may wait a moment for the rest of a frame the kernel took part
+    /// of. `pace`: if the connection is busy, ask to be woken (a
+    /// `write_activated`) when it is done.
+    pub(crate) fn try_direct(&mut self, head: &DirectHead, data: &[u8], pace: bool) -> DirectSend {
         if self.pipe.is_conflating() {
             return DirectSend::No;
         }
@@ -153,12 +154,13 @@ impl SocketWriter {
             }
             return DirectSend::No;
         }
-        let mut header = Vec::with_capacity(9);
+        let mut header = Vec::with_capacity(head.as_bytes().len() + 9);
+        header.extend_from_slice(head.as_bytes());
         oxmq_proto::encode_frame_header(&mut header, false, false, data.len());
-        if !held.write_frame(&header, data, wait) {
+        if !held.write_frame(&header, data, true) {
             return DirectSend::No;
         }
-        self.bytes += data.len() as u64;
+        self.bytes += head.body_bytes() + data.len() as u64;
         self.direct_msgs += 1;
         self.direct_stalled = false;
         DirectSend::Sent

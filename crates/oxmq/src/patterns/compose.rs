@@ -13,6 +13,7 @@
 use super::fq::Fq;
 use super::lb::Lb;
 use super::{notice_departure, read_single, Pattern};
+use crate::channel::direct::DirectHead;
 use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
@@ -137,7 +138,7 @@ impl<O: Outbound, I: Inbound, R: Rules> Pattern for Composed<O, I, R> {
         self.out.has_out(pipes)
     }
 
-    fn direct_target(&mut self) -> Option<PipeId> {
+    fn direct_target(&mut self, _pipes: &mut Pipes, _head: &mut DirectHead) -> Option<PipeId> {
         if O::SENDS {
             self.out.direct_target()
         } else {
@@ -145,7 +146,7 @@ impl<O: Outbound, I: Inbound, R: Rules> Pattern for Composed<O, I, R> {
         }
     }
 
-    fn direct_sent(&mut self, id: PipeId) {
+    fn direct_sent(&mut self, id: PipeId, _pipes: &mut Pipes) {
         self.out.direct_sent(id);
     }
 

@@ -5,6 +5,7 @@ use super::fq::Fq;
 use super::lb::Lb;
 use super::reqrep::{random_u32, send_probe};
 use super::{bool_value, Pattern};
+use crate::channel::direct::DirectHead;
 use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::monitor::drop_reason;
@@ -79,6 +80,9 @@ pub(crate) struct Router {
     more_out: bool,
     /// The pipe the message being sent goes to (`None`: dropped).
     current_out: Option<PipeId>,
+    /// No frame of that message has gone into its pipe yet: its last frame
+    /// may be written to the connection directly (`direct_target`).
+    fresh_out: bool,
 }
 
 impl Router {
@@ -97,6 +101,7 @@ impl Router {
             more_in: false,
             current_in: None,
             terminate_current_in: false,
+            fresh_out: false,
             more_out: false,
             current_out: None,
         }
@@ -273,6 +278,7 @@ impl Pattern for Router {
                     let p = pipes.get_mut(id);
                     if p.out.check_write() {
                         self.current_out = Some(id);
+                        self.fresh_out = true;
                     } else {
                         let gone = p.out.is_reader_gone();
                         if !gone {
@@ -293,6 +299,7 @@ impl Pattern for Router {
             return Ok(());
         }
         let more = msg.more();
+        self.fresh_out = false;
         if let Some(id) = self.current_out {
             let p = pipes.get_mut(id);
             p.out.write(msg);
@@ -303,6 +310,33 @@ impl Pattern for Router {
         }
         self.more_out = more;
         Ok(())
+    }
+
+    fn direct_target(&mut self, _pipes: &mut Pipes, _head: &mut DirectHead) -> Option<PipeId> {
+        if self.more_out && self.fresh_out {
+            self.current_out
+        } else {
+            None
+        }
+    }
+
+    fn direct_sent(&mut self, _id: PipeId, _pipes: &mut Pipes) {
+        self.more_out = false;
+        self.current_out = None;
+        self.fresh_out = false;
+    }
+
+    fn route_of(&mut self, routing_id: &[u8], pipes: &mut Pipes) -> Option<PipeId> {
+        if self.more_out {
+            return None;
+        }
+        let mut target = self.by_id.get(routing_id).copied();
+        if target.is_none() && !self.anonymous.is_empty() {
+            self.identify_anonymous(pipes);
+            target = self.by_id.get(routing_id).copied();
+        }
+        let id = target?;
+        pipes.get_mut(id).out.check_write().then_some(id)
     }
 
     fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {

@@ -12,6 +12,7 @@
 //! Pipes found terminated (peer gone, nothing left to read) are reported with
 //! `Pipes::mark_dead`; the socket then calls `detach`.
 
+use crate::channel::direct::DirectHead;
 use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
@@ -65,16 +66,27 @@ pub(crate) trait Pattern: Send {
     fn has_in(&mut self, pipes: &mut Pipes) -> bool;
     /// Could a `send` succeed now?
     fn has_out(&mut self, pipes: &mut Pipes) -> bool;
-    /// The pipe a new single-frame message would go to now, for a sender
-    /// that may write a large one to the connection itself
-    /// (`channel::direct`); `None` for types that add frames or route by
-    /// content, and in the middle of a multipart message.
-    fn direct_target(&mut self) -> Option<PipeId> {
+    /// The pipe a message's last frame would go to now, for a sender that
+    /// may write it to the connection itself (`channel::direct`), with the
+    /// frames the type puts before it pushed onto `head` (REQ's delimiter,
+    /// REP's envelope); `None` for types that route by content, and when
+    /// frames of the message already went into the pipe.
+    fn direct_target(&mut self, _pipes: &mut Pipes, _head: &mut DirectHead) -> Option<PipeId> {
         None
     }
     /// A message went to `direct_target`'s pipe without the pipe: the
-    /// type's turn moves on as if it had been written.
-    fn direct_sent(&mut self, _id: PipeId) {}
+    /// type's state moves on as if it had been written.
+    fn direct_sent(&mut self, _id: PipeId, _pipes: &mut Pipes) {}
+    /// Types with one message in flight per round trip (REQ, REP) write
+    /// messages of any size themselves: nothing would batch behind them.
+    fn direct_any_size(&self) -> bool {
+        false
+    }
+    /// ROUTER (under REP): the pipe a message to `routing_id` would go to
+    /// now, if that pipe has room, outside any message being sent.
+    fn route_of(&mut self, _routing_id: &[u8], _pipes: &mut Pipes) -> Option<PipeId> {
+        None
+    }
 
     /// Pattern-specific option (SUBSCRIBE, ROUTER_MANDATORY, XPUB_VERBOSE...).
     /// `Ok(true)` when handled; `Ok(false)` lets the socket treat it as generic.

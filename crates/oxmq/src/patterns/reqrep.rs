@@ -13,6 +13,7 @@ use super::dealer_router::Router;
 use super::fq::Fq;
 use super::lb::Lb;
 use super::{bool_value, Pattern};
+use crate::channel::direct::DirectHead;
 use crate::channel::pipes::{PipeId, Pipes};
 use crate::error::Error;
 use crate::msg::Msg;
@@ -149,6 +150,35 @@ impl Pattern for Req {
             self.message_begins = true;
         }
         Ok(())
+    }
+
+    fn direct_any_size(&self) -> bool {
+        true
+    }
+
+    fn direct_target(&mut self, pipes: &mut Pipes, head: &mut DirectHead) -> Option<PipeId> {
+        // A strict REQ awaiting its reply refuses the send (the usual path
+        // says EFSM); REQ_CORRELATE's id frame stays on the usual path.
+        if !self.message_begins || self.correlate || (self.receiving_reply && self.strict) {
+            return None;
+        }
+        let id = self.lb.direct_target()?;
+        // Replies already here answer older requests: dropped now, before
+        // the request is on the wire, as `send` drops them before it
+        // flushes (after the write, this request's own reply could already
+        // be among them).
+        while self.fq.recv(pipes).is_ok() {}
+        head.push_frame(&[]);
+        Some(id)
+    }
+
+    fn direct_sent(&mut self, id: PipeId, _pipes: &mut Pipes) {
+        // As `send` leaves a whole request: the turn moves on and the reply
+        // is awaited from that pipe.
+        self.lb.direct_sent();
+        self.reply_pipe = Some(id);
+        self.receiving_reply = true;
+        self.message_begins = true;
     }
 
     fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {
@@ -297,6 +327,28 @@ impl Pattern for Rep {
             self.dropping = false;
         }
         Ok(())
+    }
+
+    fn direct_any_size(&self) -> bool {
+        true
+    }
+
+    fn direct_target(&mut self, pipes: &mut Pipes, head: &mut DirectHead) -> Option<PipeId> {
+        if !self.sending_reply || self.more_out {
+            return None;
+        }
+        let (rid, rest) = self.envelope.split_first()?;
+        let id = self.router.route_of(rid.as_slice(), pipes)?;
+        for frame in rest {
+            head.push_frame(frame.as_slice());
+        }
+        Some(id)
+    }
+
+    fn direct_sent(&mut self, _id: PipeId, _pipes: &mut Pipes) {
+        self.envelope.clear();
+        self.sending_reply = false;
+        self.dropping = false;
     }
 
     fn recv(&mut self, pipes: &mut Pipes) -> Result<Msg, Error> {

@@ -4,7 +4,7 @@
 
 use super::endpoints::EndpointRecord;
 use super::{DONTWAIT, SNDMORE, THROTTLED_VIEW};
-use crate::channel::direct::{DIRECT_MIN, PACE_WAIT};
+use crate::channel::direct::{DirectHead, DIRECT_MIN, PACE_WAIT};
 use crate::channel::mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use crate::channel::pipes::{DirectSend, SendThrottle};
 use crate::channel::pipes::{EndpointId, PipeId, Pipes, SocketPipe};
@@ -27,6 +27,11 @@ pub(crate) struct Core {
     pub(super) ctx: Arc<CtxInner>,
     pub(super) mailbox: Arc<Mailbox>,
     pub(super) pattern: Box<dyn Pattern>,
+    /// `pattern.direct_any_size()`: a round-trip type, whose sends of any
+    /// size may go direct (`send_direct`).
+    direct_any_size: bool,
+    /// The frames the pattern puts before a direct send (reused).
+    direct_head: DirectHead,
     pub(super) pipes: Pipes,
     pub(super) options: Options,
     pub(super) linger_ms: Arc<AtomicI64>,
@@ -58,6 +63,7 @@ pub(crate) struct Core {
 impl Core {
     pub(super) fn new(ctx: &Context, kind: SocketType, id: u64, mailbox: Arc<Mailbox>, options: Options) -> Core {
         let pattern = new_pattern(kind, &options);
+        let direct_any_size = pattern.direct_any_size();
         let monitor = Monitor::new();
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Core {
@@ -66,6 +72,7 @@ impl Core {
             ctx: ctx.inner.clone(),
             mailbox,
             pattern,
+            direct_any_size,
             pipes: {
                 let mut pipes = Pipes::default();
                 pipes.events = crate::channel::events::SocketEvents::new(monitor.clone());
@@ -87,6 +94,7 @@ impl Core {
             monitor,
             router_raw: false,
             disconnected: Default::default(),
+            direct_head: Default::default(),
         }
     }
 
@@ -120,6 +128,25 @@ impl Core {
     #[inline]
     pub(super) fn send_or_keep(&mut self, msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
         self.note_send_kind(flags);
+        if flags & SNDMORE == 0 && (msg.len() >= DIRECT_MIN || self.direct_any_size) {
+            return self.send_last_direct(msg, flags);
+        }
+        self.send_fresh(msg, flags)
+    }
+
+    /// A message's last frame that may go direct (large, or any size on a
+    /// round-trip type) is written from its body by this thread when its
+    /// connection is idle, as `send_slice` writes a caller's buffer, and
+    /// released once written: no hand-off to the I/O thread.
+    #[inline(never)]
+    fn send_last_direct(&mut self, msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
+        if !msg.is_internal() {
+            match self.send_direct(msg.as_slice(), flags) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(e) => return Err((msg, e)),
+            }
+        }
         self.send_fresh(msg, flags)
     }
 
@@ -134,10 +161,18 @@ impl Core {
         self.send_fresh(Msg::from_slice(data), flags).map_err(|(_, e)| e)
     }
 
+    pub(super) fn direct_send_min(&self) -> usize {
+        if self.direct_any_size {
+            0
+        } else {
+            DIRECT_MIN
+        }
+    }
+
     /// The direct half of `send_slice`: `Ok(false)` when the message was
     /// not sent and must go the usual way.
     pub(super) fn try_send_direct(&mut self, data: &[u8], flags: i32) -> Result<bool> {
-        if data.len() < DIRECT_MIN || flags & SNDMORE != 0 {
+        if data.len() < self.direct_send_min() || flags & SNDMORE != 0 {
             return Ok(false);
         }
         self.send_direct(data, flags)
@@ -153,18 +188,30 @@ impl Core {
     /// peer that stopped reading) leaves that pipe to queue as libzmq's
     /// does until its connection next catches up.
     fn send_direct(&mut self, data: &[u8], flags: i32) -> Result<bool> {
+        // A non-blocking send only queues, as libzmq's: written here it
+        // would fill the kernel's buffers as fast as the caller loops, and
+        // a DONTWAIT sender to a peer that stopped reading would see EAGAIN
+        // only after those buffers' worth of messages instead of after
+        // about the HWM (libzmq's test_router_mandatory_hwm).
         let blocking = flags & DONTWAIT == 0 && self.options.sndtimeo != Some(Duration::ZERO);
+        if !blocking {
+            return Ok(false);
+        }
         let mut pace_until: Option<Instant> = None;
         loop {
             if self.mailbox.has_pending() {
                 self.process_commands()?;
             }
-            let Some(id) = self.pattern.direct_target() else { return Ok(false) };
+            self.direct_head.clear();
+            let Some(id) = self.pattern.direct_target(&mut self.pipes, &mut self.direct_head) else { return Ok(false) };
             let out = &mut self.pipes.get_mut(id).out;
-            let pace = blocking && !out.direct_stalled();
-            match out.try_direct(data, blocking, pace) {
+            let pace = !out.direct_stalled();
+            match out.try_direct(&self.direct_head, data, pace) {
                 DirectSend::Sent => {
-                    self.pattern.direct_sent(id);
+                    self.pattern.direct_sent(id, &mut self.pipes);
+                    if self.pipes.after_send {
+                        self.after_send();
+                    }
                     return Ok(true);
                 }
                 DirectSend::No => return Ok(false),

@@ -180,6 +180,18 @@ impl Socket {
         self.plain_core()?.try_send_direct(data, flags)
     }
 
+    /// The smallest single-frame blocking send [`try_send_direct`](Self::try_send_direct)
+    /// may write itself: [`DIRECT_SEND_MIN`](crate::DIRECT_SEND_MIN), or 0 for REQ
+    /// and REP (one message in flight per round trip: nothing would batch
+    /// behind it), `usize::MAX` for thread-safe types. A binding that must
+    /// release a lock around a direct send asks this once.
+    pub fn direct_send_min(&self) -> Result<usize> {
+        if self.shared.is_some() {
+            return Ok(usize::MAX);
+        }
+        Ok(self.plain_core()?.direct_send_min())
+    }
+
     /// Send one frame, handing it back with the error when the send fails
     /// (as libzmq's `zmq_msg_send` leaves a failed message with its caller).
     /// A caller that must keep its message on failure needs no copy of it.
