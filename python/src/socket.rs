@@ -39,6 +39,9 @@ pub(crate) struct SocketShared {
     pub(crate) copy_threshold: AtomicUsize,
     /// [`lend_min`] for this socket's threshold and policy.
     pub(crate) lend_min: AtomicUsize,
+    /// `oxmq::Socket::direct_send_min`: copy sends this large try the
+    /// core's direct write (with the GIL released).
+    pub(crate) direct_min: usize,
 }
 
 static SOCKETS: Registry<SocketShared> = Registry::new();
@@ -128,7 +131,7 @@ impl Socket {
         }
         let Ok(buf) = pyo3::buffer::PyUntypedBuffer::get(data) else { return Ok(false) };
         let len = buf.len_bytes();
-        if len < oxmq::DIRECT_SEND_MIN || !buf.is_c_contiguous() {
+        if len < self.direct_min || !buf.is_c_contiguous() {
             buf.release(py);
             return Ok(false);
         }
@@ -137,6 +140,17 @@ impl Socket {
         let slice = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, len) };
         let sent = py.detach(|| self.with(|s| s.try_send_direct(slice, flags).map_err(core_errno)));
         buf.release(py);
+        sent.map_err(|e| zmq_error(py, e))
+    }
+
+    /// `bytes` sent with a copy, written to its connection from the object
+    /// itself when the core can, as `send_direct`. The caller checked
+    /// `direct_min`.
+    fn send_bytes_direct(&self, py: Python<'_>, b: &Bound<'_, PyBytes>, flags: i32) -> PyResult<bool> {
+        // Immutable and referenced by the caller for the whole call: its
+        // bytes stay put with the GIL released.
+        let slice = b.as_bytes();
+        let sent = py.detach(|| self.with(|s| s.try_send_direct(slice, flags).map_err(core_errno)));
         sent.map_err(|e| zmq_error(py, e))
     }
 
@@ -277,6 +291,7 @@ impl Socket {
         let sock = ctx.socket(kind).map_err(|e| zmq_error(py, core_errno(e)))?;
         // Thread-safe (draft) types hand out no FD, but blocking calls here still wait on it.
         let fd = sock.readiness_fd().map_err(|e| zmq_error(py, core_errno(e)))?;
+        let direct_min = sock.direct_send_min().map_err(|e| zmq_error(py, core_errno(e)))?;
         let shared = Arc::new(SocketShared {
             slot: oxmq::SocketSlot::new(sock).map_err(|e| zmq_error(py, core_errno(e)))?,
             ctx,
@@ -284,6 +299,7 @@ impl Socket {
             kind: socket_type,
             copy_threshold: AtomicUsize::new(threshold),
             lend_min: AtomicUsize::new(lend_min(threshold, pyzmq_policy)),
+            direct_min,
         });
         SOCKETS.add(&shared);
         Ok(Socket { shared })
@@ -506,6 +522,9 @@ impl Socket {
         // Fast path: bytes, copied.
         if copy && routing_id.is_none() {
             if let Ok(b) = data.cast::<PyBytes>() {
+                if group.is_none() && b.as_bytes().len() >= self.direct_min && self.send_bytes_direct(py, b, flags)? {
+                    return Ok(None);
+                }
                 let lend_min = self.lend_min.load(Ordering::Relaxed);
                 let msg = msg_with_group(py, bytes_to_msg(b, lend_min), group.as_deref())?;
                 self.send_msg(py, msg, flags)?;
