@@ -79,6 +79,32 @@ def c_pair(variant, ep, size, n, mode="copy"):
     return run_pair([THR, "recv", ep, size, n], lambda e, a: [THR, "send", e, size, n, mode, a], c_env(variant))
 
 
+def lat_pair(server_argv, client_argv, env=None) -> dict:
+    """REQ/REP across two processes (study 3): the server prints "READY EP", the client connects."""
+    r = subprocess.Popen([str(a) for a in server_argv], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        ready = r.stdout.readline().split()
+        if len(ready) < 2:
+            raise RuntimeError("server did not print READY")
+        out = subprocess.run([str(a) for a in client_argv(ready[1])], capture_output=True, text=True,
+                             timeout=300, env=env, check=True)
+    finally:
+        r.wait(timeout=300)
+    return last_json(out.stdout)
+
+
+LAT = Path(os.environ.get("AB_LAT", HERE.parent / "target/bench/c-oxmq/lat"))
+
+
+def rust_lat(variant, ep, size, n):
+    b = variant / "bench_oxmq"
+    return lat_pair([b, "lat", "server", ep, size, n], lambda e: [b, "lat", "client", e, size, n])
+
+
+def c_lat(variant, ep, size, n):
+    return lat_pair([LAT, "server", ep, size, n], lambda e: [LAT, "client", e, size, n], c_env(variant))
+
+
 STUDY_PY = HERE / "py" / "study.py"
 
 
@@ -119,6 +145,12 @@ CELLS = {
     "rust-tcp-256k": ("msgs_per_s", lambda v: rust_pair(v, "tcp://127.0.0.1:*", 256 << 10, 20000)),
     "rust-ipc-1m": ("msgs_per_s", lambda v: rust_pair(v, ipc_ep(v), 1 << 20, 5000)),
     "rust-lat-inproc-64": ("p50_us", lambda v: run_one([v / "bench_oxmq", "lat", "inproc", 64, 20000])),
+    "rust-lat-tcp-64": ("p50_us", lambda v: rust_lat(v, "tcp://127.0.0.1:*", 64, 20000)),
+    "rust-lat-ipc-64": ("p50_us", lambda v: rust_lat(v, ipc_ep(v), 64, 20000)),
+    "rust-lat-tcp-256k": ("p50_us", lambda v: rust_lat(v, "tcp://127.0.0.1:*", 256 << 10, 3000)),
+    "capi-lat-tcp-64": ("p50_us", lambda v: c_lat(v, "tcp://127.0.0.1:*", 64, 20000)),
+    "capi-lat-ipc-4k": ("p50_us", lambda v: c_lat(v, ipc_ep(v), 4096, 20000)),
+    "capi-lat-ipc-256k": ("p50_us", lambda v: c_lat(v, ipc_ep(v), 256 << 10, 3000)),
     "capi-inproc-16": ("msgs_per_s", lambda v: run_one([THR, "inproc", 16, 10_000_000], c_env(v))),
     "capi-inproc-4k-zc": ("msgs_per_s", lambda v: run_one([THR, "inproc", 4096, 3_000_000, "zc"], c_env(v))),
     "capi-inproc-4m": ("msgs_per_s", lambda v: run_one([THR, "inproc", 4 << 20, 2000], c_env(v))),
