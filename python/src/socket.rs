@@ -39,9 +39,9 @@ pub(crate) struct SocketShared {
     pub(crate) copy_threshold: AtomicUsize,
     /// [`lend_min`] for this socket's threshold and policy.
     pub(crate) lend_min: AtomicUsize,
-    /// `oxmq::Socket::direct_send_min`: copy sends this large try the
-    /// core's direct write (with the GIL released).
-    pub(crate) direct_min: usize,
+    /// `oxmq::Socket::direct_send_sizes`: copy sends of these sizes try
+    /// the core's direct write (with the GIL released).
+    pub(crate) direct_sizes: std::ops::Range<usize>,
 }
 
 static SOCKETS: Registry<SocketShared> = Registry::new();
@@ -131,7 +131,7 @@ impl Socket {
         }
         let Ok(buf) = pyo3::buffer::PyUntypedBuffer::get(data) else { return Ok(false) };
         let len = buf.len_bytes();
-        if len < self.direct_min || !buf.is_c_contiguous() {
+        if !self.direct_sizes.contains(&len) || !buf.is_c_contiguous() {
             buf.release(py);
             return Ok(false);
         }
@@ -145,7 +145,7 @@ impl Socket {
 
     /// `bytes` sent with a copy, written to its connection from the object
     /// itself when the core can, as `send_direct`. The caller checked
-    /// `direct_min`.
+    /// `direct_sizes`.
     fn send_bytes_direct(&self, py: Python<'_>, b: &Bound<'_, PyBytes>, flags: i32) -> PyResult<bool> {
         // Immutable and referenced by the caller for the whole call: its
         // bytes stay put with the GIL released.
@@ -291,7 +291,7 @@ impl Socket {
         let sock = ctx.socket(kind).map_err(|e| zmq_error(py, core_errno(e)))?;
         // Thread-safe (draft) types hand out no FD, but blocking calls here still wait on it.
         let fd = sock.readiness_fd().map_err(|e| zmq_error(py, core_errno(e)))?;
-        let direct_min = sock.direct_send_min().map_err(|e| zmq_error(py, core_errno(e)))?;
+        let direct_sizes = sock.direct_send_sizes().map_err(|e| zmq_error(py, core_errno(e)))?;
         let shared = Arc::new(SocketShared {
             slot: oxmq::SocketSlot::new(sock).map_err(|e| zmq_error(py, core_errno(e)))?,
             ctx,
@@ -299,7 +299,7 @@ impl Socket {
             kind: socket_type,
             copy_threshold: AtomicUsize::new(threshold),
             lend_min: AtomicUsize::new(lend_min(threshold, pyzmq_policy)),
-            direct_min,
+            direct_sizes,
         });
         SOCKETS.add(&shared);
         Ok(Socket { shared })
@@ -522,7 +522,10 @@ impl Socket {
         // Fast path: bytes, copied.
         if copy && routing_id.is_none() {
             if let Ok(b) = data.cast::<PyBytes>() {
-                if group.is_none() && b.as_bytes().len() >= self.direct_min && self.send_bytes_direct(py, b, flags)? {
+                if group.is_none()
+                    && self.direct_sizes.contains(&b.as_bytes().len())
+                    && self.send_bytes_direct(py, b, flags)?
+                {
                     return Ok(None);
                 }
                 let lend_min = self.lend_min.load(Ordering::Relaxed);

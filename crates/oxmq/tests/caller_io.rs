@@ -333,14 +333,15 @@ fn lent_and_shared_messages_are_written_directly_and_released() {
 }
 
 /// Length of round trip `i`'s request (the reply is one byte longer):
-/// small, medium and large, so every size goes direct on REQ and REP.
+/// small and medium ones go direct on REQ and REP, large ones through
+/// the I/O thread, in between.
 fn trip_len(i: u64) -> usize {
     [10, 5000, 300 * 1024][(i % 3) as usize] + i as usize
 }
 
-/// REQ and REP write every message themselves (one in flight per round
-/// trip, nothing to batch): the REQ's delimiter and the REP's envelope go
-/// in front of it, and strict alternation still holds.
+/// REQ and REP write their small messages themselves (one in flight per
+/// round trip, nothing to batch): the REQ's delimiter and the REP's
+/// envelope go in front of them, and strict alternation still holds.
 fn req_rep_round_trips(t: Transport) {
     let ctx = Context::new();
     let rep = sock(&ctx, SocketType::Rep);

@@ -77,9 +77,9 @@ pub(crate) trait Pattern: Send {
     /// A message went to `direct_target`'s pipe without the pipe: the
     /// type's state moves on as if it had been written.
     fn direct_sent(&mut self, _id: PipeId, _pipes: &mut Pipes) {}
-    /// Types with one message in flight per round trip (REQ, REP) write
-    /// messages of any size themselves: nothing would batch behind them.
-    fn direct_any_size(&self) -> bool {
+    /// A type with one message in flight per round trip (REQ, REP): its
+    /// small sends may go direct too (`socket::core::direct_sizes`).
+    fn round_trip(&self) -> bool {
         false
     }
     /// ROUTER (under REP): the pipe a message to `routing_id` would go to

@@ -152,7 +152,7 @@ impl Pattern for Req {
         Ok(())
     }
 
-    fn direct_any_size(&self) -> bool {
+    fn round_trip(&self) -> bool {
         true
     }
 
@@ -329,7 +329,7 @@ impl Pattern for Rep {
         Ok(())
     }
 
-    fn direct_any_size(&self) -> bool {
+    fn round_trip(&self) -> bool {
         true
     }
 

@@ -27,9 +27,9 @@ pub(crate) struct Core {
     pub(super) ctx: Arc<CtxInner>,
     pub(super) mailbox: Arc<Mailbox>,
     pub(super) pattern: Box<dyn Pattern>,
-    /// `pattern.direct_any_size()`: a round-trip type, whose sends of any
-    /// size may go direct (`send_direct`).
-    direct_any_size: bool,
+    /// The sizes of single-frame sends that may go direct (`send_direct`):
+    /// large ones, or on round-trip types small ones (see `direct_sizes`).
+    direct_sizes: std::ops::Range<usize>,
     /// The frames the pattern puts before a direct send (reused).
     direct_head: DirectHead,
     pub(super) pipes: Pipes,
@@ -63,7 +63,7 @@ pub(crate) struct Core {
 impl Core {
     pub(super) fn new(ctx: &Context, kind: SocketType, id: u64, mailbox: Arc<Mailbox>, options: Options) -> Core {
         let pattern = new_pattern(kind, &options);
-        let direct_any_size = pattern.direct_any_size();
+        let direct_sizes = direct_sizes(pattern.round_trip());
         let monitor = Monitor::new();
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Core {
@@ -72,7 +72,7 @@ impl Core {
             ctx: ctx.inner.clone(),
             mailbox,
             pattern,
-            direct_any_size,
+            direct_sizes,
             pipes: {
                 let mut pipes = Pipes::default();
                 pipes.events = crate::channel::events::SocketEvents::new(monitor.clone());
@@ -128,14 +128,13 @@ impl Core {
     #[inline]
     pub(super) fn send_or_keep(&mut self, msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
         self.note_send_kind(flags);
-        if flags & SNDMORE == 0 && (msg.len() >= DIRECT_MIN || self.direct_any_size) {
+        if flags & SNDMORE == 0 && self.direct_sizes.contains(&msg.len()) {
             return self.send_last_direct(msg, flags);
         }
         self.send_fresh(msg, flags)
     }
 
-    /// A message's last frame that may go direct (large, or any size on a
-    /// round-trip type) is written from its body by this thread when its
+    /// A message's last frame that may go direct (`direct_sizes`) is written from its body by this thread when its
     /// connection is idle, as `send_slice` writes a caller's buffer, and
     /// released once written: no hand-off to the I/O thread.
     #[inline(never)]
@@ -161,18 +160,14 @@ impl Core {
         self.send_fresh(Msg::from_slice(data), flags).map_err(|(_, e)| e)
     }
 
-    pub(super) fn direct_send_min(&self) -> usize {
-        if self.direct_any_size {
-            0
-        } else {
-            DIRECT_MIN
-        }
+    pub(super) fn direct_send_sizes(&self) -> std::ops::Range<usize> {
+        self.direct_sizes.clone()
     }
 
     /// The direct half of `send_slice`: `Ok(false)` when the message was
     /// not sent and must go the usual way.
     pub(super) fn try_send_direct(&mut self, data: &[u8], flags: i32) -> Result<bool> {
-        if data.len() < self.direct_send_min() || flags & SNDMORE != 0 {
+        if !self.direct_sizes.contains(&data.len()) || flags & SNDMORE != 0 {
             return Ok(false);
         }
         self.send_direct(data, flags)
@@ -578,5 +573,21 @@ impl Core {
             }
         }
         self.ctx.socket_closed(self.id);
+    }
+}
+
+/// Which single-frame sends a thread writes itself. Large ones save a copy
+/// and a hand-off, while small ones are worth more batched by the I/O
+/// thread (many per `sendmsg`). A round-trip type (REQ, REP) has one
+/// message in flight, so nothing batches behind a small one: written by
+/// the caller it saves two thread hand-offs per round trip (C ABI ipc 4 KiB
+/// p50 42 -> 25 us). Its large ones stay with the I/O thread: written by
+/// the caller, ipc 256 KiB round trips took longer (C ABI p50 118 -> 172
+/// us; bench/TRAILING.md section 5).
+fn direct_sizes(round_trip: bool) -> std::ops::Range<usize> {
+    if round_trip {
+        0..DIRECT_MIN
+    } else {
+        DIRECT_MIN..usize::MAX
     }
 }

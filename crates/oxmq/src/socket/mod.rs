@@ -180,16 +180,17 @@ impl Socket {
         self.plain_core()?.try_send_direct(data, flags)
     }
 
-    /// The smallest single-frame blocking send [`try_send_direct`](Self::try_send_direct)
-    /// may write itself: [`DIRECT_SEND_MIN`](crate::DIRECT_SEND_MIN), or 0 for REQ
-    /// and REP (one message in flight per round trip: nothing would batch
-    /// behind it), `usize::MAX` for thread-safe types. A binding that must
+    /// The sizes of single-frame blocking sends that
+    /// [`try_send_direct`](Self::try_send_direct) may write itself: from
+    /// [`DIRECT_SEND_MIN`](crate::DIRECT_SEND_MIN) up, or for REQ and REP
+    /// (one message in flight per round trip: nothing would batch behind
+    /// it) below it; none for thread-safe types. A binding that must
     /// release a lock around a direct send asks this once.
-    pub fn direct_send_min(&self) -> Result<usize> {
+    pub fn direct_send_sizes(&self) -> Result<std::ops::Range<usize>> {
         if self.shared.is_some() {
-            return Ok(usize::MAX);
+            return Ok(0..0);
         }
-        Ok(self.plain_core()?.direct_send_min())
+        Ok(self.plain_core()?.direct_send_sizes())
     }
 
     /// Send one frame, handing it back with the error when the send fails
