@@ -195,6 +195,12 @@ impl DirectPort {
         Enter::Go(carry)
     }
 
+    /// Whether the engine owns the half (to write, or after a carry or a
+    /// hand-back it must take up).
+    pub(crate) fn engine_holds(&self) -> bool {
+        self.state.load(Ordering::Acquire) & ENGINE != 0
+    }
+
     /// The engine has nothing to write, at a message boundary, and the out
     /// pipe was empty when it last looked: a sender may write.
     pub(crate) fn engine_leave(&self) {

@@ -111,6 +111,21 @@ impl Engine {
     /// drains. Returns whether it stopped because of the budget.
     pub(super) fn write_out(&mut self) -> Result<bool, Fault> {
         if let Some(port) = &self.direct {
+            // Nothing to write (as after reading a REQ's reply) and the
+            // half left to senders: it is not taken at all, or the
+            // sender's next message, sent the moment that reply arrives,
+            // would find it busy and wait for the engine to let go (a
+            // wake-up per round trip). Held (a carry, a hand-back, the
+            // start), it is entered and left as usual.
+            if self.segs.is_empty()
+                && !self.out_mid
+                && !self.out_skip
+                && matches!(self.phase, Phase::Active)
+                && !port.engine_holds()
+                && !self.pipe.as_mut().is_some_and(|p| p.out.check_read())
+            {
+                return Ok(false);
+            }
             match port.engine_enter() {
                 // The rest of a frame a sender began goes before anything.
                 Enter::Go(Some(tail)) => self.segs.push_front(Seg::Big(tail)),
