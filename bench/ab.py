@@ -51,19 +51,25 @@ def run_one(argv, env=None) -> dict:
     return last_json(out.stdout)
 
 
-def run_pair(recv_argv, send_argv, env=None) -> dict:
-    """Two processes: the receiver prints "READY EP ACK_EP" first, the sender connects to both."""
-    r = subprocess.Popen([str(a) for a in recv_argv], stdout=subprocess.PIPE, text=True, env=env)
+def two_processes(server_argv, client_argv, env=None, report="server") -> dict:
+    """The server prints "READY EP [ACK_EP]" first; the client gets those
+    fields and runs to its end; `report` names whose JSON line counts."""
+    r = subprocess.Popen([str(a) for a in server_argv], stdout=subprocess.PIPE, text=True, env=env)
     try:
         ready = r.stdout.readline().split()
-        if len(ready) < 3:
-            raise RuntimeError("receiver did not print READY")
-        subprocess.run([str(a) for a in send_argv(ready[1], ready[2])], capture_output=True, text=True,
-                       timeout=300, env=env, check=True)
-        out = r.stdout.read()
+        if len(ready) < 2:
+            raise RuntimeError("server did not print READY")
+        client = subprocess.run([str(a) for a in client_argv(*ready[1:])], capture_output=True, text=True,
+                                timeout=300, env=env, check=True)
+        out = r.stdout.read() if report == "server" else client.stdout
     finally:
         r.wait(timeout=300)
     return last_json(out)
+
+
+def run_pair(recv_argv, send_argv, env=None) -> dict:
+    """Throughput: the receiver prints "READY EP ACK_EP", the sender connects to both."""
+    return two_processes(recv_argv, send_argv, env)
 
 
 def c_env(variant: Path) -> dict:
@@ -80,17 +86,8 @@ def c_pair(variant, ep, size, n, mode="copy"):
 
 
 def lat_pair(server_argv, client_argv, env=None) -> dict:
-    """REQ/REP across two processes (study 3): the server prints "READY EP", the client connects."""
-    r = subprocess.Popen([str(a) for a in server_argv], stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        ready = r.stdout.readline().split()
-        if len(ready) < 2:
-            raise RuntimeError("server did not print READY")
-        out = subprocess.run([str(a) for a in client_argv(ready[1])], capture_output=True, text=True,
-                             timeout=300, env=env, check=True)
-    finally:
-        r.wait(timeout=300)
-    return last_json(out.stdout)
+    """REQ/REP (study 3): the REP server prints "READY EP"; the REQ client reports."""
+    return two_processes(server_argv, client_argv, env, report="client")
 
 
 LAT = Path(os.environ.get("AB_LAT", HERE.parent / "target/bench/c-oxmq/lat"))
