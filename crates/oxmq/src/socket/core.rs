@@ -134,9 +134,10 @@ impl Core {
         self.send_fresh(msg, flags)
     }
 
-    /// A message's last frame that may go direct (`direct_sizes`) is written from its body by this thread when its
-    /// connection is idle, as `send_slice` writes a caller's buffer, and
-    /// released once written: no hand-off to the I/O thread.
+    /// A message's last frame that may go direct (`direct_sizes`) is
+    /// written from its body by this thread when its connection is idle,
+    /// as `send_slice` writes a caller's buffer, and released once
+    /// written: no hand-off to the I/O thread.
     #[inline(never)]
     fn send_last_direct(&mut self, msg: Msg, flags: i32) -> std::result::Result<(), (Msg, Error)> {
         if !msg.is_internal() {
