@@ -58,6 +58,11 @@ impl DirectHead {
         self.body_bytes += body.len() as u64;
     }
 
+    /// The header of the frame that ends the message, after the others.
+    pub(crate) fn push_last_header(&mut self, len: usize) {
+        oxmq_proto::encode_frame_header(&mut self.bytes, false, false, len);
+    }
+
     /// The encoded frames.
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.bytes

@@ -135,7 +135,7 @@ impl SocketWriter {
     /// it may wait a moment for the rest of a frame the kernel took part
     /// of. `pace`: if the connection is busy, ask to be woken (a
     /// `write_activated`) when it is done.
-    pub(crate) fn try_direct(&mut self, head: &DirectHead, data: &[u8], pace: bool) -> DirectSend {
+    pub(crate) fn try_direct(&mut self, head: &mut DirectHead, data: &[u8], pace: bool) -> DirectSend {
         if self.pipe.is_conflating() {
             return DirectSend::No;
         }
@@ -154,10 +154,8 @@ impl SocketWriter {
             }
             return DirectSend::No;
         }
-        let mut header = Vec::with_capacity(head.as_bytes().len() + 9);
-        header.extend_from_slice(head.as_bytes());
-        oxmq_proto::encode_frame_header(&mut header, false, false, data.len());
-        if !held.write_frame(&header, data, true) {
+        head.push_last_header(data.len());
+        if !held.write_frame(head.as_bytes(), data, true) {
             return DirectSend::No;
         }
         self.bytes += head.body_bytes() + data.len() as u64;

@@ -86,6 +86,17 @@ pub(crate) struct Router {
 }
 
 impl Router {
+    /// The pipe of the peer with `routing_id`, learning the ids of
+    /// connections that sent theirs late first if need be.
+    fn find_peer(&mut self, routing_id: &[u8], pipes: &mut Pipes) -> Option<PipeId> {
+        let target = self.by_id.get(routing_id).copied();
+        if target.is_some() || self.anonymous.is_empty() {
+            return target;
+        }
+        self.identify_anonymous(pipes);
+        self.by_id.get(routing_id).copied()
+    }
+
     pub(crate) fn new() -> Router {
         Router {
             fq: Fq::default(),
@@ -267,11 +278,7 @@ impl Pattern for Router {
             if !msg.more() {
                 return Ok(());
             }
-            let mut target = self.by_id.get(msg.as_slice()).copied();
-            if target.is_none() && !self.anonymous.is_empty() {
-                self.identify_anonymous(pipes);
-                target = self.by_id.get(msg.as_slice()).copied();
-            }
+            let target = self.find_peer(msg.as_slice(), pipes);
             self.current_out = None;
             match target {
                 Some(id) => {
@@ -330,12 +337,7 @@ impl Pattern for Router {
         if self.more_out {
             return None;
         }
-        let mut target = self.by_id.get(routing_id).copied();
-        if target.is_none() && !self.anonymous.is_empty() {
-            self.identify_anonymous(pipes);
-            target = self.by_id.get(routing_id).copied();
-        }
-        let id = target?;
+        let id = self.find_peer(routing_id, pipes)?;
         pipes.get_mut(id).out.check_write().then_some(id)
     }
 

@@ -202,7 +202,7 @@ impl Core {
             let Some(id) = self.pattern.direct_target(&mut self.pipes, &mut self.direct_head) else { return Ok(false) };
             let out = &mut self.pipes.get_mut(id).out;
             let pace = !out.direct_stalled();
-            match out.try_direct(&self.direct_head, data, pace) {
+            match out.try_direct(&mut self.direct_head, data, pace) {
                 DirectSend::Sent => {
                     self.pattern.direct_sent(id, &mut self.pipes);
                     if self.pipes.after_send {
