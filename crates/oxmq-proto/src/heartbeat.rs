@@ -69,6 +69,12 @@ impl Heartbeat {
         self.ttl_deciseconds
     }
 
+    /// Whether inbound traffic matters to the timers: a PING timeout or a
+    /// peer's TTL may end the connection unless bytes arrive.
+    pub fn watches_traffic(&self) -> bool {
+        self.ivl.is_some() || self.timeout_at.is_some() || self.ttl_at.is_some()
+    }
+
     /// Any inbound bytes prove the peer alive.
     pub fn on_traffic(&mut self, _now: Instant) {
         self.timeout_at = None;

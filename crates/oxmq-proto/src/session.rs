@@ -295,6 +295,20 @@ impl Session {
         matches!(self.framing, Framing::Zmtp3(Zmtp3 { codec: None, .. }))
     }
 
+    /// Whether another reader may take whole messages of data frames off
+    /// the wire between two of this session's reads without showing them to
+    /// it (as `oxmq`'s receiving thread does): plain ZMTP 3.x frames in
+    /// clear, none a subscription, no heartbeat timer waiting for traffic
+    /// (only the session would see it), at a message boundary. Anything
+    /// else that reader finds (a command, a malformed header) it must hand
+    /// to the session unread.
+    pub fn others_may_read(&self) -> bool {
+        self.plain_data
+            && !self.in_message
+            && matches!(&self.framing, Framing::Zmtp3(Zmtp3 { codec: None, heartbeat, .. })
+                if heartbeat.as_ref().is_none_or(|h| !h.watches_traffic()))
+    }
+
     /// Whether the socket must subscribe this peer to everything, once,
     /// before its first message (a PUB or XPUB facing an unversioned ZMTP/1.0
     /// SUB, which filters locally).

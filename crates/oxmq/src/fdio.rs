@@ -41,3 +41,64 @@ pub(crate) fn wait_writable(fd: RawFd, timeout: std::time::Duration) -> bool {
     let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
     rc > 0
 }
+
+/// One `recv` into `buf` that never blocks, for a receiving thread reading
+/// a connection's fd on the engine's behalf (`channel::direct_read`).
+pub(crate) fn recv_nonblocking(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`,
+        // which is borrowed mutably for the call.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Wait until `fd` or `other` is readable (an error or hang-up counts for
+/// `fd`: the next read reports it) or `deadline` passes: which of the two
+/// fired, `(false, false)` at the deadline. A signal ends the wait with
+/// `Interrupted`.
+pub(crate) fn wait_in_either(
+    fd: RawFd,
+    other: RawFd,
+    deadline: Option<std::time::Instant>,
+) -> io::Result<(bool, bool)> {
+    let mut pfds = [
+        libc::pollfd { fd, events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: other, events: libc::POLLIN, revents: 0 },
+    ];
+    let ms = crate::wait::timeout_ms_until(deadline) as libc::c_int;
+    // SAFETY: two initialised pollfd structs that outlive the call.
+    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), 2, ms) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((pfds[0].revents != 0, pfds[1].revents != 0))
+}
+
+/// Whether a read of `fd` would not block: bytes are there, or the EOF or
+/// an error the read would report (one `recv` with MSG_PEEK, which takes
+/// nothing).
+pub(crate) fn has_input(fd: RawFd) -> bool {
+    let mut byte = 0u8;
+    // SAFETY: the kernel writes at most one byte into `byte`, a live local.
+    let n = unsafe { libc::recv(fd, (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+    n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::WouldBlock
+}
+
+/// `epoll_ctl(EPOLL_CTL_MOD)` of `fd`'s registration in `epfd`: `events`,
+/// and `data` as the registration's token (mio's layout: the token in the
+/// event's `u64`).
+pub(crate) fn epoll_modify(epfd: RawFd, fd: RawFd, events: u32, data: u64) -> io::Result<()> {
+    let mut ev = libc::epoll_event { events, u64: data };
+    // SAFETY: `ev` is a live, initialised epoll_event for the call.
+    if unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_MOD, fd, &mut ev) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

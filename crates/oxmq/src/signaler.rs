@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 
 use crate::wait::BusyPoll;
 
+/// A spin on a connection ([`Signaler::wait_with`]) looks at it every this
+/// many turns: a `recv` peek costs about as much as the turns between.
+const FD_EVERY: u32 = 4;
+
 pub(crate) struct Signaler {
     fd: OwnedFd,
     /// Signals not yet read back: each `signal` adds 1 before it writes 1,
@@ -120,8 +124,48 @@ impl Signaler {
     /// that says whether readiness ended it (not a timeout or a signal).
     /// Returns whether the wait ended signalled or ready.
     pub(crate) fn spin_then(&self, deadline: Option<Instant>, block: impl FnOnce() -> bool) -> bool {
+        self.spin_then_ready(deadline, || self.unread.load(Ordering::Relaxed) > 0, block)
+    }
+
+    /// Wait for input on `fd` (a connection a receiving thread reads
+    /// itself, `channel::direct_read`) or for this signaler, spinning first
+    /// as [`Signaler::wait`] does (the spin looks at `fd` every few turns,
+    /// a syscall each). `Ok((fd_ready, signalled))`, both false at the
+    /// deadline; a signal interrupting the sleep is `Interrupted`.
+    pub(crate) fn wait_with(&self, fd: RawFd, deadline: Option<Instant>) -> io::Result<(bool, bool)> {
+        let mut out = Ok((false, false));
+        let mut turn = 0u32;
+        let mut input = false;
+        let ready = self.spin_then_ready(
+            deadline,
+            || {
+                turn = turn.wrapping_add(1);
+                if self.unread.load(Ordering::Relaxed) > 0 {
+                    return true;
+                }
+                input = turn.is_multiple_of(FD_EVERY) && crate::fdio::has_input(fd);
+                input
+            },
+            || {
+                out = crate::fdio::wait_in_either(fd, self.fd.as_raw_fd(), deadline);
+                matches!(out, Ok((true, _) | (_, true)))
+            },
+        );
+        if ready && !matches!(out, Ok((true, _) | (_, true))) {
+            // The spin saw it.
+            return Ok((input, !input));
+        }
+        out
+    }
+
+    fn spin_then_ready(
+        &self,
+        deadline: Option<Instant>,
+        ready: impl FnMut() -> bool,
+        block: impl FnOnce() -> bool,
+    ) -> bool {
         let Some(spin) = self.busy.begin(deadline) else { return block() };
-        let spun = spin.run(|| self.unread.load(Ordering::Relaxed) > 0);
+        let spun = spin.run(ready);
         if spun.ready() {
             self.busy.end(spin, spun, true);
             return true;

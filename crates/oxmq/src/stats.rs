@@ -135,6 +135,8 @@ pub struct PeerStats {
     pub bytes_out: u64,
     /// As [`SocketStats::msgs_out_direct`], for this peer.
     pub msgs_out_direct: u64,
+    /// As [`SocketStats::msgs_in_direct`], for this peer.
+    pub msgs_in_direct: u64,
     /// Messages the peer sent that the socket has not read yet.
     pub queued_in: u64,
     /// Messages to the peer not yet taken by its connection (or inproc
@@ -173,6 +175,10 @@ pub struct SocketStats {
     /// connection with nothing queued) instead of handing them to the I/O
     /// thread.
     pub msgs_out_direct: u64,
+    /// Of `msgs_in`, those the receiving thread read from the connection
+    /// itself (a REQ's reply, a REP's request, while it waited for one on
+    /// an idle connection) instead of taking them from the I/O thread.
+    pub msgs_in_direct: u64,
     /// Messages dropped, by reason.
     pub drops: Drops,
     /// Reconnects scheduled (the monitor's CONNECT_RETRIED).
@@ -256,6 +262,7 @@ pub(crate) struct Retired {
     pub(crate) msgs_out: u64,
     pub(crate) bytes_out: u64,
     pub(crate) msgs_out_direct: u64,
+    pub(crate) msgs_in_direct: u64,
 }
 
 impl PeerStats {

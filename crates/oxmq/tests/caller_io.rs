@@ -367,6 +367,11 @@ fn req_rep_round_trips(t: Transport) {
     assert!(direct_count(&rep) > 0, "{t:?}: no reply went direct");
     assert_eq!(req.stats().unwrap().msgs_out, N);
     assert_eq!(rep.stats().unwrap().msgs_out, N);
+    let (rs, ps) = (req.stats().unwrap(), rep.stats().unwrap());
+    eprintln!("{t:?}: in direct req {} rep {}", rs.msgs_in_direct, ps.msgs_in_direct);
+    assert!(rs.msgs_in_direct > 0, "{t:?}: no reply was read by the REQ's thread");
+    assert!(rep.stats().unwrap().msgs_in_direct > 0, "{t:?}: no request was read by the REP's thread");
+    assert_eq!((rs.msgs_in, ps.msgs_in), (N, N));
 }
 
 #[test]

@@ -24,6 +24,7 @@
 //! Order is kept because a message goes direct only when every earlier one
 //! is on the wire, and everything after it waits for the carry.
 
+use super::direct_read::ReadHalf;
 use crate::pipe::{Wake, WakeSlot};
 use bytes::Bytes;
 use std::io::{self, IoSlice};
@@ -107,6 +108,8 @@ pub(crate) struct DirectPort {
     engine: Arc<dyn Wake>,
     /// Wakes the socket (as the out pipe's reader does at the HWM).
     sender: Arc<WakeSlot>,
+    /// The connection's read side, for a receiving thread (`channel::direct_read`).
+    pub(crate) read: ReadHalf,
 }
 
 /// Where a socket's pipe finds its connection's current port: replaced at
@@ -158,12 +161,20 @@ pub(crate) enum Take<'a> {
 impl DirectPort {
     /// A port owned by its engine (which has its greeting's tail or a
     /// HELLO_MSG to write, or will find out at its first write).
-    pub(crate) fn new(fd: RawFd, engine: Arc<dyn Wake>, sender: Arc<WakeSlot>) -> Arc<DirectPort> {
+    /// `max_msg_size`: the connection's MAXMSGSIZE, for a receiving
+    /// thread's checks.
+    pub(crate) fn new(
+        fd: RawFd,
+        max_msg_size: Option<u64>,
+        engine: Arc<dyn Wake>,
+        sender: Arc<WakeSlot>,
+    ) -> Arc<DirectPort> {
         Arc::new(DirectPort {
             fd,
             state: AtomicU32::new(ENGINE),
             carry: Mutex::new(None),
             has_carry: AtomicBool::new(false),
+            read: ReadHalf::new(fd, max_msg_size, engine.clone(), sender.clone()),
             engine,
             sender,
         })
@@ -229,6 +240,7 @@ impl DirectPort {
     /// reused) under it. A sender holds the half for one non-blocking write
     /// or at most `PARTIAL_WAIT`.
     pub(crate) fn close(&self) {
+        self.read.close();
         let mut s = self.state.load(Ordering::Acquire);
         loop {
             if s & CALLER != 0 {
@@ -402,7 +414,7 @@ mod tests {
         ours.set_nonblocking(true).unwrap();
         let engine = Arc::new(Count::default());
         let sender = Arc::new(Count::default());
-        let port = DirectPort::new(ours.as_raw_fd(), engine.clone(), WakeSlot::with(sender.clone()));
+        let port = DirectPort::new(ours.as_raw_fd(), None, engine.clone(), WakeSlot::with(sender.clone()));
         Fixture { port, engine, sender, ours, peer }
     }
 

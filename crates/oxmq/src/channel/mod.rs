@@ -5,6 +5,7 @@
 //! report, and what a peer told us about itself.
 
 pub(crate) mod direct;
+pub(crate) mod direct_read;
 pub(crate) mod events;
 pub(crate) mod mailbox;
 pub(crate) mod peer;

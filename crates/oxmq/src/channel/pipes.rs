@@ -1,12 +1,13 @@
 //! The socket's side of its connections: one `SocketPipe` per peer.
 
-use crate::channel::direct::{DirectHead, DirectSlot, Take};
+use crate::channel::direct::{DirectHead, DirectPort, DirectSlot, Take};
 use crate::channel::peer::PeerProperties;
 use crate::monitor::{drop_reason, monitor_event as ev};
 use crate::msg::{Msg, FLAGS_UNCOUNTED};
 use crate::pipe::{PipeReader, PipeWriter};
 use crate::stats::{DropReason, Drops, Retired};
 use bytes::Bytes;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -166,6 +167,11 @@ impl SocketWriter {
 
     pub(crate) fn direct_stalled(&self) -> bool {
         self.direct_stalled
+    }
+
+    /// The connection's halves, if it shares them (`channel::direct`).
+    pub(crate) fn direct_port(&self) -> Option<Arc<DirectPort>> {
+        self.direct.as_ref().and_then(|s| s.get())
     }
 
     pub(crate) fn set_direct_stalled(&mut self) {
@@ -329,6 +335,11 @@ pub(crate) struct SocketPipe {
     pub(crate) all_groups: bool,
     /// A frame taken off `inn` by `check_read` and not yet handed out.
     head: Option<Msg>,
+    /// A message the socket's thread read from the connection itself
+    /// (`channel::direct_read`), ahead of anything the pipe holds.
+    front: VecDeque<Msg>,
+    /// Of the messages read, those read that way.
+    direct_in: u64,
     /// DISCONNECT_MSG over inproc (draft): on a connecter's pipe, the
     /// binder's message, filled in once the binder is known. This side
     /// writes it as its last message when it drops the pipe.
@@ -361,6 +372,8 @@ impl SocketPipe {
             hwm_boost: None,
             all_groups: false,
             head: None,
+            front: VecDeque::new(),
+            direct_in: 0,
             disconnect_msg: None,
             drops: Drops::default(),
             names: None,
@@ -372,12 +385,18 @@ impl SocketPipe {
     /// `inn` ahead of time included).
     pub(crate) fn queued_in(&self) -> u64 {
         let head = self.head.as_ref().map_or(0, |m| u64::from(!m.more()));
-        self.inn.queued() + head
+        let front = self.front.iter().filter(|m| !m.more()).count() as u64;
+        self.inn.queued() + head + front
     }
 
     /// What this side read, for statistics (`conflated` stays 0).
     pub(crate) fn counts_in(&self) -> EndCounts {
-        EndCounts { msgs: self.inn.msgs_read(), bytes: self.bytes_in, conflated: 0, direct: 0 }
+        EndCounts {
+            msgs: self.inn.msgs_read() + self.direct_in,
+            bytes: self.bytes_in,
+            conflated: 0,
+            direct: self.direct_in,
+        }
     }
 
     /// This side lets the pipe go: as libzmq's inproc pipe does, drop a
@@ -398,6 +417,9 @@ impl SocketPipe {
         if let Some(msg) = self.head.take() {
             return Some(msg);
         }
+        if !self.front.is_empty() {
+            return self.front.pop_front();
+        }
         loop {
             let msg = self.inn.read()?;
             if msg.flags() & FLAGS_UNCOUNTED != 0 {
@@ -413,7 +435,7 @@ impl SocketPipe {
     /// Absorbs a routing-id frame at the head, so ROUTER can learn a peer's id
     /// before any data from it arrives.
     pub(crate) fn check_read(&mut self) -> bool {
-        if self.head.is_some() {
+        if self.head.is_some() || !self.front.is_empty() {
             return true;
         }
         loop {
@@ -445,7 +467,19 @@ impl SocketPipe {
 
     /// The peer has gone and everything it sent has been read.
     pub(crate) fn is_terminated(&self) -> bool {
-        self.head.is_none() && self.inn.is_terminated()
+        self.head.is_none() && self.front.is_empty() && self.inn.is_terminated()
+    }
+
+    /// Queue the frames of one message the socket's thread read from the
+    /// connection itself, while the pipe was empty and the engine could not
+    /// write to it (`channel::direct_read`): they come before anything the
+    /// engine queues after.
+    pub(crate) fn push_direct(&mut self, frames: impl Iterator<Item = Msg>) {
+        for m in frames {
+            self.bytes_in += m.len() as u64;
+            self.front.push_back(m);
+        }
+        self.direct_in += 1;
     }
 }
 
@@ -535,6 +569,7 @@ impl Pipes {
             t.msgs_out += w.msgs;
             t.bytes_out += w.bytes;
             t.msgs_out_direct += w.direct;
+            t.msgs_in_direct += r.direct;
             t.msgs_in += r.msgs;
             t.bytes_in += r.bytes;
         }
@@ -549,6 +584,14 @@ impl Pipes {
     #[inline]
     pub(crate) fn get_mut(&mut self, id: PipeId) -> &mut SocketPipe {
         self.slots[id.0 as usize].as_mut().expect("pattern used a detached pipe")
+    }
+
+    /// The pipe, when there is exactly one.
+    pub(crate) fn only(&self) -> Option<PipeId> {
+        if self.slots.len() - self.free.len() != 1 {
+            return None;
+        }
+        self.slots.iter().position(Option::is_some).map(|i| PipeId(i as u32))
     }
 
     pub(crate) fn contains(&self, id: PipeId) -> bool {

@@ -82,6 +82,13 @@ pub(crate) trait Pattern: Send {
     fn round_trip(&self) -> bool {
         false
     }
+    /// A blocking receive found nothing: the one pipe whose next message
+    /// it waits for, which the receiving thread may read from its
+    /// connection itself (`channel::direct_read`). REQ's reply pipe; REP's
+    /// peer when it has one.
+    fn direct_source(&self, _pipes: &Pipes) -> Option<PipeId> {
+        None
+    }
     /// ROUTER (under REP): the pipe a message to `routing_id` would go to
     /// now, if that pipe has room, outside any message being sent.
     fn route_of(&mut self, _routing_id: &[u8], _pipes: &mut Pipes) -> Option<PipeId> {

@@ -172,6 +172,15 @@ impl Pattern for Req {
         Some(id)
     }
 
+    fn direct_source(&self, _pipes: &Pipes) -> Option<PipeId> {
+        // At the start of a reply: a reply begun is queued whole already.
+        if self.receiving_reply && self.message_begins {
+            self.reply_pipe
+        } else {
+            None
+        }
+    }
+
     fn direct_sent(&mut self, id: PipeId, _pipes: &mut Pipes) {
         // As `send` leaves a whole request: the turn moves on and the reply
         // is awaited from that pipe.
@@ -343,6 +352,13 @@ impl Pattern for Rep {
             head.push_frame(frame.as_slice());
         }
         Some(id)
+    }
+
+    fn direct_source(&self, pipes: &Pipes) -> Option<PipeId> {
+        if self.sending_reply || !self.request_begins {
+            return None;
+        }
+        pipes.only()
     }
 
     fn direct_sent(&mut self, _id: PipeId, _pipes: &mut Pipes) {

@@ -5,6 +5,7 @@
 use super::endpoints::EndpointRecord;
 use super::{DONTWAIT, SNDMORE, THROTTLED_VIEW};
 use crate::channel::direct::{DirectHead, DIRECT_MIN, PACE_WAIT};
+use crate::channel::direct_read::{FrameAt, ReadEnd, DIRECT_READ_MAX};
 use crate::channel::mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use crate::channel::pipes::{DirectSend, SendThrottle};
 use crate::channel::pipes::{EndpointId, PipeId, Pipes, SocketPipe};
@@ -32,6 +33,10 @@ pub(crate) struct Core {
     direct_sizes: std::ops::Range<usize>,
     /// The frames the pattern puts before a direct send (reused).
     direct_head: DirectHead,
+    /// A blocking receive's buffer for reading its connection itself
+    /// (`recv_direct`; allocated at first use), and the frames found in it.
+    direct_rx: Vec<u8>,
+    direct_frames: Vec<FrameAt>,
     pub(super) pipes: Pipes,
     pub(super) options: Options,
     pub(super) linger_ms: Arc<AtomicI64>,
@@ -95,6 +100,8 @@ impl Core {
             router_raw: false,
             disconnected: Default::default(),
             direct_head: Default::default(),
+            direct_rx: Vec::new(),
+            direct_frames: Vec::new(),
         }
     }
 
@@ -367,7 +374,45 @@ impl Core {
                 self.reap();
                 continue;
             }
+            if flags & DONTWAIT == 0 && self.recv_direct(deadline)? {
+                continue;
+            }
             self.wait(deadline)?;
+        }
+    }
+
+    /// A blocking receive on a round-trip socket waits on the connection
+    /// its next message comes from and reads that message itself
+    /// (`channel::direct_read`), when the engine left the connection's read
+    /// side idle: no hand-off from the I/O thread. `Ok(true)`: look again
+    /// (a message was queued ahead of the pipe); `Ok(false)`: wait as
+    /// usual (the socket's descriptor fired, or the engine has the half).
+    fn recv_direct(&mut self, deadline: Option<Instant>) -> Result<bool> {
+        let Some(id) = self.pattern.direct_source(&self.pipes) else { return Ok(false) };
+        let Some(port) = self.pipes.get(id).out.direct_port() else { return Ok(false) };
+        let Some(held) = port.read.take() else { return Ok(false) };
+        // The engine may have queued a message before it left the half.
+        if self.pipes.get_mut(id).check_read() {
+            drop(held);
+            self.pattern.read_activated(id, &mut self.pipes);
+            return Ok(true);
+        }
+        if self.direct_rx.is_empty() {
+            self.direct_rx = vec![0; DIRECT_READ_MAX];
+        }
+        let signaler = self.mailbox.signaler();
+        match held.read_message(&mut self.direct_rx, &mut self.direct_frames, signaler, deadline) {
+            Ok(()) => {
+                let rx = &self.direct_rx;
+                let frames =
+                    self.direct_frames.iter().map(|f| Msg::from_slice(&rx[f.start..f.start + f.len]).with_more(f.more));
+                self.pipes.get_mut(id).push_direct(frames);
+                self.pattern.read_activated(id, &mut self.pipes);
+                Ok(true)
+            }
+            Err(ReadEnd::Woken | ReadEnd::HandedOver) => Ok(false),
+            Err(ReadEnd::TimedOut) => Err(Error::Again),
+            Err(ReadEnd::Interrupted) => Err(Error::Interrupted),
         }
     }
 

@@ -51,6 +51,7 @@ impl Core {
             msgs_out: t.msgs_out,
             bytes_out: t.bytes_out,
             msgs_out_direct: t.msgs_out_direct,
+            msgs_in_direct: t.msgs_in_direct,
             drops: self.pipes.drops,
             reconnects: io.reconnects(),
             handshake_failures: io.handshake_failures(),
@@ -64,6 +65,7 @@ impl Core {
             s.msgs_out += peer.msgs_out;
             s.bytes_out += peer.bytes_out;
             s.msgs_out_direct += peer.msgs_out_direct;
+            s.msgs_in_direct += peer.msgs_in_direct;
             s.queued_in += peer.queued_in;
             s.queued_out += peer.queued_out;
             s.peers.push(peer);
@@ -90,6 +92,7 @@ impl Core {
             msgs_out: w.msgs,
             bytes_out: w.bytes,
             msgs_out_direct: w.direct,
+            msgs_in_direct: r.direct,
             queued_in: p.queued_in(),
             // What the peer has not taken, not what it has acknowledged
             // (`queued`, which the pipes-stats event reports as libzmq does):

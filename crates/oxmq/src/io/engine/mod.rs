@@ -49,6 +49,7 @@ use oxmq_proto::{
 };
 use std::collections::VecDeque;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -163,6 +164,8 @@ pub(crate) struct Engine {
     /// The write half shared with the socket's large sends (plain ZMTP 3.x
     /// over tcp and ipc, from `attach`); see `channel::direct`.
     direct: Option<Arc<DirectPort>>,
+    /// `direct`'s read side knows the poller registration.
+    poller_bound: bool,
 }
 
 impl Engine {
@@ -207,6 +210,7 @@ impl Engine {
             waker,
             raw_close: false,
             direct: None,
+            poller_bound: false,
         };
         if raw {
             e.session = Some(Session::raw(e.cfg.socket_type));
@@ -242,7 +246,8 @@ impl Engine {
     pub(crate) fn attach(&mut self, pipe: EnginePipe, skip_partial: bool) {
         if let (Some(fd), true) = (self.stream.direct_fd(), self.session.as_ref().is_some_and(Session::frames_in_clear))
         {
-            let port = DirectPort::new(fd, self.waker.clone(), pipe.out.writer_wake().clone());
+            let max = self.cfg.options.maxmsgsize;
+            let port = DirectPort::new(fd, max, self.waker.clone(), pipe.out.writer_wake().clone());
             pipe.direct.set(port.clone());
             self.direct = Some(port);
         }
@@ -327,8 +332,19 @@ impl Engine {
             return step;
         }
         let want = !self.writable;
+        // A connection whose read side a receiving thread may take changes
+        // its registration through that side (see `direct_read::Interest`).
+        let port = self.direct.as_ref().map(|p| &p.read);
+        if let Some(read) = port.filter(|_| !self.poller_bound) {
+            read.bind_poller(registry.as_raw_fd(), token.0 as u64, self.write_armed);
+            self.poller_bound = true;
+        }
         if want != self.write_armed {
-            if let Err(e) = self.stream.reregister(registry, token, want) {
+            let changed = match port {
+                Some(read) => read.set_writable(want),
+                None => self.stream.reregister(registry, token, want),
+            };
+            if let Err(e) = changed {
                 return Step::Closed(Fault::Io(e));
             }
             self.write_armed = want;

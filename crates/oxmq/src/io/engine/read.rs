@@ -2,6 +2,7 @@
 //! them delivered into the inbound pipe.
 
 use super::{Engine, Fault, RX_CHUNK};
+use crate::channel::direct_read::ReadEnter;
 use crate::io::stream::Stream;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE, INLINE_CAPACITY};
 use bytes::{Buf, BytesMut};
@@ -78,6 +79,28 @@ impl Engine {
         if pipe.inn.is_reader_gone() {
             return Ok(false);
         }
+        if let Some(port) = &self.direct {
+            match port.read.engine_enter(self.readable) {
+                ReadEnter::Go => {}
+                ReadEnter::Handed(carry) => {
+                    // A receiving thread read these first (from a message
+                    // boundary, which is where it took the half) and saw
+                    // more than its one message, or an EOF.
+                    if let Some(carry) = carry {
+                        let rest = self.rx.split();
+                        self.rx.extend_from_slice(&carry);
+                        self.rx.unsplit(rest);
+                    }
+                    self.readable = true;
+                    self.drain = true;
+                }
+                ReadEnter::Held => return Ok(false),
+                ReadEnter::Idle => {
+                    self.readable = false;
+                    return Ok(false);
+                }
+            }
+        }
         let raw = matches!(self.session.as_ref().map(Session::framing), Some(Framing::Raw { .. }));
         let res = if raw { self.raw_read_loop(now) } else { self.read_loop(now) };
         if self.in_dirty {
@@ -86,7 +109,24 @@ impl Engine {
             }
             self.in_dirty = false;
         }
+        if matches!(res, Ok(false)) && self.read_is_idle() {
+            if let Some(port) = &self.direct {
+                port.read.engine_leave();
+            }
+        }
         res
+    }
+
+    /// Nothing read is held back and the socket is drained: a receiving
+    /// thread may read the next message itself (`channel::direct_read`).
+    fn read_is_idle(&self) -> bool {
+        !self.readable
+            && !self.drain
+            && self.rx.is_empty()
+            && self.big.is_none()
+            && self.parts.is_empty()
+            && self.stalled.is_none()
+            && self.session.as_ref().is_some_and(Session::others_may_read)
     }
 
     fn read_loop(&mut self, now: Instant) -> Result<bool, Fault> {

@@ -1,0 +1,289 @@
+//! A blocking REQ or REP receive that reads its connection itself
+//! (`channel::direct_read`): what arrives, in what order, around bytes it
+//! must leave to the engine (a second message, a command, a frame too large
+//! or malformed, a half frame), a peer that goes away, timeouts and
+//! context termination.
+
+mod common;
+
+use common::*;
+use oxmq::{errno, monitor_event as ev, opt, Context, Socket, SocketType};
+use std::time::Duration;
+
+/// Message `i` of `len` bytes: its index, then a fill that depends on it.
+fn body(i: u64, len: usize) -> Vec<u8> {
+    let mut b = vec![(i % 251) as u8; len.max(8)];
+    b[..8].copy_from_slice(&i.to_le_bytes());
+    b
+}
+
+#[track_caller]
+fn check(got: &[u8], i: u64, len: usize) {
+    assert_eq!(got.len(), len.max(8), "message {i}: length");
+    assert_eq!(u64::from_le_bytes(got[..8].try_into().unwrap()), i, "message {i}: out of order");
+    assert!(got[8..].iter().all(|&b| b == (i % 251) as u8), "message {i}: body corrupted");
+}
+
+fn direct_in(s: &Socket) -> u64 {
+    s.stats().unwrap().msgs_in_direct
+}
+
+/// REQ and REP in contexts of their own (an I/O thread each, as across
+/// processes), small messages and multipart replies: every reply and
+/// request arrives whole and in turn, and the waiting threads read some
+/// of them themselves.
+fn round_trips(t: Transport) {
+    let (ctx_rep, ctx_req) = (Context::new(), Context::new());
+    let rep = sock(&ctx_rep, SocketType::Rep);
+    let req = sock(&ctx_req, SocketType::Req);
+    link(t, &rep, &req);
+    const N: u64 = 400;
+    let len = |i: u64| (i as usize * 37) % 3000;
+    let server = std::thread::spawn(move || {
+        for i in 0..N {
+            check(&recv(&rep), i, len(i));
+            if i % 5 == 0 {
+                send_parts(&rep, &[&body(i, 20), &body(i, len(i))]);
+            } else {
+                rep.send_slice(&body(i, len(i) + 1), 0).unwrap();
+            }
+        }
+        rep
+    });
+    for i in 0..N {
+        req.send_slice(&body(i, len(i)), 0).unwrap();
+        if i % 5 == 0 {
+            let parts = recv_parts(&req);
+            assert_eq!(parts.len(), 2, "{t:?}: reply {i} has its two frames");
+            check(&parts[0], i, 20);
+            check(&parts[1], i, len(i));
+        } else {
+            check(&recv(&req), i, len(i) + 1);
+        }
+    }
+    let rep = server.join().unwrap();
+    let (rs, ps) = (req.stats().unwrap(), rep.stats().unwrap());
+    assert_eq!((rs.msgs_in, ps.msgs_in), (N, N), "{t:?}: every message counted once");
+    eprintln!("{t:?}: read by the waiting thread: REQ {} REP {} of {N}", rs.msgs_in_direct, ps.msgs_in_direct);
+    assert!(rs.msgs_in_direct > 0, "{t:?}: no reply was read by the REQ's thread: the test did not test the path");
+    assert!(ps.msgs_in_direct > 0, "{t:?}: no request was read by the REP's thread");
+}
+
+#[test]
+fn round_trips_tcp() {
+    let _g = guard();
+    round_trips(Transport::Tcp);
+}
+
+#[test]
+fn round_trips_ipc() {
+    let _g = guard();
+    round_trips(Transport::IpcPath);
+}
+
+/// A REP bound on tcp, a raw ZMTP peer connected to it as a REQ, and the
+/// REP's thread already waiting in `recv` (so it, not the engine, reads
+/// what the peer writes next). The thread answers each request with its
+/// body reversed, `n` times.
+struct Waiting {
+    peer: RawPeer,
+    ep: String,
+    server: std::thread::JoinHandle<Socket>,
+    _ctx: Context,
+}
+
+fn waiting_rep(n: usize, setup: impl FnOnce(&Socket)) -> Waiting {
+    let ctx = Context::new();
+    let rep = sock(&ctx, SocketType::Rep);
+    setup(&rep);
+    let ep = bind_fresh(Transport::Tcp, &rep);
+    let mut peer = RawPeer::connect(&ep);
+    peer.handshake("REQ", None).expect("handshake");
+    let server = std::thread::spawn(move || {
+        for _ in 0..n {
+            let mut got = recv(&rep);
+            got.reverse();
+            rep.send_slice(&got, 0).unwrap();
+        }
+        rep
+    });
+    // Long enough for the thread to be waiting on the connection.
+    std::thread::sleep(Duration::from_millis(100));
+    Waiting { peer, ep, server, _ctx: ctx }
+}
+
+fn request(body: &[u8]) -> Vec<u8> {
+    let mut r = frame(0x01, b"");
+    r.extend(frame(0x00, body));
+    r
+}
+
+/// The reply's body (after the empty delimiter), from the raw peer.
+fn reply(peer: &mut RawPeer) -> Vec<u8> {
+    let delimiter = peer.read_frame().unwrap();
+    assert!(delimiter.more() && delimiter.body.is_empty(), "reply starts with the delimiter");
+    let f = peer.read_frame().unwrap();
+    assert!(!f.more());
+    f.body
+}
+
+#[test]
+fn two_requests_in_one_write_are_both_answered_in_order() {
+    let _g = guard();
+    let mut w = waiting_rep(2, |_| {});
+    let mut bytes = request(b"first");
+    bytes.extend(request(b"second"));
+    w.peer.write(&bytes).unwrap();
+    assert_eq!(reply(&mut w.peer), b"tsrif");
+    assert_eq!(reply(&mut w.peer), b"dnoces");
+    let rep = w.server.join().unwrap();
+    assert!(direct_in(&rep) >= 1, "the waiting thread read the first request itself");
+}
+
+#[test]
+fn a_command_before_the_request_goes_to_the_engine() {
+    let _g = guard();
+    let mut w = waiting_rep(1, |_| {});
+    let mut bytes = frame(0x04, &command_body("PING", b"\x00\x0aping-ctx"));
+    bytes.extend(request(b"after ping"));
+    w.peer.write(&bytes).unwrap();
+    // The PONG and the reply in either order: the engine queues the PONG,
+    // and the REP's thread may write its reply first.
+    let (mut pong, mut answer) = (None, None);
+    while pong.is_none() || answer.is_none() {
+        let f = w.peer.read_frame().unwrap();
+        if f.is_command() {
+            assert_eq!(f.command_name(), b"PONG");
+            pong = Some(f.command_data().to_vec());
+        } else {
+            assert!(f.more() && f.body.is_empty(), "reply starts with the delimiter");
+            let last = w.peer.read_frame().unwrap();
+            answer = Some(last.body);
+        }
+    }
+    assert_eq!(pong.unwrap(), b"ping-ctx");
+    assert_eq!(answer.unwrap(), b"gnip retfa");
+    w.server.join().unwrap();
+}
+
+#[test]
+fn a_request_split_across_writes_arrives_whole() {
+    let _g = guard();
+    let mut w = waiting_rep(2, |_| {});
+    let body: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+    let bytes = request(&body);
+    for piece in [&bytes[..1], &bytes[1..5], &bytes[5..1000], &bytes[1000..]] {
+        w.peer.write(piece).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut want = body.clone();
+    want.reverse();
+    assert_eq!(reply(&mut w.peer), want);
+    // A large one: more than the waiting thread buffers, the engine reads it.
+    let big: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+    let bytes = request(&big);
+    w.peer.write(&bytes[..40_000]).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    w.peer.write(&bytes[40_000..]).unwrap();
+    let mut want = big.clone();
+    want.reverse();
+    assert_eq!(reply(&mut w.peer), want);
+    let rep = w.server.join().unwrap();
+    assert!(direct_in(&rep) >= 1, "the split small request was read by the waiting thread");
+}
+
+#[track_caller]
+fn assert_dropped_then_serves_another(w: Waiting, what: &str) {
+    let mut peer = w.peer;
+    assert!(peer.wait_closed(Duration::from_secs(5)), "oxmq did not close the connection after {what}");
+    // The REP thread still waits; a good peer is served.
+    let mut good = RawPeer::connect(&w.ep);
+    good.handshake("REQ", None).unwrap();
+    good.write(&request(b"ok")).unwrap();
+    assert_eq!(reply(&mut good), b"ko");
+    w.server.join().unwrap();
+}
+
+#[test]
+fn a_malformed_frame_while_waiting_drops_the_connection() {
+    let _g = guard();
+    let mut w = waiting_rep(1, |_| {});
+    // Reserved flag bits set.
+    w.peer.write(&[0x40, 0x01, b'x']).unwrap();
+    assert_dropped_then_serves_another(w, "reserved flag bits");
+}
+
+#[test]
+fn a_frame_over_maxmsgsize_while_waiting_drops_the_connection() {
+    let _g = guard();
+    let mut w = waiting_rep(1, |s| s.set_option_int(opt::MAXMSGSIZE, 100).unwrap());
+    w.peer.write(&request(&[7u8; 101])).unwrap();
+    assert_dropped_then_serves_another(w, "a frame over MAXMSGSIZE");
+}
+
+#[test]
+fn a_peer_that_leaves_while_a_req_waits_is_noticed() {
+    let _g = guard();
+    let ctx = Context::new();
+    let req = sock(&ctx, SocketType::Req);
+    req.set_option_int(opt::RCVTIMEO, 300).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mon = monitor(&ctx, &req, ev::DISCONNECTED as u32);
+    req.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+    let mut peer = RawPeer::from_stream(listener.accept().unwrap().0);
+    peer.handshake("REP", None).unwrap();
+    req.send_slice(b"anyone?", 0).unwrap();
+    assert!(peer.read_frame().unwrap().more());
+    assert_eq!(peer.read_frame().unwrap().body, b"anyone?");
+    let leaver = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        drop(peer);
+    });
+    assert_errno(req.recv(0), errno::EAGAIN);
+    leaver.join().unwrap();
+    wait_for(&mon, ev::DISCONNECTED);
+}
+
+#[test]
+fn a_timeout_while_waiting_leaves_the_reply_for_the_next_receive() {
+    let _g = guard();
+    let ctx = Context::new();
+    let req = sock(&ctx, SocketType::Req);
+    req.set_option_int(opt::RCVTIMEO, 100).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    req.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+    let mut peer = RawPeer::from_stream(listener.accept().unwrap().0);
+    peer.handshake("REP", None).unwrap();
+    req.send_slice(b"slow", 0).unwrap();
+    peer.read_frame().unwrap();
+    peer.read_frame().unwrap();
+    assert_errno(req.recv(0), errno::EAGAIN);
+    peer.write(&request(b"late")).unwrap();
+    assert_eq!(recv(&req), b"late");
+}
+
+#[test]
+fn terminating_the_context_ends_a_direct_wait() {
+    let _g = guard();
+    let ctx = Context::new();
+    let req = sock(&ctx, SocketType::Req);
+    req.set_option_int(opt::LINGER, 0).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    req.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+    let mut peer = RawPeer::from_stream(listener.accept().unwrap().0);
+    peer.handshake("REP", None).unwrap();
+    req.send_slice(b"never answered", 0).unwrap();
+    peer.read_frame().unwrap();
+    let waiter = std::thread::spawn(move || {
+        let r = req.recv(0);
+        drop(req);
+        r
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    ctx.term();
+    assert_errno(waiter.join().unwrap(), errno::ETERM);
+    drop(peer);
+}
