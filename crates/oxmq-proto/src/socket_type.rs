@@ -104,6 +104,13 @@ impl SocketType {
         Self::DRAFT.contains(&self)
     }
 
+    /// REQ and REP: one message in flight per round trip, each side waiting
+    /// for the other's. Their threads send and receive on the connection
+    /// themselves when it is idle (nothing to batch, a hand-off saved).
+    pub fn is_round_trip(self) -> bool {
+        matches!(self, SocketType::Req | SocketType::Rep)
+    }
+
     /// Draft RADIO/DISH: one of the two.
     pub fn is_radio_dish(self) -> bool {
         matches!(self, SocketType::Radio | SocketType::Dish)

@@ -77,11 +77,6 @@ pub(crate) trait Pattern: Send {
     /// A message went to `direct_target`'s pipe without the pipe: the
     /// type's state moves on as if it had been written.
     fn direct_sent(&mut self, _id: PipeId, _pipes: &mut Pipes) {}
-    /// A type with one message in flight per round trip (REQ, REP): its
-    /// small sends may go direct too (`socket::core::direct_sizes`).
-    fn round_trip(&self) -> bool {
-        false
-    }
     /// A blocking receive found nothing: the one pipe whose next message
     /// it waits for, which the receiving thread may read from its
     /// connection itself (`channel::direct_read`). REQ's reply pipe; REP's

@@ -152,10 +152,6 @@ impl Pattern for Req {
         Ok(())
     }
 
-    fn round_trip(&self) -> bool {
-        true
-    }
-
     fn direct_target(&mut self, pipes: &mut Pipes, head: &mut DirectHead) -> Option<PipeId> {
         // A strict REQ awaiting its reply refuses the send (the usual path
         // says EFSM); REQ_CORRELATE's id frame stays on the usual path.
@@ -336,10 +332,6 @@ impl Pattern for Rep {
             self.dropping = false;
         }
         Ok(())
-    }
-
-    fn round_trip(&self) -> bool {
-        true
     }
 
     fn direct_target(&mut self, pipes: &mut Pipes, head: &mut DirectHead) -> Option<PipeId> {

@@ -68,7 +68,7 @@ pub(crate) struct Core {
 impl Core {
     pub(super) fn new(ctx: &Context, kind: SocketType, id: u64, mailbox: Arc<Mailbox>, options: Options) -> Core {
         let pattern = new_pattern(kind, &options);
-        let direct_sizes = direct_sizes(pattern.round_trip());
+        let direct_sizes = direct_sizes(kind.is_round_trip());
         let monitor = Monitor::new();
         let linger_ms = Arc::new(AtomicI64::new(crate::options::opt_to_ms(options.linger)));
         Core {

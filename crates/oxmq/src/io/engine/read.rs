@@ -126,6 +126,9 @@ impl Engine {
             && self.big.is_none()
             && self.parts.is_empty()
             && self.stalled.is_none()
+            // Only a round-trip socket's thread reads its connection; for
+            // the others an idle half would cost a peek per arrival.
+            && self.cfg.socket_type.is_round_trip()
             && self.session.as_ref().is_some_and(Session::others_may_read)
     }
 
