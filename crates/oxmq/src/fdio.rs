@@ -102,3 +102,25 @@ pub(crate) fn epoll_modify(epfd: RawFd, fd: RawFd, events: u32, data: u64) -> io
     }
     Ok(())
 }
+
+/// One `recv` of at most `limit` bytes into `buf`'s spare capacity that
+/// never blocks (a large body a receiving thread reads itself).
+pub(crate) fn recv_into_spare(fd: RawFd, buf: &mut Vec<u8>, limit: usize) -> io::Result<usize> {
+    let spare = buf.spare_capacity_mut();
+    let take = limit.min(spare.len());
+    let n = loop {
+        // SAFETY: `spare` is writable memory of at least `take` bytes; the
+        // kernel writes at most that many into it.
+        let n = unsafe { libc::recv(fd, spare.as_mut_ptr().cast(), take, libc::MSG_DONTWAIT) };
+        if n >= 0 {
+            break n as usize;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    };
+    // SAFETY: the kernel initialised the first `n` spare bytes.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
+}

@@ -179,7 +179,8 @@ fn a_request_split_across_writes_arrives_whole() {
     let mut want = body.clone();
     want.reverse();
     assert_eq!(reply(&mut w.peer), want);
-    // A large one: more than the waiting thread buffers, the engine reads it.
+    // A large one: more than the waiting thread buffers, its body read
+    // into a buffer of its own.
     let big: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
     let bytes = request(&big);
     w.peer.write(&bytes[..40_000]).unwrap();

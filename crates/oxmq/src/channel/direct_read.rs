@@ -42,10 +42,15 @@ const OWNER: u32 = 7;
 const HANDED: u32 = 8;
 const WANT: u32 = 16;
 
-/// The largest message a caller reads itself (all frames with their
-/// headers): larger ones go to the engine, whose big-frame path reads a
-/// body straight into a buffer of its own size.
+/// The caller's buffer: a message whose frames all fit is read into it
+/// (and its bodies copied out); a larger last frame has its body read
+/// straight into a buffer of its own size, as the engine's big frames.
 pub(crate) const DIRECT_READ_MAX: usize = 64 * 1024;
+
+/// The largest body a header makes a caller allocate up front (as the
+/// engine's `PRERESERVE_MAX`): a larger one, or a lying header, is the
+/// engine's, whose buffer grows with the bytes that arrive.
+const BIG_BODY_MAX: usize = 64 * 1024 * 1024;
 
 /// One connection's read side as its engine and its socket see it.
 pub(crate) struct ReadHalf {
@@ -254,25 +259,30 @@ impl ReadHeld<'_> {
     /// data frames is in `buf` (its frames pushed onto `frames`), or
     /// something else happens ([`ReadEnd`]). `buf` is this thread's buffer
     /// of [`DIRECT_READ_MAX`] bytes.
+    /// `Ok(Some(body))`: the message's last frame was too large for `buf`
+    /// and is this body (not in `frames`).
     pub(crate) fn read_message(
         mut self,
         buf: &mut [u8],
         frames: &mut Vec<FrameAt>,
         signaler: &Signaler,
         deadline: Option<Instant>,
-    ) -> Result<(), ReadEnd> {
+    ) -> Result<Option<Vec<u8>>, ReadEnd> {
         let mut len = 0;
         loop {
             frames.clear();
             match scan(&buf[..len], &self.half.decoder, frames) {
                 Scan::Whole(end) if end == len => {
                     self.give_back_drained(&mut buf[len..]);
-                    return Ok(());
+                    return Ok(None);
                 }
                 // The next message (or a command) came with it.
                 Scan::Whole(end) => {
                     self.hand_over(&buf[end..len]);
-                    return Ok(());
+                    return Ok(None);
+                }
+                Scan::Big { at, body_len } => {
+                    return self.read_big(buf, len, at, body_len, signaler, deadline).map(Some);
                 }
                 Scan::NotOurs => {
                     frames.clear();
@@ -322,6 +332,47 @@ impl ReadHeld<'_> {
                 }
             }
         }
+    }
+
+    /// The rest of a last frame too large for the buffer, whose body
+    /// begins at `at` in `buf` (`len` bytes read), read into a buffer of
+    /// its own. Anything that ends the wait before it is whole hands every
+    /// byte read so far to the engine.
+    fn read_big(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        at: usize,
+        body_len: usize,
+        signaler: &Signaler,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<u8>, ReadEnd> {
+        let mut body = crate::bufpool::take(body_len);
+        body.extend_from_slice(&buf[at..len]);
+        while body.len() < body_len {
+            let ready = matches!(signaler.wait_with(self.half.fd, deadline), Ok((true, _)));
+            let before = self.half.state.load(Ordering::Acquire);
+            let want = body_len - body.len();
+            let got = if ready { crate::fdio::recv_into_spare(self.half.fd, &mut body, want) } else { Ok(0) };
+            match got {
+                Ok(n) if n > 0 => {
+                    if n < want {
+                        self.seen = before;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.seen = before,
+                // Woken, timed out, interrupted, the EOF or an error, with
+                // the frame begun: the engine reads on from here.
+                _ => {
+                    let mut carry = buf[..at].to_vec();
+                    carry.extend_from_slice(&body);
+                    self.hand_over(&carry);
+                    return Err(ReadEnd::HandedOver);
+                }
+            }
+        }
+        self.give_back_drained(&mut buf[at..]);
+        Ok(body)
     }
 
     /// Give the half back idle if no arrival was counted since the socket
@@ -407,6 +458,9 @@ impl Drop for ReadHeld<'_> {
 enum Scan {
     /// One whole message of data frames, ending at this offset.
     Whole(usize),
+    /// Whole frames, then a last frame too large for the buffer whose
+    /// header is complete and whose body begins at `at`.
+    Big { at: usize, body_len: usize },
     /// The first message is not complete yet (and fits the buffer).
     Partial,
     /// A command, a malformed header, or a message too large to buffer.
@@ -428,7 +482,14 @@ fn scan(bytes: &[u8], decoder: &oxmq_proto::FrameDecoder, frames: &mut Vec<Frame
             Ok(Some(_)) | Err(_) => return Scan::NotOurs,
             Ok(None) => {
                 return match decoder.pending_header(&bytes[pos..]) {
-                    Some(h) if h.command || pos + h.header_len + h.body_len > DIRECT_READ_MAX => Scan::NotOurs,
+                    Some(h) if h.command => Scan::NotOurs,
+                    Some(h) if pos + h.header_len + h.body_len > DIRECT_READ_MAX => {
+                        if h.more || h.body_len > BIG_BODY_MAX {
+                            Scan::NotOurs
+                        } else {
+                            Scan::Big { at: pos + h.header_len, body_len: h.body_len }
+                        }
+                    }
                     _ => Scan::Partial,
                 };
             }
@@ -465,13 +526,17 @@ mod tests {
         peer: UnixStream,
     }
 
-    /// A read side the engine has left idle.
+    /// A read side the engine has left idle (MAXMSGSIZE 1000).
     fn fixture() -> Fixture {
+        fixture_with_max(Some(1000))
+    }
+
+    fn fixture_with_max(max: Option<u64>) -> Fixture {
         let (ours, peer) = UnixStream::pair().unwrap();
         ours.set_nonblocking(true).unwrap();
         let engine = Arc::new(Count::default());
         let socket = Arc::new(Count::default());
-        let half = ReadHalf::new(ours.as_raw_fd(), Some(1000), engine.clone(), WakeSlot::with(socket.clone()));
+        let half = ReadHalf::new(ours.as_raw_fd(), max, engine.clone(), WakeSlot::with(socket.clone()));
         assert!(matches!(half.engine_enter(false), ReadEnter::Go), "a new half is the engine's");
         half.engine_leave();
         Fixture { half, engine, socket, _ours: ours, peer }
@@ -492,7 +557,8 @@ mod tests {
         let held = f.half.take().expect("idle");
         let deadline = Some(Instant::now() + std::time::Duration::from_millis(200));
         let r = held.read_message(&mut buf, &mut frames, &signaler, deadline);
-        let got = frames.iter().map(|fr| buf[fr.start..fr.start + fr.len].to_vec()).collect();
+        let mut got: Vec<Vec<u8>> = frames.iter().map(|fr| buf[fr.start..fr.start + fr.len].to_vec()).collect();
+        let r = r.map(|big| got.extend(big));
         (r, got)
     }
 
@@ -551,6 +617,26 @@ mod tests {
     }
 
     #[test]
+    fn a_large_last_frame_is_read_into_a_buffer_of_its_own() {
+        let mut f = fixture_with_max(None);
+        let body: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let bytes = msg(&[(b"", true), (&body, false)]);
+        let mut peer = f.peer.try_clone().unwrap();
+        let writer = std::thread::spawn(move || peer.write_all(&bytes).unwrap());
+        let (r, got) = read(&f);
+        writer.join().unwrap();
+        assert_eq!(r, Ok(()));
+        assert_eq!(got.len(), 2);
+        assert!(got[0].is_empty());
+        assert!(got[1] == body, "the body arrives whole");
+        assert_eq!(f.engine.get(), 0);
+        // A large frame with MORE after it is the engine's.
+        f.peer.write_all(&msg(&[(&body[..70_000], true), (b"", false)])[..1000]).unwrap();
+        let (r, _) = read(&f);
+        assert_eq!(r, Err(ReadEnd::HandedOver));
+    }
+
+    #[test]
     fn a_half_message_at_the_deadline_is_the_engines() {
         let mut f = fixture();
         let bytes = msg(&[(b"", true), (b"reply", false)]);
@@ -588,7 +674,7 @@ mod tests {
                 // The socket's wake-up stands for its signaler here: the
                 // waiter polls until the deadline, then lets go.
                 let deadline = Some(Instant::now() + std::time::Duration::from_millis(300));
-                held.read_message(&mut buf, &mut Vec::new(), &signaler, deadline)
+                held.read_message(&mut buf, &mut Vec::new(), &signaler, deadline).map(|_| ())
             });
             while f.half.state.load(Ordering::Acquire) & CALLER == 0 {
                 std::thread::yield_now();

@@ -402,10 +402,13 @@ impl Core {
         }
         let signaler = self.mailbox.signaler();
         match held.read_message(&mut self.direct_rx, &mut self.direct_frames, signaler, deadline) {
-            Ok(()) => {
+            Ok(big) => {
                 let rx = &self.direct_rx;
-                let frames =
-                    self.direct_frames.iter().map(|f| Msg::from_slice(&rx[f.start..f.start + f.len]).with_more(f.more));
+                let frames = self
+                    .direct_frames
+                    .iter()
+                    .map(|f| Msg::from_slice(&rx[f.start..f.start + f.len]).with_more(f.more))
+                    .chain(big.map(|b| Msg::from_bytes(crate::bufpool::freeze(b))));
                 self.pipes.get_mut(id).push_direct(frames);
                 self.pattern.read_activated(id, &mut self.pipes);
                 Ok(true)
@@ -627,12 +630,15 @@ impl Core {
 /// thread (many per `sendmsg`). A round-trip type (REQ, REP) has one
 /// message in flight, so nothing batches behind a small one: written by
 /// the caller it saves two thread hand-offs per round trip (C ABI ipc 4 KiB
-/// p50 42 -> 25 us). Its large ones stay with the I/O thread: written by
-/// the caller, ipc 256 KiB round trips took longer (C ABI p50 118 -> 172
-/// us; bench/TRAILING.md section 5).
+/// p50 42 -> 25 us). Its large ones too, now that its receives read the
+/// connection themselves (`channel::direct_read`): an I/O thread that no
+/// longer reads the replies sleeps between requests, and waking it for
+/// each large request cost more than the write (C ABI ipc 256 KiB p50 74
+/// us through the I/O thread, 134 with only the reads direct, 54 with
+/// both; bench/TRAILING.md section 5).
 fn direct_sizes(round_trip: bool) -> std::ops::Range<usize> {
     if round_trip {
-        0..DIRECT_MIN
+        0..usize::MAX
     } else {
         DIRECT_MIN..usize::MAX
     }

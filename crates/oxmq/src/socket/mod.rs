@@ -184,7 +184,7 @@ impl Socket {
     /// [`try_send_direct`](Self::try_send_direct) may write itself: from
     /// [`DIRECT_SEND_MIN`](crate::DIRECT_SEND_MIN) up, or for REQ and REP
     /// (one message in flight per round trip: nothing would batch behind
-    /// it) below it; none for thread-safe types. A binding that must
+    /// it) every size; none for thread-safe types. A binding that must
     /// release a lock around a direct send asks this once.
     pub fn direct_send_sizes(&self) -> Result<std::ops::Range<usize>> {
         if self.shared.is_some() {
