@@ -503,20 +503,8 @@ mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixStream;
-    use std::sync::atomic::AtomicUsize;
 
-    #[derive(Default)]
-    struct Count(AtomicUsize);
-    impl Wake for Count {
-        fn wake(&self) {
-            self.0.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    impl Count {
-        fn get(&self) -> usize {
-            self.0.load(Ordering::Relaxed)
-        }
-    }
+    use crate::pipe::WakeCount as Count;
 
     struct Fixture {
         half: ReadHalf,

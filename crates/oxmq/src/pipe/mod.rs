@@ -48,6 +48,8 @@
 
 mod wake;
 mod ypipe;
+#[cfg(test)]
+pub(crate) use wake::WakeCount;
 pub(crate) use wake::{Wake, WakeSlot};
 pub(crate) use ypipe::{pipe, pipe_conflate, PipeReader, PipeWriter};
 

@@ -9,18 +9,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::thread;
 
-#[derive(Default)]
-struct Counter(AtomicUsize);
-impl Wake for Counter {
-    fn wake(&self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-impl Counter {
-    fn get(&self) -> usize {
-        self.0.load(Ordering::SeqCst)
-    }
-}
+use super::WakeCount as Counter;
 
 fn counted(hwm: usize) -> (PipeWriter, PipeReader, Arc<Counter>, Arc<Counter>) {
     let rc = Arc::new(Counter::default());

@@ -68,3 +68,22 @@ impl WakeSlot {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// A waker that counts its wake-ups, for the tests of what wakes whom.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct WakeCount(std::sync::atomic::AtomicUsize);
+
+#[cfg(test)]
+impl Wake for WakeCount {
+    fn wake(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+impl WakeCount {
+    pub(crate) fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
