@@ -222,18 +222,24 @@ fn a_frame_over_maxmsgsize_while_waiting_drops_the_connection() {
     assert_dropped_then_serves_another(w, "a frame over MAXMSGSIZE");
 }
 
+/// A raw ZMTP peer speaking REP, which `req` connects to over tcp.
+fn raw_rep_for(req: &Socket) -> RawPeer {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    req.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+    let mut peer = RawPeer::from_stream(listener.accept().unwrap().0);
+    peer.handshake("REP", None).unwrap();
+    peer
+}
+
 #[test]
 fn a_peer_that_leaves_while_a_req_waits_is_noticed() {
     let _g = guard();
     let ctx = Context::new();
     let req = sock(&ctx, SocketType::Req);
     req.set_option_int(opt::RCVTIMEO, 300).unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let mon = monitor(&ctx, &req, ev::DISCONNECTED as u32);
-    req.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
-    let mut peer = RawPeer::from_stream(listener.accept().unwrap().0);
-    peer.handshake("REP", None).unwrap();
+    let mut peer = raw_rep_for(&req);
     req.send_slice(b"anyone?", 0).unwrap();
     assert!(peer.read_frame().unwrap().more());
     assert_eq!(peer.read_frame().unwrap().body, b"anyone?");
@@ -252,11 +258,7 @@ fn a_timeout_while_waiting_leaves_the_reply_for_the_next_receive() {
     let ctx = Context::new();
     let req = sock(&ctx, SocketType::Req);
     req.set_option_int(opt::RCVTIMEO, 100).unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    req.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
-    let mut peer = RawPeer::from_stream(listener.accept().unwrap().0);
-    peer.handshake("REP", None).unwrap();
+    let mut peer = raw_rep_for(&req);
     req.send_slice(b"slow", 0).unwrap();
     peer.read_frame().unwrap();
     peer.read_frame().unwrap();
@@ -271,11 +273,7 @@ fn terminating_the_context_ends_a_direct_wait() {
     let ctx = Context::new();
     let req = sock(&ctx, SocketType::Req);
     req.set_option_int(opt::LINGER, 0).unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    req.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
-    let mut peer = RawPeer::from_stream(listener.accept().unwrap().0);
-    peer.handshake("REP", None).unwrap();
+    let mut peer = raw_rep_for(&req);
     req.send_slice(b"never answered", 0).unwrap();
     peer.read_frame().unwrap();
     let waiter = std::thread::spawn(move || {
