@@ -285,7 +285,6 @@ impl ReadHeld<'_> {
                     return self.read_big(buf, len, at, body_len, signaler, deadline).map(Some);
                 }
                 Scan::NotOurs => {
-                    frames.clear();
                     self.hand_over(&buf[..len]);
                     return Err(ReadEnd::HandedOver);
                 }
@@ -308,7 +307,10 @@ impl ReadHeld<'_> {
                     self.hand_over(&buf[..len]);
                     return Err(ReadEnd::HandedOver);
                 }
-                Err(_) => return Err(ReadEnd::Interrupted),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Err(ReadEnd::Interrupted),
+                // Any other failure of the wait: the socket's usual wait
+                // takes over and reports it.
+                Err(_) => return Err(ReadEnd::Woken),
             }
             let before = self.half.state.load(Ordering::Acquire);
             match crate::fdio::recv_nonblocking(self.half.fd, &mut buf[len..]) {
