@@ -115,6 +115,15 @@ def py_pair(variant, ep, size, n, mode="bytearray"):
                     lambda e, a: [p, STUDY_PY, impl, "thr", "send", e, size, n, mode, a])
 
 
+def py_lat(variant, ep, size, n):
+    """REQ/REP (study 3's Python programs), with VARIANT/python as py_pair's."""
+    p = variant / "python"
+    impl_file = variant / "py_impl"
+    impl = impl_file.read_text().strip() if impl_file.exists() else "oxmq"
+    return lat_pair([p, STUDY_PY, impl, "lat", "server", ep, size, n],
+                    lambda e: [p, STUDY_PY, impl, "lat", "client", e, size, n])
+
+
 def ipc_ep(variant) -> str:
     return "ipc:///tmp/oxmq-ab-%d-%s" % (os.getpid(), variant.name)
 
@@ -158,6 +167,12 @@ CELLS = {
     "py-tcp-1m-bytearray": ("msgs_per_s", lambda v: py_pair(v, "tcp://127.0.0.1:*", 1 << 20, 3000)),
     "py-ipc-1m-bytearray": ("msgs_per_s", lambda v: py_pair(v, ipc_ep(v), 1 << 20, 3000)),
     "py-tcp-256k-bytearray": ("msgs_per_s", lambda v: py_pair(v, "tcp://127.0.0.1:*", 256 << 10, 10000)),
+    "py-tcp-1m-zc": ("msgs_per_s", lambda v: py_pair(v, "tcp://127.0.0.1:*", 1 << 20, 3000, "zc")),
+    "py-tcp-64k-zc": ("msgs_per_s", lambda v: py_pair(v, "tcp://127.0.0.1:*", 64 << 10, 30000, "zc")),
+    "py-ipc-1m-zc": ("msgs_per_s", lambda v: py_pair(v, ipc_ep(v), 1 << 20, 3000, "zc")),
+    "py-lat-tcp-64": ("p50_us", lambda v: py_lat(v, "tcp://127.0.0.1:*", 64, 20000)),
+    "py-lat-ipc-64": ("p50_us", lambda v: py_lat(v, ipc_ep(v), 64, 20000)),
+    "py-lat-tcp-256k": ("p50_us", lambda v: py_lat(v, "tcp://127.0.0.1:*", 256 << 10, 3000)),
     "capi-tcp-4m": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 4 << 20, 1500)),
     "capi-ipc-1m": ("msgs_per_s", lambda v: c_pair(v, ipc_ep(v), 1 << 20, 5000)),
 }

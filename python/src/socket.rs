@@ -117,7 +117,9 @@ impl Socket {
         // it); a close from another thread wakes it through the slot.
         let guard = self.slot.enter().map_err(|e| zmq_error(py, core_errno(e)))?;
         let mut hook = GilWait::new(py);
-        oxmq::block_with(&guard, timeout_ms, &mut hook, op).map_err(|e| hook.error(e))
+        // A receive may read its connection itself while it waits (REQ/REP).
+        let block = if timeout_opt == opt::RCVTIMEO { oxmq::block_recv_with } else { oxmq::block_with };
+        block(&guard, timeout_ms, &mut hook, op).map_err(|e| hook.error(e))
     }
 
     /// A large buffer sent with a copy (bytearray, memoryview, array...):
@@ -151,6 +153,18 @@ impl Socket {
         // bytes stay put with the GIL released.
         let slice = b.as_bytes();
         let sent = py.detach(|| self.with(|s| s.try_send_direct(slice, flags).map_err(core_errno)));
+        sent.map_err(|e| zmq_error(py, e))
+    }
+
+    /// A frame sent without a copy (a `Frame`, or a buffer lent), written
+    /// to its connection from its body when the core's policy allows
+    /// (`oxmq::Socket::try_send_lent_direct`), with the GIL released as in
+    /// `send_bytes_direct`.
+    fn send_msg_direct(&self, py: Python<'_>, msg: &Msg, flags: i32) -> PyResult<bool> {
+        if flags & (oxmq::DONTWAIT | oxmq::SNDMORE) != 0 || !self.direct_sizes.contains(&msg.len()) {
+            return Ok(false);
+        }
+        let sent = py.detach(|| self.with(|s| s.try_send_lent_direct(msg, flags).map_err(core_errno)));
         sent.map_err(|e| zmq_error(py, e))
     }
 
@@ -542,6 +556,9 @@ impl Socket {
             msg.set_routing_id(rid);
         }
         let msg = msg_with_group(py, msg, group.as_deref())?;
+        if routing_id.is_none() && group.is_none() && self.send_msg_direct(py, &msg, flags)? {
+            return Ok(tracker);
+        }
         self.send_msg(py, msg, flags)?;
         Ok(tracker)
     }

@@ -566,3 +566,72 @@ def test_bytes_from_4_kib_are_lent_below_the_copy_threshold(ctx):
     assert pull.recv() == mid
     push.close()
     pull.close()
+
+
+def _req_rep_over_tcp(make):
+    rep = make(oxmq.REP)
+    port = rep.bind_to_random_port("tcp://127.0.0.1")
+    req = make(oxmq.REQ)
+    req.connect("tcp://127.0.0.1:%d" % port)
+    return req, rep
+
+
+def test_a_blocked_req_recv_leaves_the_socket_to_other_threads(make):
+    # A blocking REQ receive may read its connection itself while it waits;
+    # the socket stays free meanwhile: another thread's calls on it go
+    # through (they would fail with EINVAL "in use" if the wait held it).
+    req, rep = _req_rep_over_tcp(make)
+    stop = threading.Event()
+    errors, calls = [], [0]
+
+    def other():
+        while not stop.is_set():
+            try:
+                req.getsockopt(oxmq.RCVTIMEO)
+                calls[0] += 1
+            except oxmq.ZMQError as e:
+                errors.append(e)
+            time.sleep(0.001)
+
+    def server():
+        for i in range(20):
+            m = rep.recv()
+            if i % 2 == 0:
+                time.sleep(0.02)
+            rep.send(m + b"!")
+
+    threads = [threading.Thread(target=other), threading.Thread(target=server)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(20):
+            req.send(b"q%d" % i)
+            assert req.recv() == b"q%d!" % i
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+    assert errors == []
+    assert calls[0] > 50
+
+
+def test_close_from_another_thread_wakes_a_req_waiting_for_its_reply(make):
+    req, rep = _req_rep_over_tcp(make)
+    req.rcvtimeo = -1
+    req.send(b"never answered")
+    assert rep.recv() == b"never answered"
+    got = []
+
+    def blocked():
+        try:
+            req.recv()
+        except oxmq.ZMQError as e:
+            got.append(e.errno)
+
+    t = threading.Thread(target=blocked)
+    t.start()
+    time.sleep(0.2)
+    req.close()
+    t.join(10)
+    assert not t.is_alive()
+    assert got == [oxmq.ENOTSOCK]

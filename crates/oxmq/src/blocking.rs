@@ -9,7 +9,7 @@
 use crate::channel::mailbox::Mailbox;
 use crate::error::{Error, Result};
 use crate::options::POLLIN;
-use crate::socket::{SharedWaiter, Socket};
+use crate::socket::{DirectWait, SharedWaiter, Socket};
 use crate::wait::{slice_until, wait_readable, WaitHook};
 use std::os::fd::RawFd;
 use std::sync::Arc;
@@ -65,6 +65,35 @@ pub fn block_with<A, T>(
     access: &A,
     timeout_ms: i64,
     hook: &mut dyn WaitHook,
+    attempt: impl FnMut(&Socket) -> Result<T>,
+) -> Result<T>
+where
+    A: SocketAccess + ?Sized,
+{
+    block(access, timeout_ms, hook, false, attempt)
+}
+
+/// [`block_with`] for a receive (`attempt` receives): between attempts the
+/// call may wait on the connection its next message comes from and read
+/// that message itself, as a blocking [`Socket::recv`] does (a REQ's reply,
+/// a REP's request), with the socket free for other threads meanwhile.
+pub fn block_recv_with<A, T>(
+    access: &A,
+    timeout_ms: i64,
+    hook: &mut dyn WaitHook,
+    attempt: impl FnMut(&Socket) -> Result<T>,
+) -> Result<T>
+where
+    A: SocketAccess + ?Sized,
+{
+    block(access, timeout_ms, hook, true, attempt)
+}
+
+fn block<A, T>(
+    access: &A,
+    timeout_ms: i64,
+    hook: &mut dyn WaitHook,
+    direct: bool,
     mut attempt: impl FnMut(&Socket) -> Result<T>,
 ) -> Result<T>
 where
@@ -87,7 +116,8 @@ where
     let wake = hook.wake_fd();
     loop {
         let mut out = None;
-        hook.park(&mut || out = parked(access, &readiness, deadline, slice, wake, &mut attempt));
+        let waits = Waits { deadline, slice, wake, direct };
+        hook.park(&mut || out = parked(access, &readiness, &waits, &mut attempt));
         match out {
             Some(done) => return done,
             None => hook.check()?,
@@ -126,32 +156,56 @@ where
     }
 }
 
+/// What a parked stretch waits for besides the socket.
+struct Waits {
+    deadline: Option<Instant>,
+    slice: Option<Duration>,
+    wake: Option<RawFd>,
+    /// A receive that may read its connection itself
+    /// ([`Socket::recv_direct_unlocked`]).
+    direct: bool,
+}
+
 /// One parked stretch: wait, attempt, until done (`Some`) or the runtime
 /// must check (`None`: a signal, the wake descriptor, the end of a slice).
 fn parked<A, T>(
     access: &A,
     readiness: &Readiness,
-    deadline: Option<Instant>,
-    slice: Option<Duration>,
-    wake: Option<RawFd>,
+    waits: &Waits,
     attempt: &mut impl FnMut(&Socket) -> Result<T>,
 ) -> Option<Result<T>>
 where
     A: SocketAccess + ?Sized,
 {
+    let Waits { deadline, slice, wake, direct } = *waits;
     let slice_end = slice.map(|s| Instant::now() + s);
     let until = match (deadline, slice_end) {
         (Some(d), Some(s)) => Some(d.min(s)),
         (d, s) => d.or(s),
     };
     let closed = access.closed_fd();
+    let also: Vec<RawFd> = closed.into_iter().chain(wake).collect();
     loop {
         let seen = match readiness {
             Readiness::Fd(fd, mailbox) => {
-                let fds = [*fd, closed.unwrap_or(-1)];
-                let block = || wait_readable(&fds[..1 + closed.is_some() as usize], wake, until);
-                if !mailbox.signaler().spin_then(until, block) {
-                    return None;
+                let direct = match direct {
+                    true => access.enter(|s| s.recv_direct_unlocked(until, &also)),
+                    false => Ok(DirectWait::NotTaken),
+                };
+                match direct {
+                    // The message is queued: the attempt finds it.
+                    Ok(DirectWait::Queued) => {}
+                    Ok(DirectWait::Interrupted) => return None,
+                    // The attempt fails; the deadline or slice checks end the stretch.
+                    Ok(DirectWait::TimedOut) => {}
+                    Ok(DirectWait::NotTaken | DirectWait::Woken) => {
+                        let fds = [*fd, closed.unwrap_or(-1)];
+                        let block = || wait_readable(&fds[..1 + closed.is_some() as usize], wake, until);
+                        if !mailbox.signaler().spin_then(until, block) {
+                            return None;
+                        }
+                    }
+                    Err(e) => return Some(Err(e)),
                 }
                 0
             }

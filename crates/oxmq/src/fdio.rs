@@ -59,26 +59,29 @@ pub(crate) fn recv_nonblocking(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
-/// Wait until `fd` or `other` is readable (an error or hang-up counts for
-/// `fd`: the next read reports it) or `deadline` passes: which of the two
-/// fired, `(false, false)` at the deadline. A signal ends the wait with
+/// Wait until `fd` or one of `others` (at most three) is readable (an
+/// error or hang-up counts for `fd`: the next read reports it) or
+/// `deadline` passes: whether `fd` fired and whether any of `others` did,
+/// `(false, false)` at the deadline. A signal ends the wait with
 /// `Interrupted`.
-pub(crate) fn wait_in_either(
+pub(crate) fn wait_in_any(
     fd: RawFd,
-    other: RawFd,
+    others: &[RawFd],
     deadline: Option<std::time::Instant>,
 ) -> io::Result<(bool, bool)> {
-    let mut pfds = [
-        libc::pollfd { fd, events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: other, events: libc::POLLIN, revents: 0 },
-    ];
+    let mut pfds = [libc::pollfd { fd: -1, events: libc::POLLIN, revents: 0 }; 4];
+    pfds[0].fd = fd;
+    let n = 1 + others.len().min(3);
+    for (p, &o) in pfds[1..n].iter_mut().zip(others) {
+        p.fd = o;
+    }
     let ms = crate::wait::timeout_ms_until(deadline) as libc::c_int;
-    // SAFETY: two initialised pollfd structs that outlive the call.
-    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), 2, ms) };
+    // SAFETY: `pfds` holds `n` initialised pollfd structs and outlives the call.
+    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), n as libc::nfds_t, ms) };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok((pfds[0].revents != 0, pfds[1].revents != 0))
+    Ok((pfds[0].revents != 0, pfds[1..n].iter().any(|p| p.revents != 0)))
 }
 
 /// Whether a read of `fd` would not block: bytes are there, or the EOF or

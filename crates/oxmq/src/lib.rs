@@ -53,7 +53,7 @@ pub use error::{errno, Error, Result};
 pub use monitor::{drop_reason, monitor_event};
 pub use msg::{FreeFn, Msg, INLINE_CAPACITY};
 // Draft RADIO/DISH.
-pub use blocking::{block_with, SocketAccess};
+pub use blocking::{block_recv_with, block_with, SocketAccess};
 pub use channel::direct::DIRECT_MIN as DIRECT_SEND_MIN;
 pub use channel::peer::PeerProperties;
 pub use msg::GROUP_MAX_LENGTH;

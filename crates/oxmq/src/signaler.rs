@@ -128,11 +128,13 @@ impl Signaler {
     }
 
     /// Wait for input on `fd` (a connection a receiving thread reads
-    /// itself, `channel::direct_read`) or for this signaler, spinning first
-    /// as [`Signaler::wait`] does (the spin looks at `fd` every few turns,
-    /// a syscall each). `Ok((fd_ready, signalled))`, both false at the
-    /// deadline; a signal interrupting the sleep is `Interrupted`.
-    pub(crate) fn wait_with(&self, fd: RawFd, deadline: Option<Instant>) -> io::Result<(bool, bool)> {
+    /// itself, `channel::direct_read`) or for this signaler or one of
+    /// `also` (at most two: a binding's close and wake descriptors),
+    /// spinning first as [`Signaler::wait`] does (the spin looks at `fd`
+    /// every few turns, a syscall each; not at `also`). `Ok((fd_ready,
+    /// woken))`, both false at the deadline; a signal interrupting the
+    /// sleep is `Interrupted`.
+    pub(crate) fn wait_with(&self, fd: RawFd, also: &[RawFd], deadline: Option<Instant>) -> io::Result<(bool, bool)> {
         let mut out = Ok((false, false));
         let mut turn = 0u32;
         let mut input = false;
@@ -147,7 +149,10 @@ impl Signaler {
                 input
             },
             || {
-                out = crate::fdio::wait_in_either(fd, self.fd.as_raw_fd(), deadline);
+                let mut others = [self.fd.as_raw_fd(), -1, -1];
+                let n = 1 + also.len().min(2);
+                others[1..n].copy_from_slice(&also[..n - 1]);
+                out = crate::fdio::wait_in_any(fd, &others[..n], deadline);
                 matches!(out, Ok((true, _) | (_, true)))
             },
         );

@@ -7,7 +7,9 @@
 mod common;
 
 use common::*;
-use oxmq::{errno, monitor_event as ev, opt, Context, Socket, SocketType};
+use oxmq::{
+    block_recv_with, errno, monitor_event as ev, opt, Context, CoreWait, Socket, SocketSlot, SocketType, DONTWAIT,
+};
 use std::time::Duration;
 
 /// Message `i` of `len` bytes: its index, then a fill that depends on it.
@@ -285,4 +287,156 @@ fn terminating_the_context_ends_a_direct_wait() {
     ctx.term();
     assert_errno(waiter.join().unwrap(), errno::ETERM);
     drop(peer);
+}
+
+// ---- a binding's blocking receive (`block_recv_with`: Python, Ruby) ----
+
+/// A binding's receive through its slot, blocking as Python's does.
+fn binding_recv(slot: &SocketSlot) -> oxmq::Result<oxmq::Msg> {
+    let g = slot.enter()?;
+    block_recv_with(&g, -1, &mut CoreWait, |s| s.recv(DONTWAIT))
+}
+
+/// A binding's blocking receive reads its connection itself, as the C
+/// ABI's does, but leaves the socket free while it waits: another thread's
+/// calls on it go through (held, they would fail "in use" after 5 ms).
+#[test]
+fn a_bindings_receive_reads_directly_and_leaves_the_socket_free() {
+    let _g = guard();
+    let (ctx_rep, ctx_req) = (Context::new(), Context::new());
+    let rep = sock(&ctx_rep, SocketType::Rep);
+    let req = sock(&ctx_req, SocketType::Req);
+    link(Transport::Tcp, &rep, &req);
+    const N: u64 = 60;
+    let server = std::thread::spawn(move || {
+        for i in 0..N {
+            check(&recv(&rep), i, 100);
+            // Some replies come late, so the other thread's calls land
+            // inside the wait.
+            if i % 3 == 0 {
+                std::thread::sleep(Duration::from_millis(15));
+            }
+            rep.send_slice(&body(i, 200), 0).unwrap();
+        }
+        rep
+    });
+    let slot = std::sync::Arc::new(SocketSlot::new(req).unwrap());
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let other = {
+        let (slot, done) = (slot.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut calls = 0u32;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let g = slot.enter().unwrap();
+                if let Err(e) = g.get_option_int(opt::RCVTIMEO) {
+                    panic!("call {calls} while a receive waits: {e}");
+                }
+                drop(g);
+                calls += 1;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            calls
+        })
+    };
+    for i in 0..N {
+        slot.enter().unwrap().send_slice(&body(i, 100), 0).unwrap();
+        check(binding_recv(&slot).unwrap().as_slice(), i, 200);
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let calls = other.join().unwrap();
+    let stats = slot.enter().unwrap().stats().unwrap();
+    drop(server.join().unwrap());
+    assert_eq!(stats.msgs_in, N, "every reply counted once");
+    eprintln!(
+        "binding receive: {} of {N} replies read by the waiting thread; {calls} calls beside",
+        stats.msgs_in_direct
+    );
+    assert!(stats.msgs_in_direct > 0, "no reply was read by the waiting thread: the test did not test the path");
+    assert!(calls > 100, "the other thread made {calls} calls");
+}
+
+/// Closing the socket from another thread ends a binding's direct wait
+/// (through the slot's close descriptor, which the wait includes: nothing
+/// else would wake it) with ENOTSOCK.
+#[test]
+fn closing_the_slot_ends_a_bindings_direct_wait() {
+    let _g = guard();
+    let ctx = Context::new();
+    let req = sock(&ctx, SocketType::Req);
+    req.set_option_int(opt::LINGER, 0).unwrap();
+    let mut peer = raw_rep_for(&req);
+    req.send_slice(b"never answered", 0).unwrap();
+    peer.read_frame().unwrap();
+    peer.read_frame().unwrap();
+    let slot = std::sync::Arc::new(SocketSlot::new(req).unwrap());
+    let closer = {
+        let slot = slot.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            slot.close();
+        })
+    };
+    assert!(matches!(binding_recv(&slot), Err(oxmq::Error::NotSocket)));
+    closer.join().unwrap();
+    drop(peer);
+}
+
+/// A binding's direct wait honours RCVTIMEO, and a reply arriving during
+/// the next call's wait is read by that call.
+#[test]
+fn a_bindings_direct_wait_times_out_and_keeps_the_late_reply() {
+    let _g = guard();
+    let ctx = Context::new();
+    let req = sock(&ctx, SocketType::Req);
+    let mut peer = raw_rep_for(&req);
+    req.send_slice(b"slow", 0).unwrap();
+    peer.read_frame().unwrap();
+    peer.read_frame().unwrap();
+    let slot = SocketSlot::new(req).unwrap();
+    let g = slot.enter().unwrap();
+    let t0 = std::time::Instant::now();
+    let r = block_recv_with(&g, 100, &mut CoreWait, |s| s.recv(DONTWAIT));
+    assert!(matches!(r, Err(oxmq::Error::Again)), "{r:?}");
+    assert!(t0.elapsed() >= Duration::from_millis(100));
+    let late = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        peer.write(&request(b"late")).unwrap();
+        peer
+    });
+    let m = block_recv_with(&g, 5_000, &mut CoreWait, |s| s.recv(DONTWAIT)).unwrap();
+    assert_eq!(m.as_slice(), b"late");
+    assert_eq!(g.stats().unwrap().msgs_in_direct, 1, "the late reply was read by the waiting call");
+    drop(late.join().unwrap());
+}
+
+/// A lent message (a binding's `Frame` sent on) goes direct on a REQ or
+/// REP, and is left to the usual queue on other types.
+#[test]
+fn a_lent_message_goes_direct_on_req_and_rep_only() {
+    let _g = guard();
+    let (ctx_a, ctx_b) = (Context::new(), Context::new());
+    let rep = sock(&ctx_a, SocketType::Rep);
+    let req = sock(&ctx_b, SocketType::Req);
+    link(Transport::Tcp, &rep, &req);
+    // A first round trip, so the connection is up.
+    req.send_slice(&body(0, 10), 0).unwrap();
+    check(&recv(&rep), 0, 10);
+    rep.send_slice(&body(0, 10), 0).unwrap();
+    check(&recv(&req), 0, 10);
+    let before = (req.stats().unwrap().msgs_out_direct, rep.stats().unwrap().msgs_out_direct);
+    let lent = oxmq::Msg::from(&body(1, 300)[..]);
+    assert!(req.try_send_lent_direct(&lent, 0).unwrap(), "REQ: an idle connection is written directly");
+    check(&recv(&rep), 1, 300);
+    assert!(rep.try_send_lent_direct(&lent, 0).unwrap(), "REP: the reply too");
+    check(&recv(&req), 1, 300);
+    let after = (req.stats().unwrap().msgs_out_direct, rep.stats().unwrap().msgs_out_direct);
+    assert_eq!((after.0 - before.0, after.1 - before.1), (1, 1));
+    let pull = sock(&ctx_a, SocketType::Pull);
+    let push = sock(&ctx_b, SocketType::Push);
+    link(Transport::Tcp, &pull, &push);
+    push.send_slice(b"up", 0).unwrap();
+    assert_eq!(recv(&pull), b"up");
+    let big = oxmq::Msg::from(&body(2, 1 << 20)[..]);
+    assert!(!push.try_send_lent_direct(&big, 0).unwrap(), "PUSH queues what is lent");
+    assert_eq!(push.stats().unwrap().msgs_out_direct, 0);
 }

@@ -237,6 +237,21 @@ pub(crate) enum ReadEnd {
     HandedOver,
 }
 
+/// What ends a caller's wait on its connection besides input: the
+/// socket's signaler, and a binding's close and wake descriptors (`also`,
+/// at most two), which end it as the signaler does.
+#[derive(Clone, Copy)]
+pub(crate) struct WokenBy<'a> {
+    pub(crate) signaler: &'a Signaler,
+    pub(crate) also: &'a [RawFd],
+}
+
+impl WokenBy<'_> {
+    fn wait(self, fd: RawFd, deadline: Option<Instant>) -> std::io::Result<(bool, bool)> {
+        self.signaler.wait_with(fd, self.also, deadline)
+    }
+}
+
 /// A caller's hold on the read side; dropping it gives the half back.
 pub(crate) struct ReadHeld<'a> {
     half: &'a ReadHalf,
@@ -255,9 +270,9 @@ pub(crate) struct FrameAt {
 }
 
 impl ReadHeld<'_> {
-    /// Wait on the connection and the socket's `signaler` until one whole message of
-    /// data frames is in `buf` (its frames pushed onto `frames`), or
-    /// something else happens ([`ReadEnd`]). `buf` is this thread's buffer
+    /// Wait on the connection (and what `woken_by` names) until one whole
+    /// message of data frames is in `buf` (its frames pushed onto
+    /// `frames`), or something else happens ([`ReadEnd`]). `buf` is this thread's buffer
     /// of [`DIRECT_READ_MAX`] bytes.
     /// `Ok(Some(body))`: the message's last frame was too large for `buf`
     /// and is this body (not in `frames`).
@@ -265,7 +280,7 @@ impl ReadHeld<'_> {
         mut self,
         buf: &mut [u8],
         frames: &mut Vec<FrameAt>,
-        signaler: &Signaler,
+        woken_by: WokenBy<'_>,
         deadline: Option<Instant>,
     ) -> Result<Option<Vec<u8>>, ReadEnd> {
         let mut len = 0;
@@ -282,7 +297,7 @@ impl ReadHeld<'_> {
                     return Ok(None);
                 }
                 Scan::Big { at, body_len } => {
-                    return self.read_big(buf, len, at, body_len, signaler, deadline).map(Some);
+                    return self.read_big(buf, len, at, body_len, woken_by, deadline).map(Some);
                 }
                 Scan::NotOurs => {
                     self.hand_over(&buf[..len]);
@@ -294,7 +309,7 @@ impl ReadHeld<'_> {
                 }
                 Scan::Partial => {}
             }
-            match signaler.wait_with(self.half.fd, deadline) {
+            match woken_by.wait(self.half.fd, deadline) {
                 Ok((true, _)) => {}
                 Ok((false, true)) | Ok((false, false)) if len > 0 => {
                     // Begun: the rest is the engine's to read.
@@ -346,13 +361,13 @@ impl ReadHeld<'_> {
         len: usize,
         at: usize,
         body_len: usize,
-        signaler: &Signaler,
+        woken_by: WokenBy<'_>,
         deadline: Option<Instant>,
     ) -> Result<Vec<u8>, ReadEnd> {
         let mut body = crate::bufpool::take(body_len);
         body.extend_from_slice(&buf[at..len]);
         while body.len() < body_len {
-            let ready = matches!(signaler.wait_with(self.half.fd, deadline), Ok((true, _)));
+            let ready = matches!(woken_by.wait(self.half.fd, deadline), Ok((true, _)));
             let before = self.half.state.load(Ordering::Acquire);
             let want = body_len - body.len();
             let got = if ready { crate::fdio::recv_into_spare(self.half.fd, &mut body, want) } else { Ok(0) };
@@ -546,7 +561,7 @@ mod tests {
         let mut frames = Vec::new();
         let held = f.half.take().expect("idle");
         let deadline = Some(Instant::now() + std::time::Duration::from_millis(200));
-        let r = held.read_message(&mut buf, &mut frames, &signaler, deadline);
+        let r = held.read_message(&mut buf, &mut frames, WokenBy { signaler: &signaler, also: &[] }, deadline);
         let mut got: Vec<Vec<u8>> = frames.iter().map(|fr| buf[fr.start..fr.start + fr.len].to_vec()).collect();
         let r = r.map(|big| got.extend(big));
         (r, got)
@@ -664,7 +679,8 @@ mod tests {
                 // The socket's wake-up stands for its signaler here: the
                 // waiter polls until the deadline, then lets go.
                 let deadline = Some(Instant::now() + std::time::Duration::from_millis(300));
-                held.read_message(&mut buf, &mut Vec::new(), &signaler, deadline).map(|_| ())
+                held.read_message(&mut buf, &mut Vec::new(), WokenBy { signaler: &signaler, also: &[] }, deadline)
+                    .map(|_| ())
             });
             while f.half.state.load(Ordering::Acquire) & CALLER == 0 {
                 std::thread::yield_now();
@@ -750,7 +766,9 @@ mod tests {
             while total.load(Ordering::Acquire) < N && Instant::now() < give_up {
                 if let Some(held) = f.half.take() {
                     let soon = Some(Instant::now() + std::time::Duration::from_millis(1));
-                    if let Ok(None) = held.read_message(&mut buf, &mut frames, &signaler, soon) {
+                    if let Ok(None) =
+                        held.read_message(&mut buf, &mut frames, WokenBy { signaler: &signaler, also: &[] }, soon)
+                    {
                         let fr = &frames[0];
                         by_caller.push(u64::from_le_bytes(buf[fr.start..fr.start + 8].try_into().unwrap()));
                         total.fetch_add(1, Ordering::AcqRel);

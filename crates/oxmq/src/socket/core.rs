@@ -4,8 +4,9 @@
 
 use super::endpoints::EndpointRecord;
 use super::{DONTWAIT, SNDMORE, THROTTLED_VIEW};
+use crate::channel::direct::DirectPort;
 use crate::channel::direct::{DirectHead, DIRECT_MIN, PACE_WAIT};
-use crate::channel::direct_read::{FrameAt, ReadEnd, DIRECT_READ_MAX};
+use crate::channel::direct_read::{FrameAt, ReadEnd, WokenBy, DIRECT_READ_MAX};
 use crate::channel::mailbox::{Inbox, Mailbox, PipeActivator, SocketCommand};
 use crate::channel::pipes::{DirectSend, SendThrottle};
 use crate::channel::pipes::{EndpointId, PipeId, Pipes, SocketPipe};
@@ -21,6 +22,28 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// A direct read's message buffer and the frames found in it.
+pub(super) type DirectBuffers = (Vec<u8>, Vec<FrameAt>);
+
+/// What a blocking receive's wait on its connection came to
+/// (`Core::end_direct`).
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub(crate) enum DirectWait {
+    /// A message is queued at its pipe's front: receive again.
+    Queued,
+    /// The wait did not happen (no connection to read, or the engine
+    /// reads it): wait on the socket as usual.
+    NotTaken,
+    /// Something else woke the wait (the socket's descriptor, a binding's
+    /// close or wake descriptor), or the engine took the read side: wait
+    /// on the socket as usual, which returns at once if that is ready.
+    Woken,
+    /// The deadline the wait was given passed.
+    TimedOut,
+    /// A signal interrupted the wait.
+    Interrupted,
+}
 
 pub(crate) struct Core {
     pub(crate) id: u64,
@@ -388,35 +411,81 @@ impl Core {
     /// (a message was queued ahead of the pipe); `Ok(false)`: wait as
     /// usual (the socket's descriptor fired, or the engine has the half).
     fn recv_direct(&mut self, deadline: Option<Instant>) -> Result<bool> {
-        let Some(id) = self.pattern.direct_source(&self.pipes) else { return Ok(false) };
-        let Some(port) = self.pipes.get(id).out.direct_port() else { return Ok(false) };
+        let Some((id, port)) = self.direct_target() else { return Ok(false) };
         let Some(held) = port.read.take() else { return Ok(false) };
-        // The engine may have queued a message before it left the half.
-        if self.pipes.get_mut(id).check_read() {
-            drop(held);
-            self.pattern.read_activated(id, &mut self.pipes);
+        if self.direct_queued_before(id) {
             return Ok(true);
         }
-        if self.direct_rx.is_empty() {
-            self.direct_rx = vec![0; DIRECT_READ_MAX];
+        let mut rx = self.take_direct_buffers();
+        let read =
+            held.read_message(&mut rx.0, &mut rx.1, WokenBy { signaler: self.mailbox.signaler(), also: &[] }, deadline);
+        match self.end_direct(id, &port, rx, read)? {
+            DirectWait::Queued => Ok(true),
+            DirectWait::NotTaken | DirectWait::Woken => Ok(false),
+            DirectWait::TimedOut => Err(Error::Again),
+            DirectWait::Interrupted => Err(Error::Interrupted),
         }
-        let signaler = self.mailbox.signaler();
-        match held.read_message(&mut self.direct_rx, &mut self.direct_frames, signaler, deadline) {
-            Ok(big) => {
-                let rx = &self.direct_rx;
-                let frames = self
-                    .direct_frames
+    }
+
+    /// The pipe a blocking receive may read the connection of itself, and
+    /// that connection's port (`recv_direct`).
+    pub(super) fn direct_target(&self) -> Option<(PipeId, Arc<DirectPort>)> {
+        let id = self.pattern.direct_source(&self.pipes)?;
+        Some((id, self.pipes.get(id).out.direct_port()?))
+    }
+
+    /// With the read side taken: whether the engine queued a message
+    /// before it left the side (then the receive looks again).
+    pub(super) fn direct_queued_before(&mut self, id: PipeId) -> bool {
+        if !self.pipes.get_mut(id).check_read() {
+            return false;
+        }
+        self.pattern.read_activated(id, &mut self.pipes);
+        true
+    }
+
+    /// The buffers a direct read fills (kept between receives; the
+    /// message buffer is allocated at first use).
+    pub(super) fn take_direct_buffers(&mut self) -> DirectBuffers {
+        let mut rx = std::mem::take(&mut self.direct_rx);
+        if rx.is_empty() {
+            rx = vec![0; DIRECT_READ_MAX];
+        }
+        (rx, std::mem::take(&mut self.direct_frames))
+    }
+
+    /// After a direct read of `port`'s connection for pipe `id`: queue the
+    /// message read (if the pipe is still that connection's: a binding's
+    /// wait runs without the socket, which may have dropped the pipe
+    /// meanwhile, and a message of a dropped pipe is dropped with it, as a
+    /// queued one is), keep the buffers, and say what the wait came to.
+    pub(super) fn end_direct(
+        &mut self,
+        id: PipeId,
+        port: &Arc<DirectPort>,
+        (rx, mut frames): DirectBuffers,
+        read: std::result::Result<Option<Vec<u8>>, ReadEnd>,
+    ) -> Result<DirectWait> {
+        let same = || self.pipes.get(id).out.direct_port().is_some_and(|p| Arc::ptr_eq(&p, port));
+        let out = match read {
+            Ok(big) if self.pipes.contains(id) && same() => {
+                let msgs = frames
                     .iter()
                     .map(|f| Msg::from_slice(&rx[f.start..f.start + f.len]).with_more(f.more))
                     .chain(big.map(|b| Msg::from_bytes(crate::bufpool::freeze(b))));
-                self.pipes.get_mut(id).push_direct(frames);
+                self.pipes.get_mut(id).push_direct(msgs);
                 self.pattern.read_activated(id, &mut self.pipes);
-                Ok(true)
+                Ok(DirectWait::Queued)
             }
-            Err(ReadEnd::Woken | ReadEnd::HandedOver) => Ok(false),
-            Err(ReadEnd::TimedOut) => Err(Error::Again),
-            Err(ReadEnd::Interrupted) => Err(Error::Interrupted),
-        }
+            Ok(_) => Ok(DirectWait::Woken),
+            Err(ReadEnd::Woken | ReadEnd::HandedOver) => Ok(DirectWait::Woken),
+            Err(ReadEnd::TimedOut) => Ok(DirectWait::TimedOut),
+            Err(ReadEnd::Interrupted) => Ok(DirectWait::Interrupted),
+        };
+        frames.clear();
+        self.direct_rx = rx;
+        self.direct_frames = frames;
+        out
     }
 
     /// CONFLATE: keep only the newest complete single-frame message.

@@ -12,7 +12,7 @@ use crate::frame::{Frame, Message};
 use crate::pin;
 use crate::reaper;
 use crate::slot::{Guard, Slot};
-use crate::wait::GvlWait;
+use crate::wait::{without_gvl, GvlWait};
 use magnus::value::ReprValue;
 use magnus::{Error, IntoValue, RHash, RString, Ruby, Value};
 use oxmq::option_table;
@@ -91,7 +91,9 @@ impl Socket {
     ) -> Result<T, Error> {
         let timeout_ms = sock.get_option_int(timeout_opt).map_err(core_error)?;
         let mut hook = GvlWait::new()?;
-        oxmq::block_with(sock, timeout_ms, &mut hook, op).map_err(|e| hook.error(e))
+        // A receive may read its connection itself while it waits (REQ/REP).
+        let block = if timeout_opt == opt::RCVTIMEO { oxmq::block_recv_with } else { oxmq::block_with };
+        block(sock, timeout_ms, &mut hook, op).map_err(|e| hook.error(e))
     }
 
     /// One non-blocking attempt; `false` when it would have blocked.
@@ -116,6 +118,17 @@ impl Socket {
     #[inline]
     fn send_frame_blocking(&self, msg: Msg, flags: i32) -> Result<bool, Error> {
         let sock = self.enter()?;
+        // Written to its connection by this thread when the core's policy
+        // allows (REQ/REP), with the GVL released: a first attempt with
+        // DONTWAIT only queues, waking the I/O thread for every message.
+        if flags & (DONTWAIT | SNDMORE) == 0 && sock.socket_type().is_round_trip() {
+            let wake = crate::wait::thread_wake().map_err(|e| zmq_error(e, None))?;
+            match without_gvl(wake, || sock.try_send_lent_direct(&msg, flags)) {
+                Some(Ok(true)) => return Ok(true),
+                Some(Err(e)) => return Err(core_error(e)),
+                Some(Ok(false)) | None => {}
+            }
+        }
         let mut pending = Some(msg);
         match sock.send_from(&mut pending, flags | DONTWAIT) {
             Ok(()) => Ok(true),
