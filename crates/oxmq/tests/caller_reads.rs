@@ -440,3 +440,27 @@ fn a_lent_message_goes_direct_on_req_and_rep_only() {
     assert!(!push.try_send_lent_direct(&big, 0).unwrap(), "PUSH queues what is lent");
     assert_eq!(push.stats().unwrap().msgs_out_direct, 0);
 }
+
+/// A reply the peer sends just before it closes reaches the REQ waiting
+/// for it, read directly or not (the connection clears its port as it
+/// closes, which must not make the waiting thread drop what it read).
+#[test]
+fn a_reply_followed_by_the_peers_close_is_received() {
+    let _g = guard();
+    let ctx = Context::new();
+    for i in 0..800u64 {
+        let req = sock(&ctx, SocketType::Req);
+        req.set_option_int(opt::LINGER, 0).unwrap();
+        let mut peer = raw_rep_for(&req);
+        req.send_slice(b"last?", 0).unwrap();
+        peer.read_frame().unwrap();
+        peer.read_frame().unwrap();
+        let len = if i % 2 == 0 { 100 } else { 200_000 };
+        let closer = std::thread::spawn(move || {
+            peer.write(&request(&body(i, len))).unwrap();
+            drop(peer);
+        });
+        check(&recv(&req), i, len);
+        closer.join().unwrap();
+    }
+}

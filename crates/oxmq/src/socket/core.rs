@@ -23,6 +23,10 @@ use std::sync::atomic::{AtomicBool, AtomicI64};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The pipe a direct read is for: its slot, and its key (unique in the
+/// process), which says whether the slot still holds that pipe.
+pub(super) type DirectPipe = (PipeId, u64);
+
 /// A direct read's message buffer and the frames found in it.
 pub(super) type DirectBuffers = (Vec<u8>, Vec<FrameAt>);
 
@@ -411,15 +415,15 @@ impl Core {
     /// (a message was queued ahead of the pipe); `Ok(false)`: wait as
     /// usual (the socket's descriptor fired, or the engine has the half).
     fn recv_direct(&mut self, deadline: Option<Instant>) -> Result<bool> {
-        let Some((id, port)) = self.direct_target() else { return Ok(false) };
+        let Some((pipe, port)) = self.direct_target() else { return Ok(false) };
         let Some(held) = port.read.take() else { return Ok(false) };
-        if self.direct_queued_before(id) {
+        if self.direct_queued_before(pipe) {
             return Ok(true);
         }
         let mut rx = self.take_direct_buffers();
         let read =
             held.read_message(&mut rx.0, &mut rx.1, WokenBy { signaler: self.mailbox.signaler(), also: &[] }, deadline);
-        match self.end_direct(id, &port, rx, read)? {
+        match self.end_direct(pipe, rx, read)? {
             DirectWait::Queued => Ok(true),
             DirectWait::NotTaken | DirectWait::Woken => Ok(false),
             DirectWait::TimedOut => Err(Error::Again),
@@ -427,16 +431,17 @@ impl Core {
         }
     }
 
-    /// The pipe a blocking receive may read the connection of itself, and
-    /// that connection's port (`recv_direct`).
-    pub(super) fn direct_target(&self) -> Option<(PipeId, Arc<DirectPort>)> {
+    /// The pipe a blocking receive may read the connection of itself (its
+    /// slot and key), and that connection's port (`recv_direct`).
+    pub(super) fn direct_target(&self) -> Option<(DirectPipe, Arc<DirectPort>)> {
         let id = self.pattern.direct_source(&self.pipes)?;
-        Some((id, self.pipes.get(id).out.direct_port()?))
+        let pipe = self.pipes.get(id);
+        Some(((id, pipe.key), pipe.out.direct_port()?))
     }
 
     /// With the read side taken: whether the engine queued a message
     /// before it left the side (then the receive looks again).
-    pub(super) fn direct_queued_before(&mut self, id: PipeId) -> bool {
+    pub(super) fn direct_queued_before(&mut self, (id, _): DirectPipe) -> bool {
         if !self.pipes.get_mut(id).check_read() {
             return false;
         }
@@ -454,21 +459,21 @@ impl Core {
         (rx, std::mem::take(&mut self.direct_frames))
     }
 
-    /// After a direct read of `port`'s connection for pipe `id`: queue the
-    /// message read (if the pipe is still that connection's: a binding's
-    /// wait runs without the socket, which may have dropped the pipe
-    /// meanwhile, and a message of a dropped pipe is dropped with it, as a
-    /// queued one is), keep the buffers, and say what the wait came to.
+    /// After a direct read of `pipe`'s connection: queue the message read
+    /// if the socket still has the pipe (a binding's wait runs without the
+    /// socket, which may have dropped it meanwhile, and a message of a
+    /// dropped pipe is dropped with it, as a queued one is). Not checked by
+    /// the connection's port: a connection clears it as it closes, and a
+    /// message read whole just before the peer left is the peer's last.
+    /// Then keep the buffers, and say what the wait came to.
     pub(super) fn end_direct(
         &mut self,
-        id: PipeId,
-        port: &Arc<DirectPort>,
+        (id, key): DirectPipe,
         (rx, mut frames): DirectBuffers,
         read: std::result::Result<Option<Vec<u8>>, ReadEnd>,
     ) -> Result<DirectWait> {
-        let same = || self.pipes.get(id).out.direct_port().is_some_and(|p| Arc::ptr_eq(&p, port));
         let out = match read {
-            Ok(big) if self.pipes.contains(id) && same() => {
+            Ok(big) if self.pipes.contains(id) && self.pipes.get(id).key == key => {
                 let msgs = frames
                     .iter()
                     .map(|f| Msg::from_slice(&rx[f.start..f.start + f.len]).with_more(f.more))

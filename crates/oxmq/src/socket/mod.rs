@@ -285,9 +285,9 @@ impl Socket {
             return Ok(DirectWait::NotTaken);
         }
         let mut core = self.plain_core()?;
-        let Some((id, port)) = core.direct_target() else { return Ok(DirectWait::NotTaken) };
+        let Some((pipe, port)) = core.direct_target() else { return Ok(DirectWait::NotTaken) };
         let Some(held) = port.read.take() else { return Ok(DirectWait::NotTaken) };
-        if core.direct_queued_before(id) {
+        if core.direct_queued_before(pipe) {
             return Ok(DirectWait::Queued);
         }
         let mut rx = core.take_direct_buffers();
@@ -297,7 +297,7 @@ impl Socket {
         // Another thread's call holds the socket briefly at most (none
         // blocks holding it), and what was read must not be lost.
         let mut core = self.core.lock_blocking();
-        core.end_direct(id, &port, rx, read)
+        core.end_direct(pipe, rx, read)
     }
 
     /// Receive one frame as a vector.
