@@ -244,6 +244,16 @@ fn raw_rep_for(req: &Socket) -> RawPeer {
     peer
 }
 
+/// `req` connected to a raw REP peer that has read `request` (its
+/// delimiter and body) and not answered it.
+fn asked_raw_rep(req: &Socket, request: &[u8]) -> RawPeer {
+    let mut peer = raw_rep_for(req);
+    req.send_slice(request, 0).unwrap();
+    assert!(peer.read_frame().unwrap().more(), "the delimiter first");
+    assert_eq!(peer.read_frame().unwrap().body, request);
+    peer
+}
+
 #[test]
 fn a_peer_that_leaves_while_a_req_waits_is_noticed() {
     let _g = guard();
@@ -251,10 +261,7 @@ fn a_peer_that_leaves_while_a_req_waits_is_noticed() {
     let req = sock(&ctx, SocketType::Req);
     req.set_option_int(opt::RCVTIMEO, 300).unwrap();
     let mon = monitor(&ctx, &req, ev::DISCONNECTED as u32);
-    let mut peer = raw_rep_for(&req);
-    req.send_slice(b"anyone?", 0).unwrap();
-    assert!(peer.read_frame().unwrap().more());
-    assert_eq!(peer.read_frame().unwrap().body, b"anyone?");
+    let peer = asked_raw_rep(&req, b"anyone?");
     let leaver = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(100));
         drop(peer);
@@ -270,10 +277,7 @@ fn a_timeout_while_waiting_leaves_the_reply_for_the_next_receive() {
     let ctx = Context::new();
     let req = sock(&ctx, SocketType::Req);
     req.set_option_int(opt::RCVTIMEO, 100).unwrap();
-    let mut peer = raw_rep_for(&req);
-    req.send_slice(b"slow", 0).unwrap();
-    peer.read_frame().unwrap();
-    peer.read_frame().unwrap();
+    let mut peer = asked_raw_rep(&req, b"slow");
     assert_errno(req.recv(0), errno::EAGAIN);
     peer.write(&request(b"late")).unwrap();
     assert_eq!(recv(&req), b"late");
@@ -285,9 +289,7 @@ fn terminating_the_context_ends_a_direct_wait() {
     let ctx = Context::new();
     let req = sock(&ctx, SocketType::Req);
     req.set_option_int(opt::LINGER, 0).unwrap();
-    let mut peer = raw_rep_for(&req);
-    req.send_slice(b"never answered", 0).unwrap();
-    peer.read_frame().unwrap();
+    let peer = asked_raw_rep(&req, b"never answered");
     let waiter = std::thread::spawn(move || {
         let r = req.recv(0);
         drop(req);
@@ -374,10 +376,7 @@ fn closing_the_slot_ends_a_bindings_direct_wait() {
     let ctx = Context::new();
     let req = sock(&ctx, SocketType::Req);
     req.set_option_int(opt::LINGER, 0).unwrap();
-    let mut peer = raw_rep_for(&req);
-    req.send_slice(b"never answered", 0).unwrap();
-    peer.read_frame().unwrap();
-    peer.read_frame().unwrap();
+    let peer = asked_raw_rep(&req, b"never answered");
     let slot = std::sync::Arc::new(SocketSlot::new(req).unwrap());
     let closer = {
         let slot = slot.clone();
@@ -398,10 +397,7 @@ fn a_bindings_direct_wait_times_out_and_keeps_the_late_reply() {
     let _g = guard();
     let ctx = Context::new();
     let req = sock(&ctx, SocketType::Req);
-    let mut peer = raw_rep_for(&req);
-    req.send_slice(b"slow", 0).unwrap();
-    peer.read_frame().unwrap();
-    peer.read_frame().unwrap();
+    let mut peer = asked_raw_rep(&req, b"slow");
     let slot = SocketSlot::new(req).unwrap();
     let g = slot.enter().unwrap();
     let t0 = std::time::Instant::now();
@@ -461,10 +457,7 @@ fn a_reply_followed_by_the_peers_close_is_received() {
     for i in 0..800u64 {
         let req = sock(&ctx, SocketType::Req);
         req.set_option_int(opt::LINGER, 0).unwrap();
-        let mut peer = raw_rep_for(&req);
-        req.send_slice(b"last?", 0).unwrap();
-        peer.read_frame().unwrap();
-        peer.read_frame().unwrap();
+        let mut peer = asked_raw_rep(&req, b"last?");
         let len = if i % 2 == 0 { 100 } else { 200_000 };
         let closer = std::thread::spawn(move || {
             peer.write(&request(&body(i, len))).unwrap();
