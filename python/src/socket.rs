@@ -42,6 +42,8 @@ pub(crate) struct SocketShared {
     /// `oxmq::Socket::direct_send_sizes`: copy sends of these sizes try
     /// the core's direct write (with the GIL released).
     pub(crate) direct_sizes: std::ops::Range<usize>,
+    /// `oxmq::Socket::lends_direct`: lent frames may be written directly.
+    pub(crate) lends_direct: bool,
 }
 
 static SOCKETS: Registry<SocketShared> = Registry::new();
@@ -161,7 +163,10 @@ impl Socket {
     /// (`oxmq::Socket::try_send_lent_direct`), with the GIL released as in
     /// `send_bytes_direct`.
     fn send_msg_direct(&self, py: Python<'_>, msg: &Msg, flags: i32) -> PyResult<bool> {
-        if flags & (oxmq::DONTWAIT | oxmq::SNDMORE) != 0 || !self.direct_sizes.contains(&msg.len()) {
+        if flags & (oxmq::DONTWAIT | oxmq::SNDMORE) != 0
+            || !self.lends_direct
+            || !self.direct_sizes.contains(&msg.len())
+        {
             return Ok(false);
         }
         let sent = py.detach(|| self.with(|s| s.try_send_lent_direct(msg, flags).map_err(core_errno)));
@@ -306,6 +311,7 @@ impl Socket {
         // Thread-safe (draft) types hand out no FD, but blocking calls here still wait on it.
         let fd = sock.readiness_fd().map_err(|e| zmq_error(py, core_errno(e)))?;
         let direct_sizes = sock.direct_send_sizes().map_err(|e| zmq_error(py, core_errno(e)))?;
+        let lends_direct = sock.lends_direct();
         let shared = Arc::new(SocketShared {
             slot: oxmq::SocketSlot::new(sock).map_err(|e| zmq_error(py, core_errno(e)))?,
             ctx,
@@ -314,6 +320,7 @@ impl Socket {
             copy_threshold: AtomicUsize::new(threshold),
             lend_min: AtomicUsize::new(lend_min(threshold, pyzmq_policy)),
             direct_sizes,
+            lends_direct,
         });
         SOCKETS.add(&shared);
         Ok(Socket { shared })

@@ -192,10 +192,17 @@ impl Socket {
     /// (Python tcp 1 MiB zero-copy PUSH: 3.5k msg/s written by the caller,
     /// 4.8k queued).
     pub fn try_send_lent_direct(&self, msg: &Msg, flags: i32) -> Result<bool> {
-        if !self.kind.is_round_trip() {
+        if !self.lends_direct() {
             return Ok(false);
         }
         self.try_send_direct(msg.as_slice(), flags)
+    }
+
+    /// Whether [`try_send_lent_direct`](Self::try_send_lent_direct) may
+    /// write on this socket type: a binding asks once, so that other types
+    /// do not release their runtime's lock for nothing on every lent send.
+    pub fn lends_direct(&self) -> bool {
+        self.kind.is_round_trip()
     }
 
     /// The sizes of single-frame blocking sends that

@@ -121,7 +121,7 @@ impl Socket {
         // Written to its connection by this thread when the core's policy
         // allows (REQ/REP), with the GVL released: a first attempt with
         // DONTWAIT only queues, waking the I/O thread for every message.
-        if flags & (DONTWAIT | SNDMORE) == 0 && sock.socket_type().is_round_trip() {
+        if flags & (DONTWAIT | SNDMORE) == 0 && sock.lends_direct() {
             let wake = crate::wait::thread_wake().map_err(|e| zmq_error(e, None))?;
             match without_gvl(wake, || sock.try_send_lent_direct(&msg, flags)) {
                 Some(Ok(true)) => return Ok(true),
