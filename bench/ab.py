@@ -156,6 +156,7 @@ CELLS = {
     "rust-lat-tcp-256k": ("p50_us", lambda v: rust_lat(v, "tcp://127.0.0.1:*", 256 << 10, 3000)),
     "capi-lat-tcp-64": ("p50_us", lambda v: c_lat(v, "tcp://127.0.0.1:*", 64, 20000)),
     "capi-lat-ipc-4k": ("p50_us", lambda v: c_lat(v, ipc_ep(v), 4096, 20000)),
+    "capi-lat-tcp-256k": ("p50_us", lambda v: c_lat(v, "tcp://127.0.0.1:*", 256 << 10, 3000)),
     "capi-lat-ipc-256k": ("p50_us", lambda v: c_lat(v, ipc_ep(v), 256 << 10, 3000)),
     "capi-inproc-16": ("msgs_per_s", lambda v: run_one([THR, "inproc", 16, 10_000_000], c_env(v))),
     "capi-inproc-4k-zc": ("msgs_per_s", lambda v: run_one([THR, "inproc", 4096, 3_000_000, "zc"], c_env(v))),

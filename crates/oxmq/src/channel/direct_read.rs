@@ -23,6 +23,7 @@
 //! socket empty after the last such count (a read that found nothing), or
 //! hands the half to the engine.
 
+use crate::bufpool::Placed;
 use crate::pipe::{Wake, WakeSlot};
 use crate::signaler::Signaler;
 use std::os::fd::RawFd;
@@ -282,7 +283,7 @@ impl ReadHeld<'_> {
         frames: &mut Vec<FrameAt>,
         woken_by: WokenBy<'_>,
         deadline: Option<Instant>,
-    ) -> Result<Option<Vec<u8>>, ReadEnd> {
+    ) -> Result<Option<Placed>, ReadEnd> {
         let mut len = 0;
         loop {
             frames.clear();
@@ -363,14 +364,17 @@ impl ReadHeld<'_> {
         body_len: usize,
         woken_by: WokenBy<'_>,
         deadline: Option<Instant>,
-    ) -> Result<Vec<u8>, ReadEnd> {
-        let mut body = crate::bufpool::take(body_len);
+    ) -> Result<Placed, ReadEnd> {
+        // The message began at `buf[0]`, most likely also the start of the
+        // peer's write (a round-trip socket's peer writes one message per
+        // `sendmsg`).
+        let mut body = Placed::take(body_len, at);
         body.extend_from_slice(&buf[at..len]);
         while body.len() < body_len {
             let ready = matches!(woken_by.wait(self.half.fd, deadline), Ok((true, _)));
             let before = self.half.state.load(Ordering::Acquire);
             let want = body_len - body.len();
-            let got = if ready { crate::fdio::recv_into_spare(self.half.fd, &mut body, want) } else { Ok(0) };
+            let got = if ready { crate::fdio::recv_into_spare(self.half.fd, body.tail(), want) } else { Ok(0) };
             match got {
                 Ok(n) if n > 0 => {
                     if n < want {
@@ -382,7 +386,7 @@ impl ReadHeld<'_> {
                 // the frame begun: the engine reads on from here.
                 _ => {
                     let mut carry = buf[..at].to_vec();
-                    carry.extend_from_slice(&body);
+                    carry.extend_from_slice(body.as_mut());
                     self.hand_over(&carry);
                     return Err(ReadEnd::HandedOver);
                 }
@@ -563,7 +567,7 @@ mod tests {
         let deadline = Some(Instant::now() + std::time::Duration::from_millis(200));
         let r = held.read_message(&mut buf, &mut frames, WokenBy { signaler: &signaler, also: &[] }, deadline);
         let mut got: Vec<Vec<u8>> = frames.iter().map(|fr| buf[fr.start..fr.start + fr.len].to_vec()).collect();
-        let r = r.map(|big| got.extend(big));
+        let r = r.map(|big| got.extend(big.map(|b| b.freeze().to_vec())));
         (r, got)
     }
 

@@ -470,14 +470,14 @@ impl Core {
         &mut self,
         (id, key): DirectPipe,
         (rx, mut frames): DirectBuffers,
-        read: std::result::Result<Option<Vec<u8>>, ReadEnd>,
+        read: std::result::Result<Option<crate::bufpool::Placed>, ReadEnd>,
     ) -> Result<DirectWait> {
         let out = match read {
             Ok(big) if self.pipes.contains(id) && self.pipes.get(id).key == key => {
                 let msgs = frames
                     .iter()
                     .map(|f| Msg::from_slice(&rx[f.start..f.start + f.len]).with_more(f.more))
-                    .chain(big.map(|b| Msg::from_bytes(crate::bufpool::freeze(b))));
+                    .chain(big.map(|b| Msg::from_bytes(b.freeze())));
                 self.pipes.get_mut(id).push_direct(msgs);
                 self.pattern.read_activated(id, &mut self.pipes);
                 Ok(DirectWait::Queued)

@@ -146,6 +146,12 @@ pub(crate) struct Engine {
     stalled: Option<Inbound>,
     /// A large frame whose body is being read; `rx` is empty meanwhile.
     big: Option<BigFrame>,
+    /// Bytes read from the stream so far (wrapping), and where in it the
+    /// current message began: a large body is placed by its distance from
+    /// its message's start (`bufpool::Placed`), since a peer's kernel most
+    /// likely began a page with the message.
+    stream_pos: usize,
+    msg_start: usize,
     /// Frames of an inbound multipart message not yet complete.
     parts: Vec<Msg>,
     in_dirty: bool,
@@ -201,6 +207,8 @@ impl Engine {
             pipe: None,
             stalled: None,
             big: None,
+            stream_pos: 0,
+            msg_start: 0,
             parts: Vec::new(),
             in_dirty: false,
             out_mid: false,

@@ -2,6 +2,7 @@
 //! them delivered into the inbound pipe.
 
 use super::{Engine, Fault, RX_CHUNK};
+use crate::bufpool::Placed;
 use crate::channel::direct_read::ReadEnter;
 use crate::io::stream::Stream;
 use crate::msg::{Msg, FLAG_CANCEL, FLAG_SUBSCRIBE, INLINE_CAPACITY};
@@ -26,7 +27,7 @@ const READ_BUDGET: usize = 256 * 1024;
 /// A large inbound frame whose body is being read straight into its own
 /// buffer. Its header has been consumed from the receive buffer.
 pub(super) struct BigFrame {
-    body: Vec<u8>,
+    body: Placed,
     len: usize,
     more: bool,
     command: bool,
@@ -34,14 +35,15 @@ pub(super) struct BigFrame {
 
 impl BigFrame {
     /// Takes the frame at the front of `rx` (header complete, body of `len`
-    /// bytes not yet complete), moving the body bytes already read.
-    fn start(rx: &mut BytesMut, header: FrameHeader) -> BigFrame {
+    /// bytes not yet complete), moving the body bytes already read; the
+    /// body begins `source_at` bytes after its message did.
+    fn start(rx: &mut BytesMut, header: FrameHeader, source_at: usize) -> BigFrame {
         let (header_len, len) = (header.header_len, header.body_len);
         let have = &rx[header_len..];
         // The header is trusted only up to PRERESERVE_MAX; beyond that the
         // buffer grows with the bytes that actually arrive, so a lying
         // header cannot exhaust memory.
-        let mut body = crate::bufpool::take(len.min(PRERESERVE_MAX).max(have.len()));
+        let mut body = Placed::take(len.min(PRERESERVE_MAX).max(have.len()), source_at);
         body.extend_from_slice(have);
         rx.clear();
         BigFrame { body, len, more: header.more, command: header.command }
@@ -51,11 +53,12 @@ impl BigFrame {
     /// and how many were asked for.
     fn read(&mut self, stream: &mut Stream) -> io::Result<(usize, usize)> {
         let missing = self.len - self.body.len();
-        if self.body.len() == self.body.capacity() {
-            self.body.reserve_exact(missing.min(self.body.len().max(PRERESERVE_MAX)));
+        if self.body.room() == 0 {
+            let grow = missing.min(self.body.len().max(PRERESERVE_MAX));
+            self.body.tail().reserve_exact(grow);
         }
-        let room = missing.min(self.body.capacity() - self.body.len());
-        stream.read_into_vec(&mut self.body, room).map(|n| (n, room))
+        let room = missing.min(self.body.room());
+        stream.read_into_vec(self.body.tail(), room).map(|n| (n, room))
     }
 
     fn is_complete(&self) -> bool {
@@ -65,7 +68,7 @@ impl BigFrame {
     /// What the session makes of the whole frame: a CURVE box is opened in
     /// this buffer, which then becomes the message body as it is.
     fn finish(self, session: &mut Session, now: Instant) -> Result<Option<Inbound>, oxmq_proto::SessionError> {
-        session.handle_owned_frame(self.more, self.command, self.body, crate::bufpool::freeze, now)
+        session.handle_owned_frame(self.more, self.command, self.body, Placed::freeze, now)
     }
 }
 
@@ -87,6 +90,7 @@ impl Engine {
                     // boundary, which is where it took the half) and saw
                     // more than its one message, or an EOF.
                     if let Some(carry) = carry {
+                        self.stream_pos = self.stream_pos.wrapping_add(carry.len());
                         let rest = self.rx.split();
                         self.rx.extend_from_slice(&carry);
                         self.rx.unsplit(rest);
@@ -148,7 +152,9 @@ impl Engine {
                 if let Some(h) = self.session.as_ref().and_then(|s| s.pending_header(&self.rx)) {
                     // Valid and incomplete (decode took every complete frame).
                     if h.body_len >= BIG_FRAME_MIN {
-                        self.big = Some(BigFrame::start(&mut self.rx, h));
+                        self.mark_message_start();
+                        let source_at = self.rx_front_pos().wrapping_add(h.header_len).wrapping_sub(self.msg_start);
+                        self.big = Some(BigFrame::start(&mut self.rx, h, source_at));
                     }
                 }
             }
@@ -167,6 +173,7 @@ impl Engine {
                 Ok((0, _)) => return Err(Fault::PeerClosed),
                 Ok((n, room)) => {
                     budget = budget.saturating_sub(n);
+                    self.stream_pos = self.stream_pos.wrapping_add(n);
                     if n < room && !self.drain {
                         // A short read drained the socket: skip the
                         // WouldBlock round trip; the next arrival is a new edge.
@@ -234,6 +241,19 @@ impl Engine {
         }
     }
 
+    /// Where the front of `rx` is in the stream.
+    fn rx_front_pos(&self) -> usize {
+        self.stream_pos.wrapping_sub(self.rx.len())
+    }
+
+    /// The frame at the front of `rx` begins a message unless earlier
+    /// frames of its message are waiting in `parts`.
+    fn mark_message_start(&mut self) {
+        if self.parts.is_empty() {
+            self.msg_start = self.rx_front_pos();
+        }
+    }
+
     /// Decodes buffered frames into the inbound pipe. Returns false when
     /// stopped by the HWM.
     /// The commonest frame, a small data frame, copied from the receive
@@ -255,6 +275,10 @@ impl Engine {
         };
         if self.parts.is_empty() && !pipe.inn.check_write() {
             return Ok(Some(false));
+        }
+        if self.parts.is_empty() {
+            // As `mark_message_start`, with the pipe borrowed.
+            self.msg_start = self.stream_pos.wrapping_sub(self.rx.len());
         }
         let msg = Msg::from_slice(&self.rx[h.header_len..h.header_len + h.body_len]);
         self.rx.advance(h.header_len + h.body_len);
@@ -300,6 +324,7 @@ impl Engine {
                         Some(false) => return Ok(false),
                         None => {}
                     }
+                    self.mark_message_start();
                     let Some(session) = &mut self.session else { return Ok(true) };
                     match session.poll_inbound(&mut self.rx, now)? {
                         Some(inbound) => inbound,
