@@ -176,6 +176,7 @@ CELLS = {
     "py-lat-tcp-4k": ("p50_us", lambda v: py_lat(v, "tcp://127.0.0.1:*", 4096, 20000)),
     "py-lat-ipc-4k": ("p50_us", lambda v: py_lat(v, ipc_ep(v), 4096, 20000)),
     "py-lat-tcp-256k": ("p50_us", lambda v: py_lat(v, "tcp://127.0.0.1:*", 256 << 10, 3000)),
+    "py-lat-ipc-256k": ("p50_us", lambda v: py_lat(v, ipc_ep(v), 256 << 10, 3000)),
     "capi-tcp-4m": ("msgs_per_s", lambda v: c_pair(v, "tcp://127.0.0.1:*", 4 << 20, 1500)),
     "capi-ipc-1m": ("msgs_per_s", lambda v: c_pair(v, ipc_ep(v), 1 << 20, 5000)),
 }

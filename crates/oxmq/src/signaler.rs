@@ -133,8 +133,16 @@ impl Signaler {
     /// spinning first as [`Signaler::wait`] does (the spin looks at `fd`
     /// every few turns, a syscall each; not at `also`). `Ok((fd_ready,
     /// woken))`, both false at the deadline; a signal interrupting the
-    /// sleep is `Interrupted`.
-    pub(crate) fn wait_with(&self, fd: RawFd, also: &[RawFd], deadline: Option<Instant>) -> io::Result<(bool, bool)> {
+    /// sleep is `Interrupted`. `probe` is the spin's look at `fd`: a peek,
+    /// or the read itself (whose result the caller keeps), so that input
+    /// found spinning costs no second syscall.
+    pub(crate) fn wait_with(
+        &self,
+        fd: RawFd,
+        also: &[RawFd],
+        deadline: Option<Instant>,
+        mut probe: impl FnMut() -> bool,
+    ) -> io::Result<(bool, bool)> {
         let mut out = Ok((false, false));
         let mut turn = 0u32;
         let mut input = false;
@@ -145,7 +153,7 @@ impl Signaler {
                 if self.unread.load(Ordering::Relaxed) > 0 {
                     return true;
                 }
-                input = turn.is_multiple_of(FD_EVERY) && crate::fdio::has_input(fd);
+                input = turn.is_multiple_of(FD_EVERY) && probe();
                 input
             },
             || {

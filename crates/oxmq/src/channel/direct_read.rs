@@ -249,7 +249,19 @@ pub(crate) struct WokenBy<'a> {
 
 impl WokenBy<'_> {
     fn wait(self, fd: RawFd, deadline: Option<Instant>) -> std::io::Result<(bool, bool)> {
-        self.signaler.wait_with(fd, self.also, deadline)
+        self.signaler.wait_with(fd, self.also, deadline, || crate::fdio::has_input(fd))
+    }
+
+    /// As `wait`, but the spin tries `read` itself rather than peeking
+    /// first (`read`: false on WouldBlock, true once it got something or
+    /// failed, which it keeps for the caller).
+    fn wait_reading(
+        self,
+        fd: RawFd,
+        deadline: Option<Instant>,
+        read: impl FnMut() -> bool,
+    ) -> std::io::Result<(bool, bool)> {
+        self.signaler.wait_with(fd, self.also, deadline, read)
     }
 }
 
@@ -310,7 +322,28 @@ impl ReadHeld<'_> {
                 }
                 Scan::Partial => {}
             }
-            match woken_by.wait(self.half.fd, deadline) {
+            // A read the spin made, with the word as it was just before it.
+            let mut spun: Option<(u32, std::io::Result<usize>)> = None;
+            let mut found_empty: Option<u32> = None;
+            let (fd, state) = (self.half.fd, &self.half.state);
+            let waited = woken_by.wait_reading(fd, deadline, || {
+                let before = state.load(Ordering::Acquire);
+                match crate::fdio::recv_nonblocking(fd, &mut buf[len..]) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        found_empty = Some(before);
+                        false
+                    }
+                    r => {
+                        spun = Some((before, r));
+                        true
+                    }
+                }
+            });
+            if let Some(before) = found_empty {
+                // As a read that found nothing, below.
+                self.seen = before;
+            }
+            match waited {
                 Ok((true, _)) => {}
                 Ok((false, true)) | Ok((false, false)) if len > 0 => {
                     // Begun: the rest is the engine's to read.
@@ -328,8 +361,14 @@ impl ReadHeld<'_> {
                 // takes over and reports it.
                 Err(_) => return Err(ReadEnd::Woken),
             }
-            let before = self.half.state.load(Ordering::Acquire);
-            match crate::fdio::recv_nonblocking(self.half.fd, &mut buf[len..]) {
+            let (before, got) = match spun {
+                Some(read) => read,
+                None => (
+                    self.half.state.load(Ordering::Acquire),
+                    crate::fdio::recv_nonblocking(self.half.fd, &mut buf[len..]),
+                ),
+            };
+            match got {
                 Ok(0) => {
                     // The peer closed: the engine reads the EOF itself.
                     self.hand_over(&buf[..len]);
