@@ -243,8 +243,13 @@ impl Placed {
     /// An empty body of room `len`, whose first byte will be read from
     /// `source_at` bytes into the sender's page (a position in the stream
     /// counted from where the sender's write most likely began; any value,
-    /// reduced modulo the span).
+    /// reduced modulo the span). Bodies under [`MIN`] are not placed.
     pub(crate) fn take(len: usize, source_at: usize) -> Placed {
+        if len < MIN {
+            // The pad would double a mid-size body's power-of-two buffer,
+            // for a copy too short for its speed to matter much.
+            return Placed { buf: take(len), start: 0 };
+        }
         let mut buf = take(len + ALIAS_SPAN);
         let want = (source_at.wrapping_add(ALIAS_SPAN / 2)) % ALIAS_SPAN;
         let base = buf.as_ptr() as usize % ALIAS_SPAN;
@@ -312,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_placed_body_starts_half_a_span_from_its_source_and_freezes_to_itself() {
-        for (len, source_at) in [(MIN * 4, 11), (MIN * 4, 4090), (MID_MIN * 20, 0), (MIN, 9 + 3 * ALIAS_SPAN)] {
+        for (len, source_at) in [(MIN * 4, 11), (MIN * 4, 4090), (MIN, 0), (MIN, 9 + 3 * ALIAS_SPAN)] {
             let mut body = Placed::take(len, source_at);
             assert_eq!(body.len(), 0);
             assert!(body.room() >= len, "room for the whole body");
@@ -327,6 +332,13 @@ mod tests {
             assert_eq!(frozen.as_ptr() as usize, at, "no copy on freezing");
             assert_eq!(&frozen[..], &data[..]);
         }
+    }
+
+    #[test]
+    fn a_mid_size_body_is_not_placed_and_keeps_its_class() {
+        let mut body = Placed::take(MID_MIN * 16, 11);
+        assert_eq!(body.tail().len(), 0, "no pad");
+        assert!(body.room() >= MID_MIN * 16 && body.room() < MID_MIN * 32, "its own class: {}", body.room());
     }
 
     #[test]
