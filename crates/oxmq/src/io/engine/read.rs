@@ -276,17 +276,20 @@ impl Engine {
         if self.parts.is_empty() && !pipe.inn.check_write() {
             return Ok(Some(false));
         }
-        if self.parts.is_empty() {
-            // As `mark_message_start`, with the pipe borrowed.
-            self.msg_start = self.stream_pos.wrapping_sub(self.rx.len());
-        }
         let msg = Msg::from_slice(&self.rx[h.header_len..h.header_len + h.body_len]);
-        self.rx.advance(h.header_len + h.body_len);
+        let taken = h.header_len + h.body_len;
+        self.rx.advance(taken);
         if self.parts.is_empty() && !h.more {
             // `deliver`'s common case, here: a call and a move less per frame.
             pipe.inn.write(msg);
             self.in_dirty = true;
         } else {
+            if self.parts.is_empty() {
+                // A multipart message begins (`mark_message_start`, with
+                // the pipe borrowed and the frame taken); a single-frame
+                // one's start is never asked for.
+                self.msg_start = self.rx_front_pos().wrapping_sub(taken);
+            }
             self.deliver(msg, h.more);
         }
         Ok(Some(true))
